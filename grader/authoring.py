@@ -1,0 +1,45 @@
+"""Author tools: add a hidden case file."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import yaml
+
+from grader.cases import HIDDEN_DIR, NAME_RE, load_problem, validate_input
+from grader.errors import GraderError
+
+
+def add_case(
+    root: Path, *, positions: list[int], d_model: int, name: str | None, why: str
+) -> Path:
+    """Validate a new hidden case and write it as the next numbered file; return its path."""
+    problem = load_problem(root)
+    try:
+        validate_input(positions, d_model)
+    except ValueError as exc:
+        raise GraderError(f"invalid case: {exc}") from None
+    folder = root / HIDDEN_DIR
+    numbers = [
+        int(m.group(1)) for p in folder.glob("*.yaml") if (m := re.match(r"^(\d+)_", p.name))
+    ]
+    number = max(numbers, default=0) + 1
+    name = name or f"case_{number:02d}"
+    if not NAME_RE.match(name):
+        raise GraderError(f"invalid case name {name!r}: use lowercase letters, digits, _ or -")
+    taken = {c.name: c.source for c in problem.examples + problem.hidden}
+    if name in taken:
+        raise GraderError(f"a case named {name!r} already exists ({taken[name]})")
+    if not why.strip():
+        raise GraderError("--why must say what mistake the case catches")
+    path = folder / f"{number:02d}_{name}.yaml"
+    document = {"name": name, "why": why.strip(), "input": {"positions": positions, "d_model": d_model}}
+    text = yaml.safe_dump(document, sort_keys=False, default_flow_style=None, width=100)
+    try:
+        # "x" refuses to overwrite, even if another process wrote the file meanwhile.
+        with path.open("x", encoding="utf-8") as handle:
+            handle.write(text)
+    except FileExistsError:
+        raise GraderError(f"{path.name} already exists; not overwritten") from None
+    return path

@@ -1,0 +1,177 @@
+"""The child side of the grading protocol: import a submission and call it on given inputs.
+
+This file runs as a script in a fresh interpreter (``python -I child.py FD``) and imports
+nothing from the grader package: it sees only the inputs the parent sends, never expected
+values, case files or the reference. It answers on file descriptor FD with frames: a 4-byte
+big-endian length, a JSON header, then ``header["nbytes"]`` bytes of float64 payload. The
+parent trusts none of it: whatever arrives is validated there and compared there.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import inspect
+import json
+import os
+import struct
+import sys
+import traceback
+from typing import Any
+
+import numpy as np
+
+MAX_TEXT = 2000
+
+
+def _text(value: object) -> str:
+    """Return str(value) cut to a bounded length, surviving a lying __str__."""
+    try:
+        text = str(value)
+    except BaseException:  # noqa: BLE001 - the submission's __str__ may raise anything
+        text = "<unprintable>"
+    return text if len(text) <= MAX_TEXT else text[:MAX_TEXT] + " [...cut]"
+
+
+class Channel:
+    """Write frames on the result descriptor."""
+
+    def __init__(self, fd: int) -> None:
+        self.fd = fd
+
+    def send(self, header: dict[str, Any], payload: bytes = b"") -> None:
+        header["nbytes"] = len(payload)
+        head = json.dumps(header).encode()
+        data = struct.pack(">I", len(head)) + head + payload
+        view = memoryview(data)
+        while view:
+            written = os.write(self.fd, view)
+            view = view[written:]
+
+
+def _where(exc: BaseException, path: str) -> tuple[int | None, str]:
+    """Return the last line of the submission the traceback passed through, and its text."""
+    line, text = None, ""
+    for frame in traceback.extract_tb(exc.__traceback__):
+        if frame.filename == path:
+            line, text = frame.lineno, (frame.line or "")
+    if isinstance(exc, SyntaxError) and exc.filename == path:
+        line, text = exc.lineno, (exc.text or "").rstrip("\n")
+    return line, text[:200]
+
+
+def _exception(exc: BaseException, path: str) -> dict[str, Any]:
+    line, text = _where(exc, path)
+    frames = [
+        {"line": f.lineno, "function": f.name, "text": (f.line or "")[:200]}
+        for f in traceback.extract_tb(exc.__traceback__)
+        if f.filename == path
+    ]
+    return {
+        "exc_type": type(exc).__name__,
+        "message": _text(exc),
+        "line": line,
+        "text": text,
+        "frames": frames[-10:],
+    }
+
+
+def _encode(result: object, max_elements: int) -> tuple[dict[str, Any], bytes]:
+    """Turn whatever the submission returned into a float64 payload or a reason it can't be."""
+    if result is None:
+        return {"kind": "bad_value", "reason": "none"}, b""
+    try:
+        # subok=False drops ndarray subclasses; copying detaches the data from the object.
+        arr = np.array(result, subok=False)
+    except ValueError as exc:
+        if "inhomogeneous" in str(exc) or "sequence" in str(exc):
+            return {"kind": "bad_value", "reason": "ragged"}, b""
+        raise
+    if arr.dtype.kind == "c":
+        return {"kind": "bad_value", "reason": "complex"}, b""
+    if arr.dtype.kind not in "biuf":
+        return {
+            "kind": "bad_value",
+            "reason": "non_numeric",
+            "type": type(result).__name__,
+            "dtype": arr.dtype.kind,
+            "shape": list(arr.shape),
+        }, b""
+    if arr.size > max_elements:
+        return {"kind": "bad_value", "reason": "too_large", "shape": list(arr.shape)}, b""
+    out = np.ascontiguousarray(arr, dtype=np.float64)
+    return {"kind": "ok", "shape": list(out.shape), "dtype": arr.dtype.name}, out.tobytes()
+
+
+def _load(path: str, function: str) -> Any:
+    with open(path, "rb") as handle:
+        source = handle.read()
+    # Compiling apart from running means a SyntaxError here comes from the compiler, before
+    # any of the submission ran, so the parent may show its message even on hidden cases.
+    try:
+        code = compile(source, path, "exec", dont_inherit=True)
+    except (SyntaxError, ValueError) as exc:
+        return {"kind": "syntax", **_exception(exc, path)}
+    spec = importlib.util.spec_from_file_location("submission", path)
+    assert spec is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules["submission"] = module
+    exec(code, vars(module))
+    func = getattr(module, function, None)
+    if func is None:
+        defined = sorted(
+            name
+            for name, value in vars(module).items()
+            if callable(value) and not name.startswith("_") and getattr(value, "__module__", "")
+            == "submission"
+        )
+        return {"kind": "missing_function", "defined": defined[:20]}
+    if not callable(func):
+        return {"kind": "not_callable", "type": type(func).__name__}
+    try:
+        inspect.signature(func).bind([0], 2)
+    except TypeError:
+        return {"kind": "bad_signature", "signature": _text(inspect.signature(func))}
+    except ValueError:
+        pass  # builtins without a signature: let the call decide
+    return func
+
+
+def main() -> None:
+    channel = Channel(int(sys.argv[1]))
+    path = sys.argv[2]
+    function = sys.argv[3]
+    # The request arrives on the original stdin; the submission gets an empty one.
+    requests = os.dup(0)
+    devnull = os.open(os.devnull, os.O_RDONLY)
+    os.dup2(devnull, 0)
+    os.close(devnull)
+    # Import first: the parent may still be loading its cases meanwhile.
+    try:
+        loaded = _load(path, function)
+    except MemoryError:
+        channel.send({"event": "load_error", "kind": "memory"})
+        return
+    except BaseException as exc:  # noqa: BLE001 - anything at import is the submission's
+        channel.send({"event": "load_error", "kind": "import_exception", **_exception(exc, path)})
+        return
+    if isinstance(loaded, dict):
+        channel.send({"event": "load_error", **loaded})
+        return
+    channel.send({"event": "loaded"})
+    with os.fdopen(requests, "rb") as stream:
+        request = json.loads(stream.read())
+    for case in request["cases"]:
+        channel.send({"event": "start", "case": case["id"]})
+        try:
+            result = loaded(list(case["positions"]), int(case["d_model"]))
+            header, payload = _encode(result, int(case["max_elements"]))
+        except MemoryError:
+            header, payload = {"kind": "memory"}, b""
+        except BaseException as exc:  # noqa: BLE001 - SystemExit and friends are answers too
+            header, payload = {"kind": "exception", **_exception(exc, path)}, b""
+        channel.send({"event": "result", "case": case["id"], **header}, payload)
+    channel.send({"event": "done"})
+
+
+if __name__ == "__main__":
+    main()

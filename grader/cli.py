@@ -1,0 +1,148 @@
+"""The `grader` command: arguments in, one pipeline call, a rendered report out."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+
+from grader.errors import GraderError
+
+EXIT_PASSED, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
+
+
+def positive_float(text: str) -> float:
+    """Parse a number > 0, naming the bad value otherwise."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a number: {text!r}") from None
+    if not value > 0 or value != value or value == float("inf"):
+        raise argparse.ArgumentTypeError(f"must be a finite number > 0, got {text!r}")
+    return value
+
+
+def positive_int(text: str) -> int:
+    """Parse a whole number > 0, naming the bad value otherwise."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a whole number: {text!r}") from None
+    if value <= 0:
+        raise argparse.ArgumentTypeError(f"must be > 0, got {text!r}")
+    return value
+
+
+def positions_arg(text: str) -> list[int]:
+    """Parse '3,1,4' or a range 'START:STOP[:STEP]' into a list of positions."""
+    text = text.strip()
+    try:
+        if ":" in text:
+            parts = [int(p) for p in text.split(":")]
+            if len(parts) not in (2, 3) or (len(parts) == 3 and parts[2] == 0):
+                raise ValueError
+            return list(range(*parts))
+        return [int(p) for p in text.split(",") if p.strip()]
+    except ValueError:
+        raise argparse.ArgumentTypeError(
+            f"positions must be integers separated by commas, or START:STOP[:STEP]; got {text!r}"
+        ) from None
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """Return the argument parser for every subcommand."""
+    parser = argparse.ArgumentParser(
+        prog="grader", description="Grade solutions to the sinusoidal position encodings exercise."
+    )
+    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    common = argparse.ArgumentParser(add_help=False)
+    common.add_argument(
+        "--problem", metavar="DIR", help="problem folder (default: $GRADER_PROBLEM, then the repo)"
+    )
+    grading = argparse.ArgumentParser(add_help=False)
+    grading.add_argument("file", type=Path, help="the submission, a .py file")
+    grading.add_argument("--format", choices=("text", "json"), default="text")
+    grading.add_argument(
+        "--timeout", type=positive_float, default=3.0, metavar="SECONDS",
+        help="wall-clock limit per case (default 3)",
+    )
+    grading.add_argument(
+        "--startup-timeout", type=positive_float, default=10.0, metavar="SECONDS",
+        help="wall-clock limit for starting and importing the submission (default 10)",
+    )
+    grading.add_argument(
+        "--cpu", type=positive_int, default=60, metavar="SECONDS",
+        help="CPU time limit per child process (default 60)",
+    )
+    grading.add_argument(
+        "--memory", type=positive_int, default=1024, metavar="MB",
+        help="address-space limit per child process (default 1024)",
+    )
+    grading.add_argument(
+        "--max-file-size", type=positive_int, default=16, metavar="MB",
+        help="largest file the submission may write (default 16)",
+    )
+    grading.add_argument(
+        "--max-output", type=positive_int, default=8192, metavar="BYTES",
+        help="bytes of stdout and of stderr kept; the rest is dropped (default 8192)",
+    )
+    sub.add_parser(
+        "run", parents=[common, grading], help="check a file against the visible examples"
+    )
+    sub.add_parser(
+        "submit", parents=[common, grading], help="grade a file on the hidden cases"
+    )
+    add = sub.add_parser("add-case", parents=[common], help="add a hidden case (authors)")
+    add.add_argument("--positions", type=positions_arg, required=True, metavar="LIST")
+    add.add_argument("--d-model", type=int, required=True, metavar="N")
+    add.add_argument("--name", help="case name (default: case_NN)")
+    add.add_argument("--why", default="Added by an author with grader add-case.")
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run the grader; return the exit status (0 passed, 1 failed, 2 usage error)."""
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    try:
+        return _dispatch(args)
+    except GraderError as exc:
+        print(f"grader: error: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    except KeyboardInterrupt:
+        print("grader: interrupted", file=sys.stderr)
+        return 130
+
+
+def _dispatch(args: argparse.Namespace) -> int:
+    # Imported here so that `grader --help` and argument errors stay instant.
+    from grader.cases import find_problem_root
+
+    root = find_problem_root(args.problem)
+    if args.command == "add-case":
+        from grader.authoring import add_case
+
+        path = add_case(
+            root, positions=args.positions, d_model=args.d_model, name=args.name, why=args.why
+        )
+        print(f"wrote {path.relative_to(root)}")
+        return EXIT_PASSED
+    from grader.grade import grade
+    from grader.report import render_json, render_text, use_colour
+    from grader.sandbox import Limits
+
+    limits = Limits(
+        case_seconds=args.timeout,
+        startup_seconds=args.startup_timeout,
+        cpu_seconds=args.cpu,
+        memory_mb=args.memory,
+        file_size_mb=args.max_file_size,
+        output_bytes=args.max_output,
+    )
+    report = grade(submission=args.file, problem_root=root, mode=args.command, limits=limits)
+    if args.format == "json":
+        sys.stdout.write(render_json(report))
+    else:
+        sys.stdout.write(render_text(report, colour=use_colour(sys.stdout)))
+    return EXIT_PASSED if report.all_passed else EXIT_FAILED

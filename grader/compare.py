@@ -1,0 +1,94 @@
+"""Tolerance and elementwise comparison of a candidate's table with the expected one."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import numpy.typing as npt
+
+Array = npt.NDArray[np.float64]
+
+# The single source of the default tolerance; examples.yaml may set the problem's own and a
+# case file may override it for that case.
+DEFAULT_RTOL = 1e-6
+DEFAULT_ATOL = 1e-6
+
+
+@dataclass(frozen=True)
+class Tolerance:
+    """Elementwise tolerance: ``|got - want| <= atol + rtol * |want|``."""
+
+    rtol: float = DEFAULT_RTOL
+    atol: float = DEFAULT_ATOL
+
+    def describe(self) -> str:
+        """Return the tolerance as a formula with its numbers."""
+        return f"|got - want| <= {self.atol:g} + {self.rtol:g} * |want|"
+
+
+@dataclass(frozen=True)
+class Mismatch:
+    """Where and by how much a table of the right shape differs from the expected one."""
+
+    wrong: int
+    total: int
+    max_abs_error: float
+    max_rel_error: float
+    worst_row: int
+    worst_col: int
+    worst_got: float
+    worst_want: float
+    non_finite: int
+
+    @property
+    def share(self) -> float:
+        """Return the fraction of elements outside the tolerance."""
+        return self.wrong / self.total if self.total else 0.0
+
+
+def close_mask(got: Array, want: Array, tol: Tolerance) -> npt.NDArray[np.bool_]:
+    """Return where ``|got - want| <= atol + rtol * |want|`` holds, elementwise.
+
+    This is numpy.isclose with ``equal_nan=False``: NaN never equals anything and an
+    infinity equals only the same infinity. The expected values are always finite here,
+    so any NaN or infinity in ``got`` is wrong. Defaults: rtol = atol = 1e-6, which accepts
+    the statement's 6-significant-digit values and float32 output, and rejects half
+    precision.
+    """
+    return np.isclose(got, want, rtol=tol.rtol, atol=tol.atol, equal_nan=False)
+
+
+def compare(got: Array, want: Array, tol: Tolerance) -> Mismatch | None:
+    """Return None when ``got`` matches ``want`` everywhere, else what is wrong.
+
+    Both arrays must already have the same shape; shape checks belong to the caller, which
+    can say which axis is off.
+    """
+    if got.shape != want.shape:
+        raise ValueError(f"shapes differ: {got.shape} vs {want.shape}")
+    ok = close_mask(got, want, tol)
+    wrong = int(ok.size - np.count_nonzero(ok))
+    if wrong == 0:
+        return None
+    with np.errstate(invalid="ignore", over="ignore"):
+        err = np.abs(got - want)
+    finite = np.isfinite(err)
+    # A NaN or infinity is the worst error there is: point at the first one.
+    score = np.where(finite, err, np.inf)
+    flat = int(np.argmax(np.where(ok, -1.0, score)))
+    row, col = divmod(flat, want.shape[1]) if want.ndim == 2 else (flat, 0)
+    max_abs = float(np.max(score))
+    with np.errstate(divide="ignore", invalid="ignore"):
+        rel = np.where(want != 0, score / np.abs(want), np.where(score == 0, 0.0, np.inf))
+    return Mismatch(
+        wrong=wrong,
+        total=int(ok.size),
+        max_abs_error=max_abs,
+        max_rel_error=float(np.max(rel)),
+        worst_row=row,
+        worst_col=col,
+        worst_got=float(got.flat[flat]),
+        worst_want=float(want.flat[flat]),
+        non_finite=int(np.count_nonzero(~np.isfinite(got))),
+    )

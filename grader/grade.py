@@ -1,0 +1,79 @@
+"""The pipeline: load the problem, run the submission in a child, judge each case."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+from grader.cases import FUNCTION_NAME, Case, expected_for, load_problem, load_reference
+from grader.compare import Array
+from grader.errors import GraderError
+from grader.judge import Source, judge
+from grader.records import Report
+from grader.sandbox import MAX_SUBMISSION_BYTES, CaseInput, Limits, run_submission
+
+
+def read_submission(path: Path) -> Source:
+    """Read the learner's file, refusing what cannot be a Python source file."""
+    if not path.exists():
+        raise GraderError(f"no such file: {str(path)!r}")
+    if not path.is_file():
+        raise GraderError(f"not a file: {str(path)!r}")
+    size = path.stat().st_size
+    if size > MAX_SUBMISSION_BYTES:
+        raise GraderError(f"{path.name} is {size} bytes; submissions may be at most 1 MiB")
+    data = path.read_bytes()
+    return Source(name=path.name, text=data.decode("utf-8", "replace"))
+
+
+def limits_text(limits: Limits) -> dict[str, str]:
+    """Return the limits as the messages cite them."""
+    return {
+        "case": f"{limits.case_seconds:g} s",
+        "startup": f"{limits.startup_seconds:g} s",
+        "memory": f"{limits.memory_mb} MB",
+    }
+
+
+def grade(*, submission: Path, problem_root: Path, mode: str, limits: Limits) -> Report:
+    """Grade ``submission`` on the visible examples (mode "run") or hidden cases ("submit")."""
+    began = time.monotonic()
+    src = read_submission(submission)
+    problem = load_problem(problem_root)
+    cases: tuple[Case, ...] = problem.examples if mode == "run" else problem.hidden
+    inputs = [CaseInput(i, c.positions, c.d_model) for i, c in enumerate(cases)]
+    run = run_submission(
+        source=submission.read_bytes(), cases=inputs, limits=limits, function=FUNCTION_NAME
+    )
+    reference = load_reference(problem) if any(c.expected is None for c in cases) else None
+    wants: list[Array] = []
+    for case in cases:
+        if case.expected is None:
+            assert reference is not None
+        wants.append(expected_for(case, reference))  # type: ignore[arg-type]
+    texts = limits_text(limits)
+    results = tuple(
+        judge(case, run.results[i], wants[i], src, limits_text=texts)
+        for i, case in enumerate(cases)
+    )
+    warnings: list[str] = []
+    output = ""
+    if mode == "run":
+        output = run.stdout.text() + (
+            ("\n[stderr]\n" + run.stderr.text()) if run.stderr.data or run.stderr.dropped else ""
+        )
+    elif run.stdout.data or run.stderr.data:
+        warnings.append("your file printed output; it is not shown for hidden cases")
+    if run.backend == "none":
+        warnings.append("no sandbox: the submission ran as a plain child process")
+    return Report(
+        mode=mode,
+        submission=src.name,
+        backend=run.backend,
+        tolerance=problem.tolerance.describe(),
+        cases=results,
+        seconds=time.monotonic() - began,
+        warnings=tuple(warnings),
+        output=output,
+        extra={"spawns": run.spawns},
+    )

@@ -1,0 +1,269 @@
+"""Turn what the child answered for one case into a verdict with a learner-facing message.
+
+Everything the submission controls (messages, type names, printed text, exact error values)
+is shown for visible examples only. On a hidden case the message is built from fixed
+sentences, names that occur in the submitted source, and coarse numbers, so that a
+submission cannot carry a hidden case's data out through the report.
+"""
+
+from __future__ import annotations
+
+import builtins
+import math
+import re
+from dataclasses import dataclass
+
+import numpy as np
+
+from grader.cases import FUNCTION_NAME, Case
+from grader.compare import Array, Mismatch, compare
+from grader.records import CaseResult, Outcome
+from grader.sandbox import Kind, Raw, signal_name
+
+BUILTIN_EXCEPTIONS = frozenset(
+    name
+    for name, value in vars(builtins).items()
+    if isinstance(value, type) and issubclass(value, BaseException)
+)
+# Outcomes whose report already holds the tables, or where they would not help.
+_SHOWN_ALREADY = frozenset({Outcome.PASSED, Outcome.WRONG_ANSWER} | {
+    Outcome.SYNTAX_ERROR, Outcome.IMPORT_ERROR, Outcome.MISSING_FUNCTION, Outcome.BAD_SIGNATURE
+})
+IDENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]{0,59}$")
+
+
+@dataclass(frozen=True)
+class Source:
+    """The submitted file as the parent read it: for names and line numbers it may cite."""
+
+    name: str
+    text: str
+
+    def cites(self, name: object) -> str | None:
+        """Return ``name`` if it is a builtin exception or an identifier in the source."""
+        if not isinstance(name, str) or not IDENT.match(name):
+            return None
+        if name in BUILTIN_EXCEPTIONS or re.search(rf"\b{re.escape(name)}\b", self.text):
+            return name
+        return None
+
+    def line(self, number: object) -> int | None:
+        """Return ``number`` if it is a line of the file."""
+        lines = self.text.count("\n") + 1
+        if isinstance(number, int) and not isinstance(number, bool) and 1 <= number <= lines:
+            return number
+        return None
+
+
+def column_name(col: int) -> str:
+    """Return e.g. 'pair 3 cos' for column 7."""
+    return f"pair {col // 2} {'sin' if col % 2 == 0 else 'cos'}"
+
+
+def fmt_table(values: Array, limit: int = 12) -> str:
+    """Return a compact, bounded rendering of a table."""
+    return np.array2string(
+        values, precision=6, suppress_small=True, threshold=limit * limit, edgeitems=3,
+        max_line_width=100,
+    )
+
+
+def magnitude(x: float) -> str:
+    """Return a coarse order of magnitude, e.g. 'about 1e-03', for hidden-case reports."""
+    if not math.isfinite(x):
+        return "not finite (NaN or infinity)"
+    if x <= 0:
+        return "0"
+    return f"about 1e{math.floor(math.log10(x)):+03d}"
+
+
+def _shape_message(got: tuple[int, ...], want: tuple[int, int], visible: bool) -> str:
+    """Say which axis is off, and the likely cause, without numbers on hidden cases."""
+    if len(got) != 2:
+        cause = (
+            "a flat vector: build a 2-D table, one row per position"
+            if len(got) == 1
+            else f"{len(got)}-dimensional: the answer is a 2-D table"
+        )
+        head = f"shape {got}, expected {want}: " if visible else "your result is "
+        return head + cause
+    rows, cols = got
+    if (rows, cols) == (want[1], want[0]):
+        cause = "looks transposed: rows must be positions and columns the d_model features"
+    elif rows != want[0] and cols == want[1]:
+        cause = (
+            "wrong number of rows: there must be one row per entry of positions, "
+            "repeats included"
+        )
+    elif cols != want[1] and rows == want[0]:
+        cause = "wrong number of columns: there must be exactly d_model columns"
+    else:
+        cause = "both the number of rows and of columns are wrong"
+    return (f"shape {got}, expected {want}: " if visible else "") + cause
+
+
+def _exception_message(info: dict[str, object], src: Source, visible: bool, when: str) -> str:
+    exc = src.cites(info.get("exc_type")) or "an exception"
+    line = src.line(info.get("line"))
+    where = f" at line {line} of {src.name}" if line else ""
+    if not visible:
+        return f"{when} raised {exc}{where}"
+    text = f"{when} raised {info.get('exc_type')}: {info.get('message', '')}{where}"
+    frames = info.get("frames")
+    if isinstance(frames, list) and frames:
+        text += "\n" + "\n".join(
+            f"  line {f.get('line')}, in {f.get('function')}: {f.get('text', '')}"
+            for f in frames
+            if isinstance(f, dict)
+        )
+    return text
+
+
+def load_failure(raw: Raw, src: Source, visible: bool) -> tuple[Outcome, str]:
+    """Return the outcome and message for a file that could not be loaded at all."""
+    info = raw.info
+    kind = info.get("kind")
+    if kind == "syntax":
+        # Reported by the compiler before any of the file ran: safe on hidden cases too.
+        line = src.line(info.get("line"))
+        return Outcome.SYNTAX_ERROR, (
+            f"{src.name} has a syntax error"
+            + (f" at line {line}" if line else "")
+            + f": {info.get('message', '')}"
+            + (f"\n    {info.get('text', '')}" if info.get("text") else "")
+        )
+    if kind == "missing_function":
+        raw_defined = info.get("defined")
+        names = [n for n in (raw_defined if isinstance(raw_defined, list) else []) if src.cites(n)]
+        also = f"; it defines {', '.join(names)}" if names else "; it defines no functions"
+        return Outcome.MISSING_FUNCTION, f"{src.name} has no function named {FUNCTION_NAME}{also}"
+    if kind == "not_callable":
+        return Outcome.MISSING_FUNCTION, f"{FUNCTION_NAME} in {src.name} is not a function"
+    if kind == "bad_signature":
+        sig = f" (yours is {FUNCTION_NAME}{info.get('signature')})" if visible else ""
+        return Outcome.BAD_SIGNATURE, (
+            f"{FUNCTION_NAME} must accept two arguments, positions and d_model{sig}"
+        )
+    if kind == "memory":
+        return Outcome.MEMORY_LIMIT, f"importing {src.name} ran out of memory"
+    return Outcome.IMPORT_ERROR, _exception_message(info, src, visible, f"importing {src.name}")
+
+
+def judge(
+    case: Case, raw: Raw, want: Array | None, src: Source, *, limits_text: dict[str, str]
+) -> CaseResult:
+    """Return the verdict on one case from the child's raw answer and the expected table."""
+    visible = case.visible
+    details: list[str] = []
+    if visible:
+        details.append(f"input: positions={list(case.positions)}, d_model={case.d_model}")
+    mismatch: Mismatch | None = None
+    if raw.kind is Kind.LOAD_ERROR:
+        outcome, message = load_failure(raw, src, visible)
+        details = []
+    elif raw.kind is Kind.EXCEPTION:
+        outcome = Outcome.EXCEPTION
+        message = _exception_message(raw.info, src, visible, FUNCTION_NAME)
+    elif raw.kind is Kind.MEMORY:
+        outcome = Outcome.MEMORY_LIMIT
+        message = f"ran out of memory (limit {limits_text['memory']})"
+    elif raw.kind is Kind.TIMEOUT:
+        outcome = Outcome.TIMEOUT
+        if raw.info.get("phase") == "import":
+            message = f"importing {src.name} took longer than {limits_text['startup']}"
+        else:
+            message = f"took longer than the time limit of {limits_text['case']}"
+    elif raw.kind is Kind.CRASH:
+        outcome = Outcome.CRASH
+        message = _crash_message(raw.info, src)
+    elif raw.kind is Kind.BAD_VALUE:
+        outcome = Outcome.BAD_VALUE
+        message = _bad_value_message(raw.info, src, visible)
+    else:
+        assert raw.array is not None and want is not None
+        got = raw.array
+        if got.shape != want.shape:
+            outcome = Outcome.WRONG_SHAPE
+            message = _shape_message(got.shape, want.shape, visible)  # type: ignore[arg-type]
+        else:
+            mismatch = compare(got, want, case.tolerance)
+            if mismatch is None:
+                outcome, message = Outcome.PASSED, "passed"
+            else:
+                outcome = Outcome.WRONG_ANSWER
+                message, more = _mismatch_message(case, mismatch, got, want)
+                details += more
+    if visible and want is not None and outcome not in _SHOWN_ALREADY:
+        # Show the expected table wherever the mismatch report has not already done so.
+        if raw.array is not None:
+            details.append("got:\n" + fmt_table(raw.array))
+        details.append("expected:\n" + fmt_table(want))
+    return CaseResult(
+        name=case.name,
+        visible=visible,
+        outcome=outcome,
+        message=message,
+        score=case.max_score if outcome is Outcome.PASSED else 0.0,
+        max_score=case.max_score,
+        seconds=raw.seconds,
+        why=case.why if visible else "",
+        mismatch=mismatch if visible else None,
+        details=tuple(details) if visible else (),
+    )
+
+
+def _mismatch_message(
+    case: Case, m: Mismatch, got: Array, want: Array
+) -> tuple[str, list[str]]:
+    share = 100.0 * m.share
+    if not case.visible:
+        return (
+            f"wrong values: about {max(round(share), 1)}% of the table is outside the "
+            f"tolerance; the largest error is {magnitude(m.max_abs_error)}",
+            [],
+        )
+    where = (
+        f"row {m.worst_row} (position {case.positions[m.worst_row]}), "
+        f"column {m.worst_col} ({column_name(m.worst_col)})"
+    )
+    message = (
+        f"wrong values: {m.wrong} of {m.total} ({share:.1f}%) outside the tolerance; "
+        f"max abs error {m.max_abs_error:.3g}, max rel error {m.max_rel_error:.3g}"
+    )
+    details = [
+        f"worst at {where}: expected {m.worst_want:.6g}, got {m.worst_got:.6g}",
+        "expected:\n" + fmt_table(want),
+        "got:\n" + fmt_table(got),
+    ]
+    if m.non_finite:
+        details.append(f"{m.non_finite} value(s) are NaN or infinite")
+    return message, details
+
+
+def _crash_message(info: dict[str, object], src: Source) -> str:
+    rc = info.get("returncode")
+    phase = "while being imported" if info.get("phase") == "import" else "during the call"
+    state = str(info.get("state", ""))
+    if state.startswith("protocol"):
+        return (
+            f"the grader could not read the result {phase}: something in {src.name} "
+            "wrote to the grader's channel or replaced its code"
+        )
+    if isinstance(rc, int) and rc < 0:
+        return f"the process was killed by {signal_name(rc)} {phase}"
+    return f"the process exited {phase} (exit status {rc}) before returning a result"
+
+
+def _bad_value_message(info: dict[str, object], src: Source, visible: bool) -> str:
+    reason = info.get("reason")
+    if reason == "none":
+        return "returned None: is a `return` statement missing?"
+    if reason == "ragged":
+        return "returned rows of different lengths: every row must have d_model values"
+    if reason == "complex":
+        return "returned complex numbers: the table must hold real floats"
+    if reason == "too_large":
+        return "returned far more values than the table can hold"
+    kind = src.cites(info.get("type")) or "a value"
+    shown = f" ({info.get('type')})" if visible else f" ({kind})"
+    return f"returned something that is not a table of numbers{shown}"

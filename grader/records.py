@@ -1,0 +1,89 @@
+"""Typed records of a grading: the outcome of each case and the report that holds them."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from enum import Enum
+from typing import Any
+
+from grader.compare import Mismatch
+
+SCHEMA_VERSION = 1
+
+
+class Outcome(Enum):
+    """Every way a case can end; the value is the stable code used in JSON."""
+
+    PASSED = "passed"
+    WRONG_ANSWER = "wrong_answer"
+    WRONG_SHAPE = "wrong_shape"
+    BAD_VALUE = "bad_value"
+    EXCEPTION = "exception"
+    TIMEOUT = "timeout"
+    MEMORY_LIMIT = "memory_limit"
+    CRASH = "crash"
+    SYNTAX_ERROR = "syntax_error"
+    IMPORT_ERROR = "import_error"
+    MISSING_FUNCTION = "missing_function"
+    BAD_SIGNATURE = "bad_signature"
+
+    @property
+    def label(self) -> str:
+        """Return the outcome in a few words for the text report."""
+        return self.value.replace("_", " ")
+
+
+@dataclass(frozen=True)
+class CaseResult:
+    """The verdict on one case, with everything the report may show about it.
+
+    ``message`` and ``details`` are already safe to show: for a hidden case they hold no
+    input, expected value, or anything the submission printed, raised or returned.
+    """
+
+    name: str
+    visible: bool
+    outcome: Outcome
+    message: str
+    score: float
+    max_score: float
+    seconds: float
+    why: str = ""
+    mismatch: Mismatch | None = None
+    details: tuple[str, ...] = ()
+
+    @property
+    def passed(self) -> bool:
+        """Return True when the case passed."""
+        return self.outcome is Outcome.PASSED
+
+
+@dataclass(frozen=True)
+class Report:
+    """One grading of one submission: what `run` and `submit` render as text or JSON."""
+
+    mode: str
+    submission: str
+    backend: str
+    tolerance: str
+    cases: tuple[CaseResult, ...]
+    seconds: float
+    problem: str | None = None
+    warnings: tuple[str, ...] = ()
+    output: str = ""
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def score(self) -> float:
+        """Return the sum of the case scores."""
+        return sum(c.score for c in self.cases)
+
+    @property
+    def max_score(self) -> float:
+        """Return the most the submission could score."""
+        return sum(c.max_score for c in self.cases)
+
+    @property
+    def all_passed(self) -> bool:
+        """Return True when every case passed."""
+        return all(c.passed for c in self.cases)

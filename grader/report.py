@@ -1,0 +1,106 @@
+"""Render a Report as text for a terminal or as Gradescope-compatible JSON."""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+from typing import Any, TextIO
+
+from grader.records import SCHEMA_VERSION, CaseResult, Report
+
+GREEN, RED, DIM, RESET = "\033[32m", "\033[31m", "\033[2m", "\033[0m"
+
+
+def use_colour(stream: TextIO) -> bool:
+    """Colour only on a terminal, and never when NO_COLOR is set."""
+    return stream.isatty() and not os.environ.get("NO_COLOR")
+
+
+def _score(x: float) -> str:
+    return f"{x:g}"
+
+
+def render_text(report: Report, *, colour: bool = False) -> str:
+    """Return the report as lines for a terminal: header, one line per case, score last."""
+
+    def paint(code: str, text: str) -> str:
+        return f"{code}{text}{RESET}" if colour else text
+
+    what = "visible examples" if report.mode == "run" else "hidden cases"
+    lines = [
+        f"grader {report.mode}: {report.submission} on {len(report.cases)} {what}",
+        f"sandbox: {report.backend}; tolerance: {report.tolerance}",
+    ]
+    lines += [paint(RED, f"warning: {w}") for w in report.warnings]
+    lines.append("")
+    for case in report.cases:
+        mark = paint(GREEN, "PASS") if case.passed else paint(RED, "FAIL")
+        lines.append(f"{mark} {case.name} {paint(DIM, f'({case.seconds * 1000:.0f} ms)')}")
+        if not case.passed:
+            lines += ["     " + line for line in case.message.splitlines()]
+            for detail in case.details:
+                lines += ["     " + line for line in detail.splitlines()]
+    if report.output.strip():
+        lines += ["", "your file printed:", report.output.rstrip()]
+    lines += [
+        "",
+        f"score: {_score(report.score)}/{_score(report.max_score)}"
+        + ("  all passed" if report.all_passed else ""),
+    ]
+    return "\n".join(lines) + "\n"
+
+
+def _number(x: float) -> float | str:
+    """Return x, or its name where JSON has no number for it (inf, nan)."""
+    return x if math.isfinite(x) else str(x)
+
+
+def _test(case: CaseResult) -> dict[str, Any]:
+    output = case.message
+    if case.details:
+        output += "\n" + "\n".join(case.details)
+    test: dict[str, Any] = {
+        "name": case.name,
+        "status": "passed" if case.passed else "failed",
+        "score": case.score,
+        "max_score": case.max_score,
+        "output": output,
+        "extra_data": {"outcome": case.outcome.value, "seconds": round(case.seconds, 4)},
+    }
+    if case.mismatch is not None:
+        m = case.mismatch
+        test["extra_data"]["mismatch"] = {
+            "wrong": m.wrong,
+            "total": m.total,
+            "max_abs_error": _number(m.max_abs_error),
+            "max_rel_error": _number(m.max_rel_error),
+            "worst_row": m.worst_row,
+            "worst_col": m.worst_col,
+        }
+    return test
+
+
+def to_json(report: Report) -> dict[str, Any]:
+    """Return the report as a Gradescope results.json document, our fields under extra_data."""
+    return {
+        "score": report.score,
+        "max_score": report.max_score,
+        "execution_time": round(report.seconds, 3),
+        "output": render_text(report),
+        "tests": [_test(c) for c in report.cases],
+        "extra_data": {
+            "schema_version": SCHEMA_VERSION,
+            "mode": report.mode,
+            "submission": report.submission,
+            "sandbox": report.backend,
+            "tolerance": report.tolerance,
+            "warnings": list(report.warnings),
+            **report.extra,
+        },
+    }
+
+
+def render_json(report: Report) -> str:
+    """Return the JSON document as text, NaN-free so strict parsers accept it."""
+    return json.dumps(to_json(report), indent=2, allow_nan=False, default=str) + "\n"

@@ -1,0 +1,395 @@
+"""Run a submission in a child interpreter, case by case, within limits.
+
+The parent sends the child only the inputs of the cases, reads back frames (see child.py),
+and validates every byte before anything else sees it. A case that hangs or crashes its
+child is marked and the child is started again for the cases that remain.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import selectors
+import shutil
+import signal
+import struct
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from enum import Enum
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from grader.compare import Array
+
+CHILD_SCRIPT = Path(__file__).with_name("child.py")
+MAX_HEADER = 64 * 1024
+MAX_SUBMISSION_BYTES = 1024 * 1024
+# Environment variables the child keeps: some machines set the OpenBLAS core type because
+# older builds crash without it.
+PASSTHROUGH_ENV = ("OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE")
+
+
+@dataclass(frozen=True)
+class Limits:
+    """Resource limits on every child; see the README's "Limits" table."""
+
+    case_seconds: float = 3.0
+    startup_seconds: float = 10.0
+    cpu_seconds: int = 60
+    memory_mb: int = 1024
+    file_size_mb: int = 16
+    output_bytes: int = 8192
+
+
+@dataclass(frozen=True)
+class CaseInput:
+    """What the child is told about one case: its inputs and nothing more."""
+
+    id: int
+    positions: tuple[int, ...]
+    d_model: int
+
+    @property
+    def max_elements(self) -> int:
+        """Return how many values the parent accepts back for this case."""
+        # Room for plausible wrong shapes (e.g. a full d_model x d_model table) but bounded.
+        return max(4 * len(self.positions) * self.d_model, 4096)
+
+
+class Kind(Enum):
+    """What became of one case in the child, before any comparison."""
+
+    OK = "ok"
+    EXCEPTION = "exception"
+    BAD_VALUE = "bad_value"
+    MEMORY = "memory"
+    TIMEOUT = "timeout"
+    CRASH = "crash"
+    LOAD_ERROR = "load_error"
+
+
+@dataclass(frozen=True)
+class Raw:
+    """The validated answer for one case, straight from the child."""
+
+    kind: Kind
+    seconds: float = 0.0
+    array: Array | None = None
+    dtype: str | None = None
+    info: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass
+class Capture:
+    """A bounded copy of one output stream of the child."""
+
+    limit: int
+    data: bytearray = field(default_factory=bytearray)
+    dropped: int = 0
+
+    def feed(self, chunk: bytes) -> None:
+        room = self.limit - len(self.data)
+        self.data += chunk[: max(room, 0)]
+        self.dropped += max(len(chunk) - max(room, 0), 0)
+
+    def text(self) -> str:
+        """Return the kept output, with a marker where the rest was dropped."""
+        body = self.data.decode("utf-8", "replace")
+        if self.dropped:
+            body += f"\n[... {self.dropped} more bytes dropped]"
+        return body
+
+
+@dataclass
+class Run:
+    """Everything a submission did across its children."""
+
+    results: dict[int, Raw]
+    stdout: Capture
+    stderr: Capture
+    backend: str
+    spawns: int = 0
+
+
+class ProtocolError(Exception):
+    """The child sent something that is not a well-formed frame."""
+
+
+def child_env(tmp: str) -> dict[str, str]:
+    """Return the small, fixed environment of a child."""
+    env = {
+        "PATH": "/usr/bin:/bin",
+        "LANG": "C.UTF-8",
+        "HOME": tmp,
+        "TMPDIR": tmp,
+        # numpy's BLAS would otherwise start a thread per core and reserve memory for each.
+        "OPENBLAS_NUM_THREADS": "1",
+        "OMP_NUM_THREADS": "1",
+        "MKL_NUM_THREADS": "1",
+    }
+    env.update({k: os.environ[k] for k in PASSTHROUGH_ENV if k in os.environ})
+    return env
+
+
+def signal_name(returncode: int) -> str:
+    """Return e.g. 'SIGSEGV' for a negative return code."""
+    try:
+        return signal.Signals(-returncode).name
+    except ValueError:
+        return f"signal {-returncode}"
+
+
+class Child:
+    """One child interpreter: started early, fed a request once, read until it ends."""
+
+    def __init__(self, *, tmp: str, submission: str, function: str, limits: Limits) -> None:
+        self.limits = limits
+        self.tmp = tmp
+        self.started = time.monotonic()
+        read_fd, write_fd = os.pipe()
+        cmd = [
+            sys.executable, "-I", "-B", str(CHILD_SCRIPT), str(write_fd), submission, function,
+        ]
+        try:
+            self.proc = subprocess.Popen(
+                cmd,
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+                pass_fds=(write_fd,),
+                # Its own session, so that the whole group can be killed at once.
+                start_new_session=True,
+                cwd=tmp,
+                env=child_env(tmp),
+            )
+        finally:
+            os.close(write_fd)
+        self.results_fd = read_fd
+
+    def kill(self) -> None:
+        """Kill the child and everything in its process group, then reap it."""
+        try:
+            os.killpg(self.proc.pid, signal.SIGKILL)
+        except (ProcessLookupError, PermissionError):
+            pass
+        self.proc.wait()
+
+    def close(self) -> None:
+        self.kill()
+        for stream in (self.proc.stdin, self.proc.stdout, self.proc.stderr):
+            if stream is not None:
+                stream.close()
+        os.close(self.results_fd)
+
+    def serve(
+        self, request: bytes, cases: Sequence[CaseInput], run: Run
+    ) -> tuple[str, int | None]:
+        """Send the request, collect results into ``run``; return how the child ended.
+
+        The return value is (state, case): state is "done", "load_error", "timeout" or
+        "crash", and case the id of the case that was running, if any.
+        """
+        allowed = {c.id: c for c in cases}
+        sel = selectors.DefaultSelector()
+        assert self.proc.stdin and self.proc.stdout and self.proc.stderr
+        os.set_blocking(self.proc.stdin.fileno(), False)
+        pending = memoryview(request)
+        sel.register(self.proc.stdin, selectors.EVENT_WRITE, "stdin")
+        sel.register(self.results_fd, selectors.EVENT_READ, "results")
+        sel.register(self.proc.stdout, selectors.EVENT_READ, "stdout")
+        sel.register(self.proc.stderr, selectors.EVENT_READ, "stderr")
+        buf = bytearray()
+        deadline = self.started + self.limits.startup_seconds
+        loaded = False
+        current: int | None = None
+        case_started = 0.0
+        open_reads = 3
+        try:
+            while open_reads:
+                timeout = deadline - time.monotonic()
+                if timeout <= 0:
+                    return ("timeout", current)
+                for key, _ in sel.select(timeout):
+                    if key.data == "stdin":
+                        try:
+                            sent = os.write(key.fd, pending)
+                        except BrokenPipeError:
+                            sent = len(pending)
+                        pending = pending[sent:]
+                        if not pending:
+                            sel.unregister(key.fileobj)
+                            self.proc.stdin.close()
+                        continue
+                    chunk = os.read(key.fd, 65536)
+                    if not chunk:
+                        sel.unregister(key.fileobj)
+                        open_reads -= 1
+                        continue
+                    if key.data == "stdout":
+                        run.stdout.feed(chunk)
+                        continue
+                    if key.data == "stderr":
+                        run.stderr.feed(chunk)
+                        continue
+                    buf += chunk
+                    for header, payload in _frames(buf, allowed):
+                        now = time.monotonic()
+                        event = header["event"]
+                        if event == "load_error":
+                            info = {k: v for k, v in header.items() if k not in ("event", "nbytes")}
+                            for c in cases:
+                                run.results[c.id] = Raw(Kind.LOAD_ERROR, info=info)
+                            return ("load_error", None)
+                        if event == "loaded":
+                            loaded = True
+                        elif event == "start":
+                            current = _case_id(header, allowed, run)
+                            case_started = now
+                        elif event == "result":
+                            cid = _case_id(header, allowed, run)
+                            run.results[cid] = _raw(header, payload, allowed[cid], now - case_started)
+                            current = None
+                        elif event == "done":
+                            pass
+                        if loaded:
+                            deadline = now + self.limits.case_seconds
+            if buf:
+                raise ProtocolError("trailing bytes after the last frame")
+        except ProtocolError as exc:
+            return ("protocol:" + str(exc), current)
+        finally:
+            sel.close()
+        self.proc.wait()
+        if not loaded:
+            return ("crash", None)
+        if current is not None or any(c.id not in run.results for c in cases):
+            return ("crash", current)
+        return ("done", None)
+
+
+def _case_id(header: dict[str, Any], allowed: dict[int, CaseInput], run: Run) -> int:
+    cid = header.get("case")
+    if isinstance(cid, bool) or not isinstance(cid, int) or cid not in allowed:
+        raise ProtocolError(f"unknown case id {cid!r}")
+    if cid in run.results:
+        raise ProtocolError(f"case {cid} answered twice")
+    return cid
+
+
+def _frames(buf: bytearray, allowed: dict[int, CaseInput]) -> list[tuple[dict[str, Any], bytes]]:
+    """Pop every complete frame off the front of ``buf``."""
+    cap = max(c.max_elements for c in allowed.values()) * 8
+    out = []
+    while len(buf) >= 4:
+        (size,) = struct.unpack(">I", buf[:4])
+        if size > MAX_HEADER:
+            raise ProtocolError("header too large")
+        if len(buf) < 4 + size:
+            break
+        try:
+            header = json.loads(bytes(buf[4 : 4 + size]))
+        except (ValueError, UnicodeDecodeError):
+            raise ProtocolError("header is not JSON") from None
+        if not isinstance(header, dict) or header.get("event") not in {
+            "loaded", "load_error", "start", "result", "done",
+        }:
+            raise ProtocolError("unknown frame")
+        nbytes = header.get("nbytes")
+        if isinstance(nbytes, bool) or not isinstance(nbytes, int) or not 0 <= nbytes <= cap:
+            raise ProtocolError("payload size out of bounds")
+        if len(buf) < 4 + size + nbytes:
+            break
+        payload = bytes(buf[4 + size : 4 + size + nbytes])
+        del buf[: 4 + size + nbytes]
+        out.append((header, payload))
+    return out
+
+
+def _raw(header: dict[str, Any], payload: bytes, case: CaseInput, seconds: float) -> Raw:
+    """Validate a result frame into a Raw, with the payload as a fresh float64 array."""
+    kind = header.get("kind")
+    info = {k: v for k, v in header.items() if k not in ("event", "case", "kind", "nbytes")}
+    if kind == "ok":
+        shape = header.get("shape")
+        if (
+            not isinstance(shape, list)
+            or len(shape) > 4
+            or not all(isinstance(n, int) and not isinstance(n, bool) and n >= 0 for n in shape)
+        ):
+            raise ProtocolError("bad shape")
+        count = math.prod(shape)
+        if count > case.max_elements or count * 8 != len(payload):
+            raise ProtocolError("payload does not match its shape")
+        array = np.frombuffer(payload, dtype=np.float64).reshape(shape).copy()
+        dtype = header.get("dtype")
+        return Raw(Kind.OK, seconds, array, dtype if isinstance(dtype, str) else None)
+    if kind in ("exception", "bad_value", "memory"):
+        return Raw(Kind(kind), seconds, info=info)
+    raise ProtocolError(f"unknown result kind {kind!r}")
+
+
+def run_submission(
+    *, source: bytes, cases: Sequence[CaseInput], limits: Limits, function: str
+) -> Run:
+    """Run every case in fresh children until each one has an answer."""
+    tmp = tempfile.mkdtemp(prefix="grader-")
+    try:
+        sub = Path(tmp) / "submission.py"
+        sub.write_bytes(source)
+        run = Run(
+            results={},
+            stdout=Capture(limits.output_bytes),
+            stderr=Capture(limits.output_bytes),
+            backend="none",
+        )
+        remaining = list(cases)
+        while remaining:
+            request = json.dumps(
+                {
+                    "cases": [
+                        {
+                            "id": c.id,
+                            "positions": list(c.positions),
+                            "d_model": c.d_model,
+                            "max_elements": c.max_elements,
+                        }
+                        for c in remaining
+                    ],
+                }
+            ).encode()
+            child = Child(tmp=tmp, submission=str(sub), function=function, limits=limits)
+            run.spawns += 1
+            try:
+                state, current = child.serve(request, remaining, run)
+            finally:
+                child.close()
+            rc = child.proc.returncode
+            if state == "done" or state == "load_error":
+                break
+            if current is None and state in ("timeout", "crash"):
+                # The child died or hung before it could run anything: at import time.
+                info = {"phase": "import", "returncode": rc, "state": state}
+                for c in remaining:
+                    run.results[c.id] = Raw(
+                        Kind.TIMEOUT if state == "timeout" else Kind.CRASH, info=info
+                    )
+                break
+            if current is None:
+                # A malformed frame outside any case: nothing more can be trusted.
+                for c in remaining:
+                    if c.id not in run.results:
+                        run.results[c.id] = Raw(Kind.CRASH, info={"state": state, "phase": "call"})
+                break
+            kind = Kind.TIMEOUT if state == "timeout" else Kind.CRASH
+            run.results[current] = Raw(kind, info={"returncode": rc, "state": state, "phase": "call"})
+            remaining = [c for c in remaining if c.id not in run.results]
+        return run
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
