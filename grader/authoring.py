@@ -11,9 +11,7 @@ from grader.cases import HIDDEN_DIR, NAME_RE, load_problem, validate_input
 from grader.errors import GraderError
 
 
-def add_case(
-    root: Path, *, positions: list[int], d_model: int, name: str | None, why: str
-) -> Path:
+def add_case(root: Path, *, positions: list[int], d_model: int, name: str | None, why: str) -> Path:
     """Validate a new hidden case and write it as the next numbered file; return its path."""
     problem = load_problem(root)
     try:
@@ -34,7 +32,11 @@ def add_case(
     if not why.strip():
         raise GraderError("--why must say what mistake the case catches")
     path = folder / f"{number:02d}_{name}.yaml"
-    document = {"name": name, "why": why.strip(), "input": {"positions": positions, "d_model": d_model}}
+    document = {
+        "name": name,
+        "why": why.strip(),
+        "input": {"positions": positions, "d_model": d_model},
+    }
     text = yaml.safe_dump(document, sort_keys=False, default_flow_style=None, width=100)
     try:
         # "x" refuses to overwrite, even if another process wrote the file meanwhile.

@@ -238,7 +238,9 @@ def load_problem(root: Path) -> Problem:
     seen: dict[str, str] = {}
     for case in examples + hidden:
         if case.name in seen:
-            raise GraderError(f"{case.source}: name {case.name!r} is already used by {seen[case.name]}")
+            raise GraderError(
+                f"{case.source}: name {case.name!r} is already used by {seen[case.name]}"
+            )
         seen[case.name] = case.source
     return Problem(root=root, tolerance=base, examples=examples, hidden=hidden)
 

@@ -66,9 +66,10 @@ def _exception(exc: BaseException, path: str) -> dict[str, Any]:
         for f in traceback.extract_tb(exc.__traceback__)
         if f.filename == path
     ]
+    message = exc.msg if isinstance(exc, SyntaxError) else _text(exc)
     return {
         "exc_type": type(exc).__name__,
-        "message": _text(exc),
+        "message": _text(message),
         "line": line,
         "text": text,
         "frames": frames[-10:],
@@ -121,8 +122,9 @@ def _load(path: str, function: str) -> Any:
         defined = sorted(
             name
             for name, value in vars(module).items()
-            if callable(value) and not name.startswith("_") and getattr(value, "__module__", "")
-            == "submission"
+            if callable(value)
+            and not name.startswith("_")
+            and getattr(value, "__module__", "") == "submission"
         )
         return {"kind": "missing_function", "defined": defined[:20]}
     if not callable(func):

@@ -64,35 +64,51 @@ def build_parser() -> argparse.ArgumentParser:
     grading.add_argument("file", type=Path, help="the submission, a .py file")
     grading.add_argument("--format", choices=("text", "json"), default="text")
     grading.add_argument(
-        "--timeout", type=positive_float, default=3.0, metavar="SECONDS",
+        "--timeout",
+        type=positive_float,
+        default=3.0,
+        metavar="SECONDS",
         help="wall-clock limit per case (default 3)",
     )
     grading.add_argument(
-        "--startup-timeout", type=positive_float, default=10.0, metavar="SECONDS",
+        "--startup-timeout",
+        type=positive_float,
+        default=10.0,
+        metavar="SECONDS",
         help="wall-clock limit for starting and importing the submission (default 10)",
     )
     grading.add_argument(
-        "--cpu", type=positive_int, default=60, metavar="SECONDS",
+        "--cpu",
+        type=positive_int,
+        default=60,
+        metavar="SECONDS",
         help="CPU time limit per child process (default 60)",
     )
     grading.add_argument(
-        "--memory", type=positive_int, default=1024, metavar="MB",
+        "--memory",
+        type=positive_int,
+        default=1024,
+        metavar="MB",
         help="address-space limit per child process (default 1024)",
     )
     grading.add_argument(
-        "--max-file-size", type=positive_int, default=16, metavar="MB",
+        "--max-file-size",
+        type=positive_int,
+        default=16,
+        metavar="MB",
         help="largest file the submission may write (default 16)",
     )
     grading.add_argument(
-        "--max-output", type=positive_int, default=8192, metavar="BYTES",
+        "--max-output",
+        type=positive_int,
+        default=8192,
+        metavar="BYTES",
         help="bytes of stdout and of stderr kept; the rest is dropped (default 8192)",
     )
     sub.add_parser(
         "run", parents=[common, grading], help="check a file against the visible examples"
     )
-    sub.add_parser(
-        "submit", parents=[common, grading], help="grade a file on the hidden cases"
-    )
+    sub.add_parser("submit", parents=[common, grading], help="grade a file on the hidden cases")
     add = sub.add_parser("add-case", parents=[common], help="add a hidden case (authors)")
     add.add_argument("--positions", type=positions_arg, required=True, metavar="LIST")
     add.add_argument("--d-model", type=int, required=True, metavar="N")

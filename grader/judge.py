@@ -17,7 +17,7 @@ import numpy as np
 
 from grader.cases import FUNCTION_NAME, Case
 from grader.compare import Array, Mismatch, compare
-from grader.records import CaseResult, Outcome
+from grader.records import LOAD_OUTCOMES, CaseResult, Outcome
 from grader.sandbox import Kind, Raw, signal_name
 
 BUILTIN_EXCEPTIONS = frozenset(
@@ -26,9 +26,7 @@ BUILTIN_EXCEPTIONS = frozenset(
     if isinstance(value, type) and issubclass(value, BaseException)
 )
 # Outcomes whose report already holds the tables, or where they would not help.
-_SHOWN_ALREADY = frozenset({Outcome.PASSED, Outcome.WRONG_ANSWER} | {
-    Outcome.SYNTAX_ERROR, Outcome.IMPORT_ERROR, Outcome.MISSING_FUNCTION, Outcome.BAD_SIGNATURE
-})
+_SHOWN_ALREADY = frozenset({Outcome.PASSED, Outcome.WRONG_ANSWER} | LOAD_OUTCOMES)
 IDENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]{0,59}$")
 
 
@@ -63,7 +61,11 @@ def column_name(col: int) -> str:
 def fmt_table(values: Array, limit: int = 12) -> str:
     """Return a compact, bounded rendering of a table."""
     return np.array2string(
-        values, precision=6, suppress_small=True, threshold=limit * limit, edgeitems=3,
+        values,
+        precision=6,
+        suppress_small=True,
+        threshold=limit * limit,
+        edgeitems=3,
         max_line_width=100,
     )
 
@@ -92,8 +94,7 @@ def _shape_message(got: tuple[int, ...], want: tuple[int, int], visible: bool) -
         cause = "looks transposed: rows must be positions and columns the d_model features"
     elif rows != want[0] and cols == want[1]:
         cause = (
-            "wrong number of rows: there must be one row per entry of positions, "
-            "repeats included"
+            "wrong number of rows: there must be one row per entry of positions, repeats included"
         )
     elif cols != want[1] and rows == want[0]:
         cause = "wrong number of columns: there must be exactly d_model columns"
@@ -175,7 +176,7 @@ def judge(
             message = f"took longer than the time limit of {limits_text['case']}"
     elif raw.kind is Kind.CRASH:
         outcome = Outcome.CRASH
-        message = _crash_message(raw.info, src)
+        message = _crash_message(raw.info, src, visible)
     elif raw.kind is Kind.BAD_VALUE:
         outcome = Outcome.BAD_VALUE
         message = _bad_value_message(raw.info, src, visible)
@@ -184,7 +185,7 @@ def judge(
         got = raw.array
         if got.shape != want.shape:
             outcome = Outcome.WRONG_SHAPE
-            message = _shape_message(got.shape, want.shape, visible)  # type: ignore[arg-type]
+            message = _shape_message(got.shape, (want.shape[0], want.shape[1]), visible)
         else:
             mismatch = compare(got, want, case.tolerance)
             if mismatch is None:
@@ -212,9 +213,7 @@ def judge(
     )
 
 
-def _mismatch_message(
-    case: Case, m: Mismatch, got: Array, want: Array
-) -> tuple[str, list[str]]:
+def _mismatch_message(case: Case, m: Mismatch, got: Array, want: Array) -> tuple[str, list[str]]:
     share = 100.0 * m.share
     if not case.visible:
         return (
@@ -240,7 +239,7 @@ def _mismatch_message(
     return message, details
 
 
-def _crash_message(info: dict[str, object], src: Source) -> str:
+def _crash_message(info: dict[str, object], src: Source, visible: bool) -> str:
     rc = info.get("returncode")
     phase = "while being imported" if info.get("phase") == "import" else "during the call"
     state = str(info.get("state", ""))
@@ -251,7 +250,9 @@ def _crash_message(info: dict[str, object], src: Source) -> str:
         )
     if isinstance(rc, int) and rc < 0:
         return f"the process was killed by {signal_name(rc)} {phase}"
-    return f"the process exited {phase} (exit status {rc}) before returning a result"
+    # The exit status is the submission's choice: on a hidden case it could carry data out.
+    status = f" (exit status {rc})" if visible else ""
+    return f"the process exited {phase}{status} before returning a result"
 
 
 def _bad_value_message(info: dict[str, object], src: Source, visible: bool) -> str:

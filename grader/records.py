@@ -33,6 +33,12 @@ class Outcome(Enum):
         return self.value.replace("_", " ")
 
 
+# Outcomes that mean the file could not be loaded, so no case ran at all.
+LOAD_OUTCOMES = frozenset(
+    {Outcome.SYNTAX_ERROR, Outcome.IMPORT_ERROR, Outcome.MISSING_FUNCTION, Outcome.BAD_SIGNATURE}
+)
+
+
 @dataclass(frozen=True)
 class CaseResult:
     """The verdict on one case, with everything the report may show about it.

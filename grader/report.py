@@ -7,7 +7,7 @@ import math
 import os
 from typing import Any, TextIO
 
-from grader.records import SCHEMA_VERSION, CaseResult, Report
+from grader.records import LOAD_OUTCOMES, SCHEMA_VERSION, CaseResult, Report
 
 GREEN, RED, DIM, RESET = "\033[32m", "\033[31m", "\033[2m", "\033[0m"
 
@@ -34,9 +34,18 @@ def render_text(report: Report, *, colour: bool = False) -> str:
     ]
     lines += [paint(RED, f"warning: {w}") for w in report.warnings]
     lines.append("")
+    # A file that cannot be loaded fails every case the same way: say it once.
+    shared = {c.message for c in report.cases if c.outcome in LOAD_OUTCOMES}
+    if len(shared) == 1 and all(c.outcome in LOAD_OUTCOMES for c in report.cases):
+        lines += [paint(RED, line) for line in shared.pop().splitlines()] + [""]
+        shown_once = True
+    else:
+        shown_once = False
     for case in report.cases:
         mark = paint(GREEN, "PASS") if case.passed else paint(RED, "FAIL")
         lines.append(f"{mark} {case.name} {paint(DIM, f'({case.seconds * 1000:.0f} ms)')}")
+        if shown_once:
+            continue
         if not case.passed:
             lines += ["     " + line for line in case.message.splitlines()]
             for detail in case.details:

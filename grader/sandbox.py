@@ -7,6 +7,7 @@ child is marked and the child is started again for the cases that remain.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import math
 import os
@@ -155,7 +156,13 @@ class Child:
         self.started = time.monotonic()
         read_fd, write_fd = os.pipe()
         cmd = [
-            sys.executable, "-I", "-B", str(CHILD_SCRIPT), str(write_fd), submission, function,
+            sys.executable,
+            "-I",
+            "-B",
+            str(CHILD_SCRIPT),
+            str(write_fd),
+            submission,
+            function,
         ]
         try:
             self.proc = subprocess.Popen(
@@ -175,10 +182,8 @@ class Child:
 
     def kill(self) -> None:
         """Kill the child and everything in its process group, then reap it."""
-        try:
+        with contextlib.suppress(ProcessLookupError, PermissionError):
             os.killpg(self.proc.pid, signal.SIGKILL)
-        except (ProcessLookupError, PermissionError):
-            pass
         self.proc.wait()
 
     def close(self) -> None:
@@ -188,9 +193,7 @@ class Child:
                 stream.close()
         os.close(self.results_fd)
 
-    def serve(
-        self, request: bytes, cases: Sequence[CaseInput], run: Run
-    ) -> tuple[str, int | None]:
+    def serve(self, request: bytes, cases: Sequence[CaseInput], run: Run) -> tuple[str, int | None]:
         """Send the request, collect results into ``run``; return how the child ended.
 
         The return value is (state, case): state is "done", "load_error", "timeout" or
@@ -254,7 +257,9 @@ class Child:
                             case_started = now
                         elif event == "result":
                             cid = _case_id(header, allowed, run)
-                            run.results[cid] = _raw(header, payload, allowed[cid], now - case_started)
+                            run.results[cid] = _raw(
+                                header, payload, allowed[cid], now - case_started
+                            )
                             current = None
                         elif event == "done":
                             pass
@@ -298,7 +303,11 @@ def _frames(buf: bytearray, allowed: dict[int, CaseInput]) -> list[tuple[dict[st
         except (ValueError, UnicodeDecodeError):
             raise ProtocolError("header is not JSON") from None
         if not isinstance(header, dict) or header.get("event") not in {
-            "loaded", "load_error", "start", "result", "done",
+            "loaded",
+            "load_error",
+            "start",
+            "result",
+            "done",
         }:
             raise ProtocolError("unknown frame")
         nbytes = header.get("nbytes")
@@ -388,7 +397,9 @@ def run_submission(
                         run.results[c.id] = Raw(Kind.CRASH, info={"state": state, "phase": "call"})
                 break
             kind = Kind.TIMEOUT if state == "timeout" else Kind.CRASH
-            run.results[current] = Raw(kind, info={"returncode": rc, "state": state, "phase": "call"})
+            run.results[current] = Raw(
+                kind, info={"returncode": rc, "state": state, "phase": "call"}
+            )
             remaining = [c for c in remaining if c.id not in run.results]
         return run
     finally:

@@ -1,0 +1,39 @@
+"""Shared helpers: run the real CLI in-process and parse what it prints."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from grader.cli import main
+
+ROOT = Path(__file__).resolve().parent.parent
+SAMPLES = Path(__file__).resolve().parent / "samples"
+
+
+@pytest.fixture
+def cli(capsys: pytest.CaptureFixture[str]) -> Callable[..., tuple[int, str, str]]:
+    """Return a function that runs `grader ARGS...` and gives (exit code, stdout, stderr)."""
+
+    def run(*args: str) -> tuple[int, str, str]:
+        code = main([str(a) for a in args])
+        out, err = capsys.readouterr()
+        return code, out, err
+
+    return run
+
+
+@pytest.fixture
+def grade_json(cli: Callable[..., tuple[int, str, str]]) -> Callable[..., tuple[int, Any]]:
+    """Return a function that grades a file with --format json and parses the document."""
+
+    def run(mode: str, path: Path, *extra: str) -> tuple[int, Any]:
+        code, out, err = cli(mode, path, "--format", "json", *extra)
+        assert code in (0, 1), err
+        return code, json.loads(out)
+
+    return run

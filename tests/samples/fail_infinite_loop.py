@@ -1,0 +1,3 @@
+def sinusoidal_positions(positions, d_model):
+    while True:
+        pass

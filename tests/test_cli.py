@@ -1,0 +1,198 @@
+"""The grader command: exit codes, usage errors, add-case, secrecy, any working directory."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from grader.cases import load_problem
+from tests.conftest import ROOT, SAMPLES
+
+Cli = Callable[..., tuple[int, str, str]]
+
+
+def test_missing_file_is_a_usage_error(cli: Cli) -> None:
+    """A submission that does not exist: exit 2, one line, no traceback."""
+    code, out, err = cli("submit", "no/such/file.py")
+    assert code == 2 and out == ""
+    assert err.strip().splitlines() == ["grader: error: no such file: 'no/such/file.py'"]
+
+
+def test_bad_argument_names_the_value(cli: Cli) -> None:
+    """A bad flag value exits 2 and quotes the value."""
+    with pytest.raises(SystemExit) as info:
+        cli("run", SAMPLES / "correct_lists.py", "--timeout", "soon")
+    assert info.value.code == 2
+
+
+def test_bad_problem_folder(cli: Cli, tmp_path: Path) -> None:
+    """--problem pointing at a folder without examples.yaml is a usage error."""
+    code, _, err = cli("run", SAMPLES / "correct_lists.py", "--problem", tmp_path)
+    assert code == 2 and "has no examples.yaml" in err
+
+
+def test_invalid_problem_refused(cli: Cli, tmp_path: Path) -> None:
+    """run refuses to start on a problem with a broken case file."""
+    shutil.copytree(ROOT / "hidden_tests", tmp_path / "hidden_tests")
+    shutil.copy(ROOT / "examples.yaml", tmp_path)
+    (tmp_path / "hidden_tests" / "50_bad.yaml").write_text("name: x\n")
+    code, out, err = cli("submit", SAMPLES / "correct_lists.py", "--problem", tmp_path)
+    assert code == 2 and out == ""
+    assert "hidden_tests/50_bad.yaml" in err and "missing key" in err
+
+
+def test_json_is_gradescope_shaped(grade_json: Callable[..., tuple[int, Any]]) -> None:
+    """The JSON report carries Gradescope's fields and our own under extra_data."""
+    _, doc = grade_json("submit", SAMPLES / "wrong_swapped.py")
+    assert set(doc) >= {"score", "max_score", "tests", "output", "extra_data"}
+    assert doc["extra_data"]["schema_version"] == 1
+    for test in doc["tests"]:
+        assert set(test) >= {"name", "status", "score", "max_score", "output"}
+        assert test["status"] in ("passed", "failed")
+
+
+def _numbers_of_hidden_inputs() -> set[str]:
+    numbers: set[str] = set()
+    for case in load_problem(ROOT).hidden:
+        # Small numbers also occur as timings and counts; large positions are unmistakable.
+        numbers.update(str(p) for p in case.positions if p >= 5000)
+    return numbers
+
+
+@pytest.mark.parametrize(
+    "sample", ["wrong_swapped", "fail_exception", "fail_flat", "wrong_deduplicated"]
+)
+def test_submit_report_reveals_no_hidden_input(cli: Cli, sample: str) -> None:
+    """Neither the text nor the JSON report of submit shows a hidden position or d_model."""
+    problem = load_problem(ROOT)
+    for fmt in ("text", "json"):
+        _, out, _ = cli("submit", SAMPLES / f"{sample}.py", "--format", fmt)
+        assert "positions=" not in out and "input:" not in out
+        tokens = set(out.replace(",", " ").replace("(", " ").replace(")", " ").split())
+        leaked = tokens & _numbers_of_hidden_inputs()
+        assert not leaked, leaked
+        for case in problem.hidden:
+            assert f"{case.shape}" not in out
+
+
+def test_run_report_shows_everything_on_failure(cli: Cli) -> None:
+    """run shows the input, expected and got values and where the worst error is."""
+    code, out, _ = cli("run", SAMPLES / "wrong_swapped.py")
+    assert code == 1
+    assert "input: positions=[2, 0, 5], d_model=2" in out
+    assert "expected:" in out and "got:" in out and "worst at row 0 (position 2)" in out
+
+
+def test_run_shows_printed_output_submit_does_not(cli: Cli, tmp_path: Path) -> None:
+    """What the file prints is shown for visible examples only."""
+    sub = tmp_path / "chatty.py"
+    sub.write_text(
+        "from numpy import zeros\n"
+        "def sinusoidal_positions(positions, d_model):\n"
+        "    print('SEEN', positions)\n"
+        "    return zeros((len(positions), d_model))\n"
+    )
+    _, out, _ = cli("run", sub)
+    assert "SEEN [0, 1]" in out
+    _, out, _ = cli("submit", sub)
+    assert "SEEN" not in out and "not shown for hidden cases" in out
+
+
+def test_output_flood_is_cut_with_marker(cli: Cli, tmp_path: Path) -> None:
+    """Output past --max-output is dropped and the report says how much."""
+    sub = tmp_path / "flood.py"
+    sub.write_text(
+        "def sinusoidal_positions(positions, d_model):\n    print('x' * 100000)\n    return None\n"
+    )
+    _, out, _ = cli("run", sub, "--max-output", "100")
+    assert "more bytes dropped]" in out
+    assert "x" * 101 not in out
+
+
+def _problem_copy(tmp_path: Path) -> Path:
+    for item in ("examples.yaml", "hidden_tests", "solutions"):
+        src = ROOT / item
+        (shutil.copytree if src.is_dir() else shutil.copy)(src, tmp_path / item)
+    return tmp_path
+
+
+def test_add_case_writes_a_valid_case(cli: Cli, tmp_path: Path) -> None:
+    """add-case writes the next numbered file, which then loads and is graded."""
+    root = _problem_copy(tmp_path)
+    code, out, _ = cli(
+        "add-case",
+        "--problem",
+        root,
+        "--positions",
+        "3,1,4",
+        "--d-model",
+        "6",
+        "--name",
+        "pi_digits",
+        "--why",
+        "Three small unordered positions.",
+    )
+    assert code == 0 and "hidden_tests/11_pi_digits.yaml" in out
+    data = yaml.safe_load((root / "hidden_tests" / "11_pi_digits.yaml").read_text())
+    assert data["input"] == {"positions": [3, 1, 4], "d_model": 6}
+    assert any(c.name == "pi_digits" for c in load_problem(root).hidden)
+    code, out, _ = cli("submit", SAMPLES / "correct_lists.py", "--problem", root)
+    assert code == 0 and "score: 11/11" in out
+
+
+@pytest.mark.parametrize(
+    ("args", "words"),
+    [
+        (["--positions", "1,2", "--d-model", "5"], "even"),
+        (["--positions", "1,-2", "--d-model", "4"], ">= 0"),
+        (["--positions", "0:0", "--d-model", "4"], "at least one"),
+        (["--positions", "1,2", "--d-model", "4", "--name", "single_pair"], "already exists"),
+        (["--positions", "1,2", "--d-model", "4", "--name", "Bad Name"], "invalid case name"),
+    ],
+)
+def test_add_case_refuses_bad_input(cli: Cli, tmp_path: Path, args: list[str], words: str) -> None:
+    """Bad input writes nothing and says why, exit 2."""
+    root = _problem_copy(tmp_path)
+    before = sorted(p.name for p in (root / "hidden_tests").iterdir())
+    code, _, err = cli("add-case", "--problem", root, *args)
+    assert code == 2 and words in err
+    assert sorted(p.name for p in (root / "hidden_tests").iterdir()) == before
+
+
+def test_add_case_bad_positions_syntax(cli: Cli, tmp_path: Path) -> None:
+    """Positions that are not integers are refused by the argument parser."""
+    with pytest.raises(SystemExit) as info:
+        cli("add-case", "--problem", tmp_path, "--positions", "a,b", "--d-model", "4")
+    assert info.value.code == 2
+
+
+def test_works_from_any_directory(tmp_path: Path) -> None:
+    """The installed command finds its problem from an unrelated working directory."""
+    env = {k: v for k, v in os.environ.items() if k != "GRADER_PROBLEM"}
+    proc = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "grader",
+            "submit",
+            str(ROOT / "solutions" / "reference.py"),
+            "--format",
+            "json",
+        ],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        env=env,
+        check=False,
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert json.loads(proc.stdout)["score"] == 10

@@ -1,0 +1,58 @@
+"""The tolerance function at its boundaries."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from grader.compare import Tolerance, close_mask, compare
+
+TOL = Tolerance(rtol=1e-6, atol=1e-6)
+
+
+def test_just_inside_and_just_outside() -> None:
+    """An error equal to atol + rtol*|want| passes; a little more fails."""
+    want = np.array([[0.5, -1.0]])
+    bound = TOL.atol + TOL.rtol * np.abs(want)
+    assert compare(want + bound * 0.999, want, TOL) is None
+    m = compare(want + bound * 1.01, want, TOL)
+    assert m is not None and m.wrong == 2 and m.total == 2
+
+
+def test_nan_and_inf_never_equal() -> None:
+    """NaN and infinities count as wrong, and the worst element points at them."""
+    want = np.zeros((2, 2))
+    got = want.copy()
+    got[1, 0] = np.nan
+    got[0, 1] = np.inf
+    assert not close_mask(got, want, TOL)[1, 0]
+    m = compare(got, want, TOL)
+    assert m is not None and m.wrong == 2 and m.non_finite == 2
+    assert (m.worst_row, m.worst_col) in {(0, 1), (1, 0)}
+    assert m.max_abs_error == np.inf
+
+
+def test_worst_element_located() -> None:
+    """The worst element's row and column are reported."""
+    want = np.zeros((3, 4))
+    got = want.copy()
+    got[2, 3] = 0.5
+    got[0, 0] = 0.1
+    m = compare(got, want, TOL)
+    assert m is not None and (m.worst_row, m.worst_col) == (2, 3)
+    assert m.max_abs_error == 0.5 and m.worst_got == 0.5
+
+
+def test_shape_must_match() -> None:
+    """compare refuses arrays of different shapes: shape checks come first."""
+    try:
+        compare(np.zeros((2, 3)), np.zeros((3, 2)), TOL)
+    except ValueError:
+        return
+    raise AssertionError("compare accepted different shapes")
+
+
+def test_float32_passes_float16_fails() -> None:
+    """The default tolerance accepts float32 rounding and rejects half precision."""
+    want = np.sin(np.linspace(0, 10, 200)).reshape(20, 10)
+    assert compare(want.astype(np.float32).astype(np.float64), want, TOL) is None
+    assert compare(want.astype(np.float16).astype(np.float64), want, TOL) is not None

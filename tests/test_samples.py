@@ -1,0 +1,48 @@
+"""Every sample submission, graded through the real CLI, gets its expected verdict."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from tests.conftest import SAMPLES
+
+EXPECTED: dict[str, dict[str, Any]] = yaml.safe_load((SAMPLES / "expected.yaml").read_text())
+# Short limits keep the hanging samples quick; every other sample is far inside them.
+FAST = ("--timeout", "1")
+
+
+def test_every_sample_has_an_expectation() -> None:
+    """No sample file is left out of expected.yaml, and no expectation lacks its file."""
+    files = {p.stem for p in SAMPLES.glob("*.py")}
+    assert files == set(EXPECTED)
+
+
+@pytest.mark.parametrize("mode", ["run", "submit"])
+@pytest.mark.parametrize("name", sorted(EXPECTED))
+def test_sample_verdict(name: str, mode: str, grade_json: Callable[..., tuple[int, Any]]) -> None:
+    """The sample's cases end with exactly the outcomes listed for it."""
+    expect = EXPECTED[name][mode]
+    code, doc = grade_json(mode, SAMPLES / f"{name}.py", *FAST)
+    outcomes = [t["extra_data"]["outcome"] for t in doc["tests"]]
+    if expect == "passed":
+        assert code == 0 and set(outcomes) == {"passed"}
+        assert doc["score"] == doc["max_score"] == len(outcomes)
+    else:
+        failing = {o for o in outcomes if o != "passed"}
+        assert code == 1, outcomes
+        assert failing and failing <= set(expect), outcomes
+        assert doc["score"] < doc["max_score"]
+
+
+def test_reference_scores_ten_of_ten(grade_json: Callable[..., tuple[int, Any]]) -> None:
+    """The trusted reference passes every hidden case and every example."""
+    root = Path(__file__).resolve().parent.parent
+    code, doc = grade_json("submit", root / "solutions" / "reference.py")
+    assert code == 0 and doc["score"] == 10 and doc["max_score"] == 10
+    code, doc = grade_json("run", root / "solutions" / "reference.py")
+    assert code == 0 and doc["score"] == doc["max_score"] == 2
