@@ -64,6 +64,17 @@ def build_parser() -> argparse.ArgumentParser:
     grading.add_argument("file", type=Path, help="the submission, a .py file")
     grading.add_argument("--format", choices=("text", "json"), default="text")
     grading.add_argument(
+        "--sandbox",
+        choices=("auto", "bwrap", "landlock", "none"),
+        default="auto",
+        help="isolation backend (default auto: bwrap, else landlock, else none)",
+    )
+    grading.add_argument(
+        "--require-sandbox",
+        action="store_true",
+        help="refuse to grade without a sandbox instead of warning",
+    )
+    grading.add_argument(
         "--timeout",
         type=positive_float,
         default=3.0,
@@ -146,7 +157,7 @@ def _dispatch(args: argparse.Namespace) -> int:
         return EXIT_PASSED
     from grader.grade import grade
     from grader.report import render_json, render_text, use_colour
-    from grader.sandbox import Limits
+    from grader.sandbox import Limits, resolve_backend
 
     limits = Limits(
         case_seconds=args.timeout,
@@ -156,7 +167,10 @@ def _dispatch(args: argparse.Namespace) -> int:
         file_size_mb=args.max_file_size,
         output_bytes=args.max_output,
     )
-    report = grade(submission=args.file, problem_root=root, mode=args.command, limits=limits)
+    backend = resolve_backend(args.sandbox, require=args.require_sandbox)
+    report = grade(
+        submission=args.file, problem_root=root, mode=args.command, limits=limits, backend=backend
+    )
     if args.format == "json":
         sys.stdout.write(render_json(report))
     else:

@@ -5,12 +5,19 @@ from __future__ import annotations
 import time
 from pathlib import Path
 
-from grader.cases import FUNCTION_NAME, Case, expected_for, load_problem, load_reference
+from grader.cases import FUNCTION_NAME, HIDDEN_DIR, Case, expected_for, load_problem, load_reference
 from grader.compare import Array
 from grader.errors import GraderError
 from grader.judge import Source, judge
 from grader.records import Report
-from grader.sandbox import MAX_SUBMISSION_BYTES, CaseInput, Limits, run_submission
+from grader.sandbox import (
+    MAX_SUBMISSION_BYTES,
+    CaseInput,
+    Limits,
+    Run,
+    check_hidden_unreachable,
+    run_submission,
+)
 
 
 def read_submission(path: Path) -> Source:
@@ -26,6 +33,25 @@ def read_submission(path: Path) -> Source:
     return Source(name=path.name, text=data.decode("utf-8", "replace"))
 
 
+def forbid_memory_reads() -> None:
+    """Make this process non-dumpable, so no same-user process can read its memory."""
+    import ctypes
+
+    pr_set_dumpable = 4
+    ctypes.CDLL(None).prctl(pr_set_dumpable, 0, 0, 0, 0)
+
+
+def describe_backend(run: Run) -> str:
+    """Return the backend with what it applied, e.g. 'landlock (ABI 7) + seccomp'."""
+    text = run.backend
+    abi = run.confinement.get("landlock_abi")
+    if abi:
+        text += f" (ABI {abi})"
+    if run.confinement.get("seccomp"):
+        text += " + seccomp"
+    return text
+
+
 def limits_text(limits: Limits) -> dict[str, str]:
     """Return the limits as the messages cite them."""
     return {
@@ -35,15 +61,28 @@ def limits_text(limits: Limits) -> dict[str, str]:
     }
 
 
-def grade(*, submission: Path, problem_root: Path, mode: str, limits: Limits) -> Report:
-    """Grade ``submission`` on the visible examples (mode "run") or hidden cases ("submit")."""
+def grade(
+    *, submission: Path, problem_root: Path, mode: str, limits: Limits, backend: str
+) -> Report:
+    """Grade ``submission`` on the visible examples (mode "run") or hidden cases ("submit").
+
+    ``backend`` is already resolved (bwrap, landlock or none).
+    """
     began = time.monotonic()
     src = read_submission(submission)
     problem = load_problem(problem_root)
+    if backend != "none":
+        check_hidden_unreachable([problem.root / HIDDEN_DIR, problem.reference_path])
+    # A child of the same user could otherwise read this process's memory via /proc.
+    forbid_memory_reads()
     cases: tuple[Case, ...] = problem.examples if mode == "run" else problem.hidden
     inputs = [CaseInput(i, c.positions, c.d_model) for i, c in enumerate(cases)]
     run = run_submission(
-        source=submission.read_bytes(), cases=inputs, limits=limits, function=FUNCTION_NAME
+        source=submission.read_bytes(),
+        cases=inputs,
+        limits=limits,
+        function=FUNCTION_NAME,
+        backend=backend,
     )
     reference = load_reference(problem) if any(c.expected is None for c in cases) else None
     wants: list[Array] = []
@@ -64,12 +103,14 @@ def grade(*, submission: Path, problem_root: Path, mode: str, limits: Limits) ->
         )
     elif run.stdout.data or run.stderr.data:
         warnings.append("your file printed output; it is not shown for hidden cases")
+    if run.stdout.dropped or run.stderr.dropped:
+        warnings.append(f"output limit: only the first {limits.output_bytes} bytes were kept")
     if run.backend == "none":
         warnings.append("no sandbox: the submission ran as a plain child process")
     return Report(
         mode=mode,
         submission=src.name,
-        backend=run.backend,
+        backend=describe_backend(run),
         tolerance=problem.tolerance.describe(),
         cases=results,
         seconds=time.monotonic() - began,

@@ -8,6 +8,7 @@ child is marked and the child is started again for the cases that remain.
 from __future__ import annotations
 
 import contextlib
+import functools
 import json
 import math
 import os
@@ -17,6 +18,7 @@ import signal
 import struct
 import subprocess
 import sys
+import sysconfig
 import tempfile
 import time
 from collections.abc import Sequence
@@ -27,9 +29,15 @@ from typing import Any
 
 import numpy as np
 
+from grader.child import confine
 from grader.compare import Array
+from grader.errors import GraderError
 
-CHILD_SCRIPT = Path(__file__).with_name("child.py")
+CHILD_DIR = Path(__file__).resolve().with_name("child")
+CHILD_SCRIPT = CHILD_DIR / "run.py"
+BACKENDS = ("bwrap", "landlock", "none")
+# The unprivileged identity inside bubblewrap's user namespace ("nobody").
+SANDBOX_UID = 65534
 MAX_HEADER = 64 * 1024
 MAX_SUBMISSION_BYTES = 1024 * 1024
 # Environment variables the child keeps: some machines set the OpenBLAS core type because
@@ -117,6 +125,106 @@ class Run:
     stderr: Capture
     backend: str
     spawns: int = 0
+    confinement: dict[str, Any] = field(default_factory=dict)
+
+
+def read_paths() -> list[str]:
+    """Return what the child may read: the interpreter, its libraries, numpy, the child code.
+
+    Nothing else: not the problem folder, the reference, or the rest of the grader.
+    """
+    paths = {"/usr/lib", "/usr/lib64", "/lib", "/lib64", "/etc/ld.so.cache", str(CHILD_DIR)}
+    for base in ({}, {"base": sys.base_prefix, "platbase": sys.base_exec_prefix}):
+        found = sysconfig.get_paths(vars=base)
+        paths.update(found[k] for k in ("stdlib", "platstdlib", "purelib", "platlib"))
+    if sysconfig.get_config_var("Py_ENABLE_SHARED"):
+        paths.add(str(sysconfig.get_config_var("LIBDIR")))
+    paths.update({sys.executable, os.path.realpath(sys.executable)})
+    paths.add(os.path.join(sys.prefix, "pyvenv.cfg"))
+    paths.add(str(Path(np.__file__).resolve().parent.parent))
+    return sorted(p for p in paths if os.path.lexists(p))
+
+
+def check_hidden_unreachable(protected: Sequence[Path]) -> None:
+    """Refuse to grade if a protected path lies inside what the child may read."""
+    for path in protected:
+        real = path.resolve()
+        for allowed in read_paths():
+            if real.is_relative_to(os.path.realpath(allowed)):
+                raise GraderError(
+                    f"{path} is inside {allowed}, which the sandbox lets submissions read; "
+                    "keep the problem folder outside the Python installation"
+                )
+
+
+def bwrap_command(tmp: str) -> list[str]:
+    """Return the bubblewrap prefix: a read-only view of read_paths() and a private tmp."""
+    cmd = [
+        "bwrap",
+        "--die-with-parent",
+        "--new-session",
+        "--unshare-all",
+        "--unshare-user",
+        "--uid",
+        str(SANDBOX_UID),
+        "--gid",
+        str(SANDBOX_UID),
+        "--cap-drop",
+        "ALL",
+    ]
+    # Parents before children, so that a nested bind is not hidden by its parent's.
+    for path in sorted(read_paths(), key=lambda p: (p.count("/"), p)):
+        if os.path.islink(path) and path.count("/") == 1:
+            cmd += ["--symlink", os.readlink(path), path]
+        else:
+            cmd += ["--ro-bind", path, path]
+    cmd += ["--bind", tmp, tmp, "--proc", "/proc", "--dev", "/dev", "--chdir", tmp, "--"]
+    return cmd
+
+
+@functools.cache
+def bwrap_usable() -> bool:
+    """Return True when bubblewrap is installed and can start a sandboxed interpreter here."""
+    if shutil.which("bwrap") is None:
+        return False
+    with tempfile.TemporaryDirectory(prefix="grader-probe-") as tmp:
+        try:
+            proc = subprocess.run(
+                [*bwrap_command(tmp), sys.executable, "-I", "-c", "pass"],
+                capture_output=True,
+                timeout=10,
+                check=False,
+            )
+        except (OSError, subprocess.TimeoutExpired):
+            return False
+    return proc.returncode == 0
+
+
+def landlock_usable() -> bool:
+    """Return True when the kernel has Landlock and seccomp knows this architecture."""
+    return confine.landlock_abi() >= 1 and confine._arch() is not None
+
+
+def resolve_backend(requested: str, *, require: bool) -> str:
+    """Turn auto|bwrap|landlock|none into the backend that will run, or say why not."""
+    if requested == "auto":
+        if bwrap_usable():
+            return "bwrap"
+        if landlock_usable():
+            return "landlock"
+        if require:
+            raise GraderError(
+                "no sandbox is available (install bubblewrap, or use a kernel with Landlock) "
+                "and --require-sandbox was given"
+            )
+        return "none"
+    if requested == "bwrap" and not bwrap_usable():
+        raise GraderError("--sandbox bwrap: bubblewrap is not installed or cannot run here")
+    if requested == "landlock" and not landlock_usable():
+        raise GraderError("--sandbox landlock: this kernel has no usable Landlock")
+    if requested == "none" and require:
+        raise GraderError("--sandbox none contradicts --require-sandbox")
+    return requested
 
 
 class ProtocolError(Exception):
@@ -150,12 +258,26 @@ def signal_name(returncode: int) -> str:
 class Child:
     """One child interpreter: started early, fed a request once, read until it ends."""
 
-    def __init__(self, *, tmp: str, submission: str, function: str, limits: Limits) -> None:
+    def __init__(
+        self, *, tmp: str, submission: str, function: str, limits: Limits, backend: str
+    ) -> None:
         self.limits = limits
         self.tmp = tmp
         self.started = time.monotonic()
         read_fd, write_fd = os.pipe()
+        config = {
+            "backend": backend,
+            "limits": {
+                "cpu_seconds": limits.cpu_seconds,
+                "memory_bytes": limits.memory_mb * 1024 * 1024,
+                "file_bytes": limits.file_size_mb * 1024 * 1024,
+            },
+            "read": read_paths() if backend == "landlock" else [],
+            "write": [tmp, os.devnull],
+        }
+        prefix = bwrap_command(tmp) if backend == "bwrap" else []
         cmd = [
+            *prefix,
             sys.executable,
             "-I",
             "-B",
@@ -163,6 +285,7 @@ class Child:
             str(write_fd),
             submission,
             function,
+            json.dumps(config),
         ]
         try:
             self.proc = subprocess.Popen(
@@ -210,7 +333,7 @@ class Child:
         sel.register(self.proc.stderr, selectors.EVENT_READ, "stderr")
         buf = bytearray()
         deadline = self.started + self.limits.startup_seconds
-        loaded = False
+        loaded = confined = False
         current: int | None = None
         case_started = 0.0
         open_reads = 3
@@ -245,7 +368,21 @@ class Child:
                     for header, payload in _frames(buf, allowed):
                         now = time.monotonic()
                         event = header["event"]
-                        if event == "load_error":
+                        # The confinement report comes first, before any submission code
+                        # runs; later, such a frame can only be the submission's forgery.
+                        if (event in ("confined", "confine_error")) == confined:
+                            raise ProtocolError("confinement frame out of order")
+                        confined = True
+                        if event == "confine_error":
+                            raise GraderError(
+                                f"the {run.backend} sandbox could not be applied: "
+                                f"{header.get('message')}"
+                            )
+                        if event == "confined":
+                            run.confinement = {
+                                k: v for k, v in header.items() if k not in ("event", "nbytes")
+                            }
+                        elif event == "load_error":
                             info = {k: v for k, v in header.items() if k not in ("event", "nbytes")}
                             for c in cases:
                                 run.results[c.id] = Raw(Kind.LOAD_ERROR, info=info)
@@ -303,6 +440,8 @@ def _frames(buf: bytearray, allowed: dict[int, CaseInput]) -> list[tuple[dict[st
         except (ValueError, UnicodeDecodeError):
             raise ProtocolError("header is not JSON") from None
         if not isinstance(header, dict) or header.get("event") not in {
+            "confined",
+            "confine_error",
             "loaded",
             "load_error",
             "start",
@@ -345,7 +484,7 @@ def _raw(header: dict[str, Any], payload: bytes, case: CaseInput, seconds: float
 
 
 def run_submission(
-    *, source: bytes, cases: Sequence[CaseInput], limits: Limits, function: str
+    *, source: bytes, cases: Sequence[CaseInput], limits: Limits, function: str, backend: str
 ) -> Run:
     """Run every case in fresh children until each one has an answer."""
     tmp = tempfile.mkdtemp(prefix="grader-")
@@ -356,7 +495,7 @@ def run_submission(
             results={},
             stdout=Capture(limits.output_bytes),
             stderr=Capture(limits.output_bytes),
-            backend="none",
+            backend=backend,
         )
         remaining = list(cases)
         while remaining:
@@ -373,7 +512,9 @@ def run_submission(
                     ],
                 }
             ).encode()
-            child = Child(tmp=tmp, submission=str(sub), function=function, limits=limits)
+            child = Child(
+                tmp=tmp, submission=str(sub), function=function, limits=limits, backend=backend
+            )
             run.spawns += 1
             try:
                 state, current = child.serve(request, remaining, run)

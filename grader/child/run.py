@@ -1,10 +1,11 @@
 """The child side of the grading protocol: import a submission and call it on given inputs.
 
-This file runs as a script in a fresh interpreter (``python -I child.py FD``) and imports
-nothing from the grader package: it sees only the inputs the parent sends, never expected
-values, case files or the reference. It answers on file descriptor FD with frames: a 4-byte
-big-endian length, a JSON header, then ``header["nbytes"]`` bytes of float64 payload. The
-parent trusts none of it: whatever arrives is validated there and compared there.
+This file runs as a script in a fresh interpreter (``python -I run.py FD FILE FUNC CONFIG``)
+and imports nothing from the grader package but its sibling ``confine``: it sees only the
+inputs the parent sends, never expected values, case files or the reference. It answers on
+file descriptor FD with frames: a 4-byte big-endian length, a JSON header, then
+``header["nbytes"]`` bytes of float64 payload. The parent trusts none of it: whatever
+arrives is validated there and compared there.
 """
 
 from __future__ import annotations
@@ -19,6 +20,10 @@ import traceback
 from typing import Any
 
 import numpy as np
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+# Found through the line above, inside or outside the sandbox.
+import confine  # type: ignore[import-not-found]
 
 MAX_TEXT = 2000
 
@@ -138,10 +143,31 @@ def _load(path: str, function: str) -> Any:
     return func
 
 
+def _confine(config: dict[str, Any]) -> dict[str, Any]:
+    """Apply limits and the backend's walls; numpy is already imported, the submission not."""
+    confine.apply_limits(config["limits"])
+    backend = config["backend"]
+    applied: dict[str, Any] = {"backend": backend}
+    if backend == "landlock":
+        confine.drop_capabilities()
+        applied["landlock_abi"] = confine.apply_landlock(read=config["read"], write=config["write"])
+        # Landlock scopes signals itself from ABI 6; before that, seccomp must.
+        applied["seccomp"] = confine.apply_seccomp(deny_kill=applied["landlock_abi"] < 6)
+    elif backend == "bwrap":
+        applied["seccomp"] = confine.apply_seccomp(deny_kill=False)
+    return applied
+
+
 def main() -> None:
     channel = Channel(int(sys.argv[1]))
     path = sys.argv[2]
     function = sys.argv[3]
+    try:
+        applied = _confine(json.loads(sys.argv[4]))
+    except OSError as exc:
+        channel.send({"event": "confine_error", "message": _text(exc)})
+        return
+    channel.send({"event": "confined", **applied})
     # The request arrives on the original stdin; the submission gets an empty one.
     requests = os.dup(0)
     devnull = os.open(os.devnull, os.O_RDONLY)
