@@ -58,6 +58,8 @@ def limits_text(limits: Limits) -> dict[str, str]:
         "case": f"{limits.case_seconds:g} s",
         "startup": f"{limits.startup_seconds:g} s",
         "memory": f"{limits.memory_mb} MB",
+        "cpu": f"{limits.cpu_seconds} s",
+        "file": f"{limits.file_size_mb} MB",
     }
 
 

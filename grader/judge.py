@@ -9,8 +9,10 @@ submission cannot carry a hidden case's data out through the report.
 from __future__ import annotations
 
 import builtins
+import errno
 import math
 import re
+import signal
 from dataclasses import dataclass
 
 import numpy as np
@@ -165,6 +167,9 @@ def judge(
     elif raw.kind is Kind.EXCEPTION:
         outcome = Outcome.EXCEPTION
         message = _exception_message(raw.info, src, visible, FUNCTION_NAME)
+        if raw.info.get("errno") == errno.EFBIG:
+            # Python ignores SIGXFSZ, so the file-size limit surfaces as this error.
+            message += f"\n(it wrote a file larger than the limit of {limits_text['file']})"
     elif raw.kind is Kind.MEMORY:
         outcome = Outcome.MEMORY_LIMIT
         message = f"ran out of memory (limit {limits_text['memory']})"
@@ -176,7 +181,7 @@ def judge(
             message = f"took longer than the time limit of {limits_text['case']}"
     elif raw.kind is Kind.CRASH:
         outcome = Outcome.CRASH
-        message = _crash_message(raw.info, src, visible)
+        message = _crash_message(raw.info, src, visible, limits_text)
     elif raw.kind is Kind.BAD_VALUE:
         outcome = Outcome.BAD_VALUE
         message = _bad_value_message(raw.info, src, visible)
@@ -239,7 +244,9 @@ def _mismatch_message(case: Case, m: Mismatch, got: Array, want: Array) -> tuple
     return message, details
 
 
-def _crash_message(info: dict[str, object], src: Source, visible: bool) -> str:
+def _crash_message(
+    info: dict[str, object], src: Source, visible: bool, limits: dict[str, str]
+) -> str:
     rc = info.get("returncode")
     phase = "while being imported" if info.get("phase") == "import" else "during the call"
     state = str(info.get("state", ""))
@@ -248,6 +255,10 @@ def _crash_message(info: dict[str, object], src: Source, visible: bool) -> str:
             f"the grader could not read the result {phase}: something in {src.name} "
             "wrote to the grader's channel or replaced its code"
         )
+    if rc == -signal.SIGXCPU:
+        return f"used more CPU time than the limit of {limits['cpu']} {phase}"
+    if rc == -signal.SIGXFSZ:
+        return f"wrote a file larger than the limit of {limits['file']} {phase}"
     if isinstance(rc, int) and rc < 0:
         return f"the process was killed by {signal_name(rc)} {phase}"
     # The exit status is the submission's choice: on a hidden case it could carry data out.

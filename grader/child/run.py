@@ -78,6 +78,7 @@ def _exception(exc: BaseException, path: str) -> dict[str, Any]:
         "line": line,
         "text": text,
         "frames": frames[-10:],
+        "errno": exc.errno if isinstance(exc, OSError) else None,
     }
 
 

@@ -1,0 +1,168 @@
+"""Attacks on the grader, each a submission run through the real CLI under every backend."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import socket
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from grader.cases import load_problem
+from grader.sandbox import bwrap_usable, landlock_usable
+from tests.conftest import ROOT
+
+ATTACKS = Path(__file__).resolve().parent / "attacks"
+EXPECTED: dict[str, list[str]] = yaml.safe_load((ATTACKS / "expected.yaml").read_text())
+Cli = Callable[..., tuple[int, str, str]]
+
+
+def _backends() -> list[Any]:
+    return [
+        pytest.param(
+            "bwrap",
+            marks=pytest.mark.skipif(not bwrap_usable(), reason="bubblewrap cannot run here"),
+        ),
+        pytest.param(
+            "landlock",
+            marks=pytest.mark.skipif(not landlock_usable(), reason="no usable Landlock here"),
+        ),
+    ]
+
+
+def _project_digest() -> dict[str, str]:
+    files = [ROOT / "examples.yaml"]
+    for folder in ("hidden_tests", "solutions", "grader", "problem"):
+        files += sorted(
+            p for p in (ROOT / folder).rglob("*") if p.is_file() and "__pycache__" not in p.parts
+        )
+    return {str(p): hashlib.sha256(p.read_bytes()).hexdigest() for p in files}
+
+
+def _stray_sleepers() -> list[str]:
+    found = []
+    for proc in Path("/proc").iterdir():
+        try:
+            cmd = (proc / "cmdline").read_bytes()
+        except OSError:
+            continue
+        if b"313" in cmd and (b"sleep" in cmd or (b"python" in cmd and b"attack" in cmd)):
+            found.append(cmd.replace(b"\0", b" ").decode(errors="replace"))
+    return found
+
+
+@pytest.fixture
+def listeners() -> Iterator[tuple[int, socket.socket, socket.socket]]:
+    """Return a loopback port with a TCP listener and a UDP socket bound to it."""
+    tcp = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    tcp.bind(("127.0.0.1", 0))
+    tcp.listen(5)
+    tcp.setblocking(False)
+    port = tcp.getsockname()[1]
+    udp = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    udp.bind(("127.0.0.1", port))
+    udp.setblocking(False)
+    yield port, tcp, udp
+    tcp.close()
+    udp.close()
+
+
+def _attack_file(tmp_path: Path, name: str, port: int) -> Path:
+    text = (ATTACKS / f"{name}.py").read_text()
+    path = tmp_path / f"{name}.py"
+    path.write_text(text.replace("{ROOT}", str(ROOT)).replace("{PORT}", str(port)))
+    return path
+
+
+def _received(tcp: socket.socket, udp: socket.socket) -> bool:
+    try:
+        conn, _ = tcp.accept()
+        conn.close()
+        return True
+    except BlockingIOError:
+        pass
+    try:
+        udp.recv(100)
+        return True
+    except BlockingIOError:
+        return False
+
+
+@pytest.mark.parametrize("backend", _backends())
+@pytest.mark.parametrize("attack", sorted(EXPECTED))
+def test_attack_fails(
+    attack: str,
+    backend: str,
+    cli: Cli,
+    tmp_path: Path,
+    listeners: tuple[int, socket.socket, socket.socket],
+) -> None:
+    """The attack is graded as not passing, with the expected reason, and leaves no trace."""
+    port, tcp, udp = listeners
+    before = _project_digest()
+    path = _attack_file(tmp_path, attack, port)
+    code, out, err = cli(
+        "submit", path, "--sandbox", backend, "--timeout", "0.5", "--format", "json"
+    )
+    assert code == 1, err
+    doc = json.loads(out)
+    outcomes = {t["extra_data"]["outcome"] for t in doc["tests"]}
+    assert "passed" not in outcomes and outcomes <= set(EXPECTED[attack]), outcomes
+    assert doc["score"] == 0
+    assert doc["extra_data"]["sandbox"].startswith(backend)
+    assert _project_digest() == before
+    assert not _received(tcp, udp), "the submission reached a loopback listener"
+    assert not _stray_sleepers()
+    assert "LEAK" not in out
+    hidden_numbers = {str(p) for c in load_problem(ROOT).hidden for p in c.positions if p >= 5000}
+    assert not hidden_numbers & set(out.replace(",", " ").replace("_", " ").split())
+
+
+def test_attack_is_real_without_sandbox(cli: Cli, tmp_path: Path) -> None:
+    """Without a sandbox the disk-reading attack does score: the walls above are what stop it."""
+    path = _attack_file(tmp_path, "read_hidden_cases", 0)
+    code, out, _ = cli("submit", path, "--sandbox", "none", "--format", "json")
+    doc = json.loads(out)
+    assert code == 0 and doc["score"] == 10
+    assert any("no sandbox" in w for w in doc["extra_data"]["warnings"])
+
+
+def test_require_sandbox_refuses_none(cli: Cli) -> None:
+    """--require-sandbox with --sandbox none is a usage error, not a silent downgrade."""
+    code, _, err = cli(
+        "submit", ROOT / "solutions" / "reference.py", "--sandbox", "none", "--require-sandbox"
+    )
+    assert code == 2 and "require-sandbox" in err
+
+
+@pytest.mark.parametrize("backend", _backends())
+def test_reference_passes_in_sandbox(backend: str, cli: Cli) -> None:
+    """The reference still scores 10/10 behind each wall, and the header names the wall."""
+    code, out, _ = cli("submit", ROOT / "solutions" / "reference.py", "--sandbox", backend)
+    assert code == 0 and "score: 10/10" in out
+    assert f"sandbox: {backend}" in out
+
+
+@pytest.mark.parametrize("backend", _backends())
+def test_output_flood_is_cut(backend: str, cli: Cli, tmp_path: Path) -> None:
+    """A flood of output is dropped past the limit, and run says so with a marker."""
+    path = _attack_file(tmp_path, "output_flood", 0)
+    code, out, _ = cli("run", path, "--sandbox", backend, "--max-output", "1000")
+    assert code == 1
+    assert "more bytes dropped]" in out and "output limit" in out
+    assert len(out) < 20000
+
+
+@pytest.mark.parametrize("backend", _backends())
+def test_limits_are_named(backend: str, cli: Cli, tmp_path: Path) -> None:
+    """Hitting the file-size and memory limits is reported with the limit's name."""
+    path = _attack_file(tmp_path, "big_file", 0)
+    code, out, _ = cli("run", path, "--sandbox", backend, "--max-file-size", "2")
+    assert code == 1 and "wrote a file larger than the limit of 2 MB" in out
+    path = _attack_file(tmp_path, "memory_bomb", 0)
+    code, out, _ = cli("run", path, "--sandbox", backend, "--memory", "600")
+    assert code == 1 and "ran out of memory (limit 600 MB)" in out
