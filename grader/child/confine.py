@@ -157,14 +157,35 @@ def _prctl(option: int, arg: int, ptr: Any = None) -> None:
         raise OSError(err, os.strerror(err))
 
 
-def drop_capabilities() -> None:
-    """Clear every capability of this process (a child started by root keeps uid 0)."""
-    arch = _arch()
-    if arch is None or os.geteuid() != 0:
-        return
-    header = struct.pack("<Ii", 0x20080522, 0)  # _LINUX_CAPABILITY_VERSION_3, this process
-    data = bytes(24)  # two {effective, permitted, inheritable} sets, all zero
-    _syscall(arch["capset"], ctypes.c_char_p(header), ctypes.c_char_p(data))
+def world_reachable(path: str) -> bool:
+    """Return True if a user with no special rights can reach and read ``path``."""
+    real = os.path.realpath(path)
+    parts = real.split("/")
+    for i in range(2, len(parts)):
+        if not os.stat("/".join(parts[:i])).st_mode & 0o001:  # search bit on each parent
+            return False
+    mode = os.stat(real).st_mode
+    needed = 0o005 if os.path.isdir(real) else 0o004
+    return mode & needed == needed
+
+
+def drop_privileges(plan: str, uid: int) -> None:
+    """Leave root as the parent planned: "uid" becomes ``uid``, "capabilities" drops them all.
+
+    The parent plans ("uid" only where the interpreter is world-readable, see
+    world_reachable) because it must hand the temporary folder to the same identity.
+    """
+    if plan == "uid":
+        os.setgroups([])
+        os.setresgid(uid, uid, uid)
+        os.setresuid(uid, uid, uid)  # from root to another uid clears every capability
+    elif plan == "capabilities":
+        arch = _arch()
+        if arch is None:
+            raise OSError(ENOSYS, "cannot drop capabilities on this architecture")
+        header = struct.pack("<Ii", 0x20080522, 0)  # _LINUX_CAPABILITY_VERSION_3, this process
+        data = bytes(24)  # two {effective, permitted, inheritable} sets, all zero
+        _syscall(arch["capset"], ctypes.c_char_p(header), ctypes.c_char_p(data))
 
 
 def _bpf(code: int, k: int, jt: int = 0, jf: int = 0) -> bytes:
@@ -184,7 +205,15 @@ def apply_seccomp(*, deny_kill: bool) -> bool:
     deny, nosys = 0x00050000 | EPERM, 0x00050000 | ENOSYS
     denied = ["socket", "fork", "vfork", "execve", "execveat", "ptrace", "setsid", "setpgid"]
     if deny_kill:
-        denied.append("kill")
+        # Without Landlock's signal scoping, no signal may leave the process at all.
+        denied += [
+            "kill",
+            "tkill",
+            "tgkill",
+            "rt_sigqueueinfo",
+            "rt_tgsigqueueinfo",
+            "pidfd_send_signal",
+        ]
     numbers = [arch[name] for name in denied if name in arch]
     prog = [
         _bpf(ld_w_abs, 4),  # arch

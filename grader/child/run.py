@@ -150,7 +150,8 @@ def _confine(config: dict[str, Any]) -> dict[str, Any]:
     backend = config["backend"]
     applied: dict[str, Any] = {"backend": backend}
     if backend == "landlock":
-        confine.drop_capabilities()
+        confine.drop_privileges(config["drop"], config["uid"])
+        applied["dropped"] = config["drop"]
         applied["landlock_abi"] = confine.apply_landlock(read=config["read"], write=config["write"])
         # Landlock scopes signals itself from ABI 6; before that, seccomp must.
         applied["seccomp"] = confine.apply_seccomp(deny_kill=applied["landlock_abi"] < 6)
