@@ -116,8 +116,14 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="BYTES",
         help="bytes of stdout and of stderr kept; the rest is dropped (default 8192)",
     )
-    sub.add_parser(
+    run = sub.add_parser(
         "run", parents=[common, grading], help="check a file against the visible examples"
+    )
+    run.add_argument(
+        "--plot",
+        type=Path,
+        metavar="FILE.png",
+        help="also draw expected, got and |error| heatmaps of the first failing example",
     )
     sub.add_parser("submit", parents=[common, grading], help="grade a file on the hidden cases")
     add = sub.add_parser("add-case", parents=[common], help="add a hidden case (authors)")
@@ -167,6 +173,11 @@ def _dispatch(args: argparse.Namespace) -> int:
         file_size_mb=args.max_file_size,
         output_bytes=args.max_output,
     )
+    plot_to = getattr(args, "plot", None)
+    if plot_to is not None:
+        from grader.plot import require_matplotlib
+
+        require_matplotlib()  # before grading, so a missing extra costs nothing
     backend = resolve_backend(args.sandbox, require=args.require_sandbox)
     report = grade(
         submission=args.file, problem_root=root, mode=args.command, limits=limits, backend=backend
@@ -175,4 +186,9 @@ def _dispatch(args: argparse.Namespace) -> int:
         sys.stdout.write(render_json(report))
     else:
         sys.stdout.write(render_text(report, colour=use_colour(sys.stdout)))
+    if plot_to is not None:
+        from grader.plot import write_plot
+
+        shown = write_plot(report, plot_to)
+        print(f"plot of {shown.name} written to {plot_to}", file=sys.stderr)
     return EXIT_PASSED if report.all_passed else EXIT_FAILED

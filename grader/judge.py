@@ -19,6 +19,7 @@ import numpy as np
 
 from grader.cases import FUNCTION_NAME, Case
 from grader.compare import Array, Mismatch, compare
+from grader.diagnose import Diagnosis, diagnose
 from grader.records import LOAD_OUTCOMES, CaseResult, Outcome
 from grader.sandbox import Kind, Raw, signal_name
 
@@ -61,24 +62,21 @@ def column_name(col: int) -> str:
 
 
 def fmt_table(values: Array, limit: int = 12) -> str:
-    """Return a compact, bounded rendering of a table."""
+    """Return a compact, bounded rendering of a table, 6 significant digits per value."""
     return np.array2string(
         values,
-        precision=6,
-        suppress_small=True,
         threshold=limit * limit,
         edgeitems=3,
         max_line_width=100,
+        formatter={"float_kind": lambda x: f"{x:10.6g}"},
     )
 
 
 def magnitude(x: float) -> str:
-    """Return a coarse order of magnitude, e.g. 'about 1e-03', for hidden-case reports."""
+    """Return an error to one significant digit, e.g. '~0.002', for hidden-case reports."""
     if not math.isfinite(x):
-        return "not finite (NaN or infinity)"
-    if x <= 0:
-        return "0"
-    return f"about 1e{math.floor(math.log10(x)):+03d}"
+        return "NaN or infinite"
+    return f"~{x:.1g}"
 
 
 def _shape_message(got: tuple[int, ...], want: tuple[int, int], visible: bool) -> str:
@@ -161,6 +159,7 @@ def judge(
     if visible:
         details.append(f"input: positions={list(case.positions)}, d_model={case.d_model}")
     mismatch: Mismatch | None = None
+    diagnosis: Diagnosis | None = None
     if raw.kind is Kind.LOAD_ERROR:
         outcome, message = load_failure(raw, src, visible)
         details = []
@@ -188,13 +187,14 @@ def judge(
     else:
         assert raw.array is not None and want is not None
         got = raw.array
+        diagnosis = diagnose(case.positions, case.d_model, got, want)
         if got.shape != want.shape:
             outcome = Outcome.WRONG_SHAPE
             message = _shape_message(got.shape, (want.shape[0], want.shape[1]), visible)
         else:
             mismatch = compare(got, want, case.tolerance)
             if mismatch is None:
-                outcome, message = Outcome.PASSED, "passed"
+                outcome, message, diagnosis = Outcome.PASSED, "passed", None
             else:
                 outcome = Outcome.WRONG_ANSWER
                 message, more = _mismatch_message(case, mismatch, got, want)
@@ -215,15 +215,21 @@ def judge(
         why=case.why if visible else "",
         mismatch=mismatch if visible else None,
         details=tuple(details) if visible else (),
+        diagnosis=diagnosis,
+        positions=case.positions if visible else (),
+        got=raw.array if visible else None,
+        want=want if visible else None,
     )
 
 
 def _mismatch_message(case: Case, m: Mismatch, got: Array, want: Array) -> tuple[str, list[str]]:
     share = 100.0 * m.share
     if not case.visible:
+        # Coarse figures only: exact counts and errors would let a submission signal data.
         return (
             f"wrong values: about {max(round(share), 1)}% of the table is outside the "
-            f"tolerance; the largest error is {magnitude(m.max_abs_error)}",
+            f"tolerance; largest error {magnitude(m.max_abs_error)} at row {m.worst_row}, "
+            f"column {m.worst_col} ({column_name(m.worst_col)})",
             [],
         )
     where = (

@@ -6,7 +6,8 @@ from dataclasses import dataclass, field
 from enum import Enum
 from typing import Any
 
-from grader.compare import Mismatch
+from grader.compare import Array, Mismatch
+from grader.diagnose import Diagnosis
 
 SCHEMA_VERSION = 1
 
@@ -57,6 +58,11 @@ class CaseResult:
     why: str = ""
     mismatch: Mismatch | None = None
     details: tuple[str, ...] = ()
+    diagnosis: Diagnosis | None = None
+    positions: tuple[int, ...] = ()  # visible examples only
+    # The tables themselves, kept for visible examples only (for pictures, never for JSON).
+    got: Array | None = field(default=None, repr=False, compare=False)
+    want: Array | None = field(default=None, repr=False, compare=False)
 
     @property
     def passed(self) -> bool:

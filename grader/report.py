@@ -5,11 +5,12 @@ from __future__ import annotations
 import json
 import math
 import os
+from collections import Counter
 from typing import Any, TextIO
 
 from grader.records import LOAD_OUTCOMES, SCHEMA_VERSION, CaseResult, Report
 
-GREEN, RED, DIM, RESET = "\033[32m", "\033[31m", "\033[2m", "\033[0m"
+GREEN, RED, YELLOW, DIM, RESET = "\033[32m", "\033[31m", "\033[33m", "\033[2m", "\033[0m"
 
 
 def use_colour(stream: TextIO) -> bool:
@@ -48,8 +49,13 @@ def render_text(report: Report, *, colour: bool = False) -> str:
             continue
         if not case.passed:
             lines += ["     " + line for line in case.message.splitlines()]
+            if case.diagnosis is not None:
+                lines.append("     " + paint(YELLOW, f"hint: {case.diagnosis.hint}"))
             for detail in case.details:
                 lines += ["     " + line for line in detail.splitlines()]
+    common = _common_diagnosis(report)
+    if common is not None:
+        lines += ["", paint(YELLOW, f"likely mistake: {common}")]
     if report.output.strip():
         lines += ["", "your file printed:", report.output.rstrip()]
     lines += [
@@ -65,8 +71,20 @@ def _number(x: float) -> float | str:
     return x if math.isfinite(x) else str(x)
 
 
+def _common_diagnosis(report: Report) -> str | None:
+    """Return the hint shared by most failing cases, if a majority of them has one."""
+    failing = [c for c in report.cases if not c.passed]
+    hints = Counter(c.diagnosis.hint for c in failing if c.diagnosis is not None)
+    if not hints:
+        return None
+    hint, count = hints.most_common(1)[0]
+    return hint if 2 * count > len(failing) else None
+
+
 def _test(case: CaseResult) -> dict[str, Any]:
     output = case.message
+    if case.diagnosis is not None:
+        output += f"\nhint: {case.diagnosis.hint}"
     if case.details:
         output += "\n" + "\n".join(case.details)
     test: dict[str, Any] = {
@@ -77,6 +95,8 @@ def _test(case: CaseResult) -> dict[str, Any]:
         "output": output,
         "extra_data": {"outcome": case.outcome.value, "seconds": round(case.seconds, 4)},
     }
+    if case.diagnosis is not None:
+        test["extra_data"]["diagnosis"] = case.diagnosis.code
     if case.mismatch is not None:
         m = case.mismatch
         test["extra_data"]["mismatch"] = {
@@ -105,6 +125,7 @@ def to_json(report: Report) -> dict[str, Any]:
             "sandbox": report.backend,
             "tolerance": report.tolerance,
             "warnings": list(report.warnings),
+            "diagnoses": sorted({c.diagnosis.code for c in report.cases if c.diagnosis}),
             **report.extra,
         },
     }

@@ -25,10 +25,20 @@ def test_every_sample_has_an_expectation() -> None:
 @pytest.mark.parametrize("mode", ["run", "submit"])
 @pytest.mark.parametrize("name", sorted(EXPECTED))
 def test_sample_verdict(name: str, mode: str, grade_json: Callable[..., tuple[int, Any]]) -> None:
-    """The sample's cases end with exactly the outcomes listed for it."""
+    """The sample's cases end with the outcomes listed for it, and its mistake is named."""
     expect = EXPECTED[name][mode]
     code, doc = grade_json(mode, SAMPLES / f"{name}.py", *FAST)
     outcomes = [t["extra_data"]["outcome"] for t in doc["tests"]]
+    diagnoses = {
+        t["extra_data"]["diagnosis"] for t in doc["tests"] if "diagnosis" in t["extra_data"]
+    }
+    wanted = EXPECTED[name].get("diagnosis")
+    if isinstance(wanted, dict):
+        wanted = wanted[mode]
+    if wanted is None:
+        assert not diagnoses, diagnoses
+    elif expect != "passed":
+        assert wanted in diagnoses, diagnoses
     if expect == "passed":
         assert code == 0 and set(outcomes) == {"passed"}
         assert doc["score"] == doc["max_score"] == len(outcomes)

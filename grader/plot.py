@@ -1,0 +1,87 @@
+"""Draw expected, got and |error| heatmaps for one visible example (matplotlib, optional)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from grader.errors import GraderError
+from grader.records import CaseResult, Report
+
+INSTALL_HINT = "--plot needs matplotlib: pip install -e '.[plot]' (or pip install matplotlib)"
+
+
+def require_matplotlib() -> Any:
+    """Return pyplot on a file-only backend, or stop with how to install it."""
+    try:
+        import matplotlib
+
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+        from matplotlib.ticker import MaxNLocator
+    except ImportError:
+        raise GraderError(INSTALL_HINT) from None
+    return plt, MaxNLocator
+
+
+def pick_case(report: Report) -> CaseResult:
+    """Return the first failing example, or the first example when all pass."""
+    failing = [c for c in report.cases if not c.passed]
+    return (failing or list(report.cases))[0]
+
+
+def write_plot(report: Report, path: Path) -> CaseResult:
+    """Write one PNG with three labelled panels; return the case it shows."""
+    plt, MaxNLocator = require_matplotlib()
+    case = pick_case(report)
+    want = case.want
+    if want is None:
+        raise GraderError(f"no expected table to draw for {case.name}")
+    got = case.got
+    comparable = got is not None and got.shape == want.shape
+    fig, axes = plt.subplots(1, 3, figsize=(13, 4.2), constrained_layout=True)
+    fig.suptitle(f"{report.submission}: {case.name} ({case.outcome.label})")
+    _heatmap(fig, axes[0], want, "expected", "RdBu_r", (-1.0, 1.0))
+    if comparable:
+        assert got is not None
+        with np.errstate(invalid="ignore"):
+            err = np.abs(got - want)
+        _heatmap(fig, axes[1], got, "got", "RdBu_r", (-1.0, 1.0))
+        top = float(np.nanmax(err)) if np.isfinite(err).any() else 1.0
+        _heatmap(fig, axes[2], err, f"|error| (max {top:.3g})", "magma", (0.0, max(top, 1e-12)))
+    else:
+        reason = "no table returned" if got is None else f"shape {got.shape}, expected {want.shape}"
+        for ax, title in ((axes[1], "got"), (axes[2], "|error|")):
+            ax.set_title(title)
+            ax.text(0.5, 0.5, reason, ha="center", va="center", transform=ax.transAxes)
+            ax.set_axis_off()
+    positions = _positions(case)
+    for ax in axes[: 3 if comparable else 1]:
+        ax.xaxis.set_major_locator(MaxNLocator(integer=True))
+        ax.set_xlabel("column (2i = sin, 2i+1 = cos of pair i)")
+        ax.set_ylabel("row (position)")
+        if positions is not None and len(positions) <= 24:
+            ax.set_yticks(range(len(positions)), [str(p) for p in positions])
+    try:
+        fig.savefig(path, dpi=80)
+    except OSError as exc:
+        raise GraderError(f"cannot write {path}: {exc.strerror}") from None
+    finally:
+        plt.close(fig)
+    return case
+
+
+def _positions(case: CaseResult) -> list[int] | None:
+    return list(case.positions) if case.positions else None
+
+
+def _heatmap(
+    fig: Any, ax: Any, values: Any, title: str, cmap: str, lim: tuple[float, float]
+) -> None:
+    image = ax.imshow(
+        values, aspect="auto", cmap=cmap, vmin=lim[0], vmax=lim[1], interpolation="nearest"
+    )
+    ax.set_title(title)
+    fig.colorbar(image, ax=ax, shrink=0.8)
