@@ -5,7 +5,7 @@ from __future__ import annotations
 import importlib.util
 import os
 import re
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -13,7 +13,7 @@ from typing import Any
 import numpy as np
 import yaml
 
-from grader.compare import DEFAULT_ATOL, DEFAULT_RTOL, Array, Tolerance
+from grader.compare import DEFAULT_ATOL, DEFAULT_RTOL, Array, Tolerance, compare
 from grader.errors import GraderError
 
 FUNCTION_NAME = "sinusoidal_positions"
@@ -116,12 +116,43 @@ def validate_input(positions: object, d_model: object) -> tuple[tuple[int, ...],
     return tuple(positions), d_model
 
 
-def _expand_positions(raw: object, where: str) -> object:
+@dataclass(frozen=True)
+class Issue:
+    """One thing wrong with the problem files: where, which field, what."""
+
+    file: str
+    field: str
+    message: str
+
+    def __str__(self) -> str:
+        return f"{self.file}: {self.field}: {self.message}"
+
+
+class ProblemInvalid(GraderError):
+    """The problem files have issues; every one is listed, not just the first."""
+
+    def __init__(self, issues: list[Issue]) -> None:
+        self.issues = issues
+        count = f"{len(issues)} issue{'s' if len(issues) != 1 else ''}"
+        super().__init__(
+            f"the problem is invalid ({count}):\n" + "\n".join(f"  {i}" for i in issues)
+        )
+
+
+class _Bad(Exception):
+    """A field of one case file is wrong; carries the field's dotted name."""
+
+    def __init__(self, field: str, message: str) -> None:
+        super().__init__(message)
+        self.field = field
+
+
+def _expand_positions(raw: object) -> object:
     """Turn ``{range: [start, stop, step]}`` into a range; leave lists as they are."""
     if not isinstance(raw, dict):
         return raw
     if set(raw) != {"range"}:
-        raise GraderError(f"{where}: positions generator must be {{range: [start, stop, step]}}")
+        raise _Bad("input.positions", "a generator must be {range: [start, stop, step]}")
     args = raw["range"]
     if (
         not isinstance(args, list)
@@ -129,67 +160,72 @@ def _expand_positions(raw: object, where: str) -> object:
         or not all(isinstance(a, int) and not isinstance(a, bool) for a in args)
         or (len(args) == 3 and args[2] == 0)
     ):
-        raise GraderError(f"{where}: range needs 1 to 3 integers and a non-zero step, got {args!r}")
+        raise _Bad("input.positions.range", f"needs 1 to 3 integers, step not 0; got {args!r}")
     return range(*args)
 
 
-def _tolerance(raw: object, base: Tolerance, where: str) -> Tolerance:
+def _tolerance(raw: object, base: Tolerance) -> Tolerance:
     if raw is None:
         return base
     if not isinstance(raw, dict) or not set(raw) <= {"rtol", "atol"}:
-        raise GraderError(f"{where}: tolerance takes only rtol and atol, got {raw!r}")
+        raise _Bad("tolerance", f"takes only rtol and atol, got {raw!r}")
     values: dict[str, float] = {"rtol": base.rtol, "atol": base.atol}
     for key, value in raw.items():
         if isinstance(value, bool) or not isinstance(value, int | float) or not 0 <= value < 1:
-            raise GraderError(f"{where}: tolerance.{key} must be a number in [0, 1), got {value!r}")
+            raise _Bad(f"tolerance.{key}", f"must be a number in [0, 1), got {value!r}")
         values[key] = float(value)
     return Tolerance(**values)
 
 
+CASE_KEYS = frozenset({"name", "why", "input", "expected", "tolerance", "max_score"})
+
+
 def _case(raw: object, *, where: str, visible: bool, base: Tolerance) -> Case:
     if not isinstance(raw, dict):
-        raise GraderError(f"{where}: a case must be a mapping, got {type(raw).__name__}")
-    allowed = {"name", "why", "input", "expected", "tolerance", "max_score"}
-    unknown = sorted(set(raw) - allowed)
+        raise _Bad("(top)", f"a case must be a mapping, got {type(raw).__name__}")
+    unknown = sorted(set(raw) - CASE_KEYS)
     if unknown:
-        raise GraderError(f"{where}: unknown key {unknown[0]!r} (allowed: {sorted(allowed)})")
+        raise _Bad(unknown[0], f"unknown key (allowed: {', '.join(sorted(CASE_KEYS))})")
     for key in ("name", "why", "input"):
         if key not in raw:
-            raise GraderError(f"{where}: missing key {key!r}")
+            raise _Bad(key, "missing key")
     name, why = raw["name"], raw["why"]
     if not isinstance(name, str) or not NAME_RE.match(name):
-        raise GraderError(f"{where}: name must be lowercase letters, digits, _ or -, got {name!r}")
+        raise _Bad("name", f"must be lowercase letters, digits, _ or -, got {name!r}")
     if not isinstance(why, str) or not why.strip():
-        raise GraderError(f"{where}: why must be a non-empty sentence")
+        raise _Bad("why", "must be a non-empty sentence")
     inp = raw["input"]
     if not isinstance(inp, dict) or set(inp) != {"positions", "d_model"}:
-        raise GraderError(f"{where}: input must have exactly positions and d_model")
+        raise _Bad("input", "must have exactly the keys positions and d_model")
     try:
-        positions, d_model = validate_input(
-            _expand_positions(inp["positions"], where), inp["d_model"]
-        )
+        positions, d_model = validate_input(_expand_positions(inp["positions"]), inp["d_model"])
     except ValueError as exc:
-        raise GraderError(f"{where}: input: {exc}") from None
+        field = "input.d_model" if "d_model" in str(exc) else "input.positions"
+        raise _Bad(field, str(exc)) from None
     expected = None
     if raw.get("expected") is not None:
         try:
             expected = np.array(raw["expected"], dtype=np.float64)
         except (TypeError, ValueError):
-            raise GraderError(f"{where}: expected must be a table of numbers") from None
+            raise _Bad("expected", "must be a table of numbers with equal-length rows") from None
         if expected.shape != (len(positions), d_model):
-            raise GraderError(
-                f"{where}: expected has shape {expected.shape}, "
-                f"but the input needs {(len(positions), d_model)}"
+            raise _Bad(
+                "expected",
+                f"has shape {expected.shape}, but the input needs {(len(positions), d_model)}",
             )
+        if not np.all(np.isfinite(expected)):
+            raise _Bad("expected", "holds NaN or infinity")
+    elif visible:
+        raise _Bad("expected", "a visible example must list its expected values")
     max_score = raw.get("max_score", 1.0)
     if isinstance(max_score, bool) or not isinstance(max_score, int | float) or max_score <= 0:
-        raise GraderError(f"{where}: max_score must be a positive number, got {max_score!r}")
+        raise _Bad("max_score", f"must be a positive number, got {max_score!r}")
     return Case(
         name=name,
         why=why.strip(),
         positions=positions,
         d_model=d_model,
-        tolerance=_tolerance(raw.get("tolerance"), base, where),
+        tolerance=_tolerance(raw.get("tolerance"), base),
         visible=visible,
         source=where,
         expected=expected,
@@ -197,52 +233,61 @@ def _case(raw: object, *, where: str, visible: bool, base: Tolerance) -> Case:
     )
 
 
-def _read_yaml(path: Path, where: str) -> object:
+def _read_yaml(path: Path) -> object:
     try:
         return yaml.safe_load(path.read_text(encoding="utf-8"))
     except OSError as exc:
-        raise GraderError(f"{where}: cannot read: {exc.strerror}") from None
+        raise _Bad("(file)", f"cannot read: {exc.strerror}") from None
     except yaml.YAMLError as exc:
-        raise GraderError(f"{where}: not valid YAML: {exc}".splitlines()[0]) from None
+        raise _Bad("(file)", f"not valid YAML: {exc}".splitlines()[0]) from None
 
 
 def load_problem(root: Path) -> Problem:
-    """Load and validate examples.yaml and every hidden case file under ``root``."""
-    top = _read_yaml(root / EXAMPLES_FILE, EXAMPLES_FILE)
-    if not isinstance(top, dict) or not set(top) <= {"tolerance", "examples"}:
-        raise GraderError(f"{EXAMPLES_FILE}: must be a mapping with tolerance and examples")
-    base = _tolerance(top.get("tolerance"), Tolerance(DEFAULT_RTOL, DEFAULT_ATOL), EXAMPLES_FILE)
-    raw_examples = top.get("examples")
-    if not isinstance(raw_examples, list) or not raw_examples:
-        raise GraderError(f"{EXAMPLES_FILE}: examples must be a non-empty list")
-    examples = tuple(
-        _case(raw, where=f"{EXAMPLES_FILE}: examples[{i}]", visible=True, base=base)
-        for i, raw in enumerate(raw_examples)
-    )
-    for case in examples:
-        if case.expected is None:
-            raise GraderError(f"{case.source}: a visible example must list its expected values")
+    """Load and validate examples.yaml and every hidden case file under ``root``.
+
+    Raises ProblemInvalid listing every issue found, one or more per file.
+    """
+    issues: list[Issue] = []
+    base = Tolerance(DEFAULT_RTOL, DEFAULT_ATOL)
+    examples: list[Case] = []
+    try:
+        top = _read_yaml(root / EXAMPLES_FILE)
+        if not isinstance(top, dict) or not set(top) <= {"tolerance", "examples"}:
+            raise _Bad("(top)", "must be a mapping with the keys tolerance and examples")
+        base = _tolerance(top.get("tolerance"), base)
+        raw_examples = top.get("examples")
+        if not isinstance(raw_examples, list) or not raw_examples:
+            raise _Bad("examples", "must be a non-empty list")
+    except _Bad as bad:
+        issues.append(Issue(EXAMPLES_FILE, bad.field, str(bad)))
+        raw_examples = []
+    for i, raw in enumerate(raw_examples):
+        where = f"{EXAMPLES_FILE}: examples[{i}]"
+        try:
+            examples.append(_case(raw, where=where, visible=True, base=base))
+        except _Bad as bad:
+            issues.append(Issue(EXAMPLES_FILE, f"examples[{i}].{bad.field}", str(bad)))
+    hidden: list[Case] = []
     hidden_dir = root / HIDDEN_DIR
     files = sorted(hidden_dir.glob("*.yaml")) if hidden_dir.is_dir() else []
     if not files:
-        raise GraderError(f"{HIDDEN_DIR}/: no case files (*.yaml) found")
-    hidden = tuple(
-        _case(
-            _read_yaml(path, f"{HIDDEN_DIR}/{path.name}"),
-            where=f"{HIDDEN_DIR}/{path.name}",
-            visible=False,
-            base=base,
-        )
-        for path in files
-    )
+        issues.append(Issue(f"{HIDDEN_DIR}/", "(folder)", "no case files (*.yaml) found"))
+    for path in files:
+        where = f"{HIDDEN_DIR}/{path.name}"
+        try:
+            hidden.append(_case(_read_yaml(path), where=where, visible=False, base=base))
+        except _Bad as bad:
+            issues.append(Issue(where, bad.field, str(bad)))
     seen: dict[str, str] = {}
     for case in examples + hidden:
         if case.name in seen:
-            raise GraderError(
-                f"{case.source}: name {case.name!r} is already used by {seen[case.name]}"
+            issues.append(
+                Issue(case.source, "name", f"{case.name!r} is already used by {seen[case.name]}")
             )
-        seen[case.name] = case.source
-    return Problem(root=root, tolerance=base, examples=examples, hidden=hidden)
+        seen.setdefault(case.name, case.source)
+    if issues:
+        raise ProblemInvalid(issues)
+    return Problem(root=root, tolerance=base, examples=tuple(examples), hidden=tuple(hidden))
 
 
 Reference = Callable[[list[int], int], Any]
@@ -253,22 +298,80 @@ def load_reference(problem: Problem) -> Reference:
     path = problem.reference_path
     spec = importlib.util.spec_from_file_location("_grader_reference", path)
     if spec is None or spec.loader is None or not path.is_file():
-        raise GraderError(f"reference solution {REFERENCE_FILE} is missing")
+        raise ProblemInvalid([Issue(str(REFERENCE_FILE), "(file)", "missing")])
     module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
+    try:
+        spec.loader.exec_module(module)
+    except Exception as exc:  # noqa: BLE001 - a broken reference is an author's issue to list
+        raise ProblemInvalid(
+            [Issue(str(REFERENCE_FILE), "(file)", f"import failed: {type(exc).__name__}: {exc}")]
+        ) from None
     func = getattr(module, FUNCTION_NAME, None)
     if not callable(func):
-        raise GraderError(f"{REFERENCE_FILE} does not define {FUNCTION_NAME}()")
+        raise ProblemInvalid([Issue(str(REFERENCE_FILE), FUNCTION_NAME, "not defined")])
     return func  # type: ignore[no-any-return]
 
 
-def expected_for(case: Case, reference: Reference) -> Array:
-    """Return the case's stored expectation, or compute it with the reference."""
-    if case.expected is not None:
-        return case.expected
-    return np.asarray(reference(list(case.positions), case.d_model), dtype=np.float64)
+@dataclass(frozen=True)
+class Checked:
+    """A problem whose stored expectations agree with the reference, and every case's table."""
+
+    problem: Problem
+    expected: dict[str, Array]
 
 
-def as_mapping(case: Case) -> Mapping[str, object]:
-    """Return the inputs of a case as the child receives them: nothing else."""
-    return {"positions": list(case.positions), "d_model": case.d_model}
+def _where(case: Case) -> tuple[str, str]:
+    """Return (file, field prefix) of a case, e.g. ("examples.yaml", "examples[0].")."""
+    file, _, item = case.source.partition(": ")
+    return file, f"{item}." if item else ""
+
+
+def check_problem(root: Path, *, examples: bool = True, hidden: bool = True) -> Checked:
+    """Load the problem, run the reference on the chosen cases, and check every stored table.
+
+    Raises ProblemInvalid listing every issue: schema, reference failures, and stored
+    expectations outside the tolerance of what the reference computes.
+    """
+    problem = load_problem(root)
+    reference = load_reference(problem)
+    cases = (problem.examples if examples else ()) + (problem.hidden if hidden else ())
+    issues: list[Issue] = []
+    expected: dict[str, Array] = {}
+    for case in cases:
+        file, prefix = _where(case)
+        try:
+            ref = np.asarray(reference(list(case.positions), case.d_model), dtype=np.float64)
+        except Exception as exc:  # noqa: BLE001 - reported with the case that triggered it
+            issues.append(
+                Issue(
+                    str(REFERENCE_FILE),
+                    FUNCTION_NAME,
+                    f"raised {type(exc).__name__} on {case.source}: {exc}",
+                )
+            )
+            continue
+        if ref.shape != case.shape or not np.all(np.isfinite(ref)):
+            issues.append(
+                Issue(
+                    str(REFERENCE_FILE),
+                    FUNCTION_NAME,
+                    f"returned shape {ref.shape} or non-finite values on {case.source}",
+                )
+            )
+            continue
+        if case.expected is not None:
+            m = compare(case.expected, ref, case.tolerance)
+            if m is not None:
+                issues.append(
+                    Issue(
+                        file,
+                        f"{prefix}expected",
+                        f"disagrees with the reference in {m.wrong} of {m.total} values; "
+                        f"row {m.worst_row}, column {m.worst_col}: stored {m.worst_got:.6g}, "
+                        f"reference {m.worst_want:.6g} ({case.tolerance.describe()})",
+                    )
+                )
+        expected[case.name] = case.expected if case.expected is not None else ref
+    if issues:
+        raise ProblemInvalid(issues)
+    return Checked(problem=problem, expected=expected)

@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import time
+from collections.abc import Sequence
 from pathlib import Path
 
-from grader.cases import FUNCTION_NAME, HIDDEN_DIR, Case, expected_for, load_problem, load_reference
-from grader.compare import Array
+from grader.cases import FUNCTION_NAME, HIDDEN_DIR, Case, Problem, check_problem
 from grader.errors import GraderError
 from grader.judge import Source, judge
 from grader.records import Report
@@ -30,7 +30,7 @@ def read_submission(path: Path) -> Source:
     if size > MAX_SUBMISSION_BYTES:
         raise GraderError(f"{path.name} is {size} bytes; submissions may be at most 1 MiB")
     data = path.read_bytes()
-    return Source(name=path.name, text=data.decode("utf-8", "replace"))
+    return Source(name=path.name, text=data.decode("utf-8", "replace"), data=data)
 
 
 def forbid_memory_reads() -> None:
@@ -63,6 +63,23 @@ def limits_text(limits: Limits) -> dict[str, str]:
     }
 
 
+def execute(
+    *, source: bytes, problem: Problem, cases: Sequence[Case], limits: Limits, backend: str
+) -> Run:
+    """Run a submission's source on ``cases`` behind ``backend``; the answers, unjudged."""
+    if backend != "none":
+        check_hidden_unreachable([problem.root / HIDDEN_DIR, problem.reference_path])
+    # A child of the same user could otherwise read this process's memory via /proc.
+    forbid_memory_reads()
+    return run_submission(
+        source=source,
+        cases=[CaseInput(i, c.positions, c.d_model) for i, c in enumerate(cases)],
+        limits=limits,
+        function=FUNCTION_NAME,
+        backend=backend,
+    )
+
+
 def grade(
     *, submission: Path, problem_root: Path, mode: str, limits: Limits, backend: str
 ) -> Report:
@@ -72,29 +89,13 @@ def grade(
     """
     began = time.monotonic()
     src = read_submission(submission)
-    problem = load_problem(problem_root)
-    if backend != "none":
-        check_hidden_unreachable([problem.root / HIDDEN_DIR, problem.reference_path])
-    # A child of the same user could otherwise read this process's memory via /proc.
-    forbid_memory_reads()
-    cases: tuple[Case, ...] = problem.examples if mode == "run" else problem.hidden
-    inputs = [CaseInput(i, c.positions, c.d_model) for i, c in enumerate(cases)]
-    run = run_submission(
-        source=submission.read_bytes(),
-        cases=inputs,
-        limits=limits,
-        function=FUNCTION_NAME,
-        backend=backend,
-    )
-    reference = load_reference(problem) if any(c.expected is None for c in cases) else None
-    wants: list[Array] = []
-    for case in cases:
-        if case.expected is None:
-            assert reference is not None
-        wants.append(expected_for(case, reference))  # type: ignore[arg-type]
+    checked = check_problem(problem_root, examples=mode == "run", hidden=mode == "submit")
+    problem = checked.problem
+    cases = problem.examples if mode == "run" else problem.hidden
+    run = execute(source=src.data, problem=problem, cases=cases, limits=limits, backend=backend)
     texts = limits_text(limits)
     results = tuple(
-        judge(case, run.results[i], wants[i], src, limits_text=texts)
+        judge(case, run.results[i], checked.expected[case.name], src, limits_text=texts)
         for i, case in enumerate(cases)
     )
     warnings: list[str] = []

@@ -39,6 +39,7 @@ class Source:
 
     name: str
     text: str
+    data: bytes = b""
 
     def cites(self, name: object) -> str | None:
         """Return ``name`` if it is a builtin exception or an identifier in the source."""

@@ -8,8 +8,13 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from grader.cases import expected_for, load_problem, load_reference, validate_input
-from grader.errors import GraderError
+from grader.cases import (
+    ProblemInvalid,
+    check_problem,
+    load_problem,
+    load_reference,
+    validate_input,
+)
 from tests.conftest import ROOT
 
 
@@ -52,6 +57,7 @@ def test_examples_match_reference_within_tolerance() -> None:
     """The 6-digit example values pass the reference under the tolerance in force."""
     problem = load_problem(ROOT)
     ref = load_reference(problem)
+    check_problem(ROOT)
     for case in problem.examples:
         got = np.asarray(ref(list(case.positions), case.d_model))
         assert case.expected is not None
@@ -87,24 +93,69 @@ def test_validate_input_rejects(positions: list[object], d_model: object, words:
 
 
 @pytest.mark.parametrize(
-    ("text", "words"),
+    ("text", "field", "words"),
     [
-        ("name: a\nwhy: b\ninput: {positions: [1], d_model: 3}\n", "even"),
-        ("name: a\nwhy: b\ninput: {positions: [1], d_model: 2}\ncolour: red\n", "unknown key"),
-        ("name: a\ninput: {positions: [1], d_model: 2}\n", "missing key 'why'"),
-        ("name: a\nwhy: b\ninput: {positions: {range: [0]}, d_model: 2}\n", "at least one"),
-        ("name: a\nwhy: b\ninput: {positions: [1], d_model: 2}\nexpected: [[0, 1, 2]]\n", "shape"),
-        ("name: a\nwhy: b\ninput: {positions: [1], d_model: 2}\ntolerance: {rtol: -1}\n", "rtol"),
-        ("name: single_pair\nwhy: b\ninput: {positions: [1], d_model: 2}\n", "already used"),
-        ("name: [\n", "not valid YAML"),
+        ("name: a\nwhy: b\ninput: {positions: [1], d_model: 3}\n", "input.d_model", "even"),
+        (
+            "name: a\nwhy: b\ninput: {positions: [1], d_model: 2}\ncolour: red\n",
+            "colour",
+            "unknown key",
+        ),
+        ("name: a\ninput: {positions: [1], d_model: 2}\n", "why", "missing key"),
+        (
+            "name: a\nwhy: b\ninput: {positions: {range: [0]}, d_model: 2}\n",
+            "input.positions",
+            "at least one",
+        ),
+        (
+            "name: a\nwhy: b\ninput: {positions: [1], d_model: 2}\nexpected: [[0, 1, 2]]\n",
+            "expected",
+            "shape",
+        ),
+        (
+            "name: a\nwhy: b\ninput: {positions: [1], d_model: 2}\ntolerance: {rtol: -1}\n",
+            "tolerance.rtol",
+            "[0, 1)",
+        ),
+        (
+            "name: single_pair\nwhy: b\ninput: {positions: [1], d_model: 2}\n",
+            "name",
+            "already used",
+        ),
+        (
+            "name: a\nwhy: b\ninput: {positions: [1, x], d_model: 2}\n",
+            "input.positions",
+            "integers",
+        ),
+        ("name: [\n", "(file)", "not valid YAML"),
     ],
 )
-def test_bad_case_file_names_file_and_problem(problem_copy: Path, text: str, words: str) -> None:
-    """A broken hidden case stops loading with the file name and what is wrong."""
+def test_bad_case_file_names_file_field_and_problem(
+    problem_copy: Path, text: str, field: str, words: str
+) -> None:
+    """A broken hidden case stops loading with the file, the field and what is wrong."""
     (problem_copy / "hidden_tests" / "99_broken.yaml").write_text(text)
-    with pytest.raises(GraderError, match=words) as info:
+    with pytest.raises(ProblemInvalid) as info:
         load_problem(problem_copy)
-    assert "99_broken.yaml" in str(info.value)
+    [issue] = info.value.issues
+    assert issue.file == "hidden_tests/99_broken.yaml" and issue.field == field
+    assert words in issue.message
+
+
+def test_every_broken_file_is_reported(problem_copy: Path) -> None:
+    """Two broken files and a broken example give three issues, not just the first."""
+    hidden = problem_copy / "hidden_tests"
+    (hidden / "98_a.yaml").write_text("name: a\nwhy: b\ninput: {positions: [-1], d_model: 2}\n")
+    (hidden / "99_b.yaml").write_text("name: b\nwhy: b\ninput: {positions: [1], d_model: 0}\n")
+    examples = problem_copy / "examples.yaml"
+    examples.write_text(examples.read_text().replace("d_model: 4", "d_model: 5"))
+    with pytest.raises(ProblemInvalid) as info:
+        load_problem(problem_copy)
+    assert [(i.file, i.field) for i in info.value.issues] == [
+        ("examples.yaml", "examples[0].input.d_model"),
+        ("hidden_tests/98_a.yaml", "input.positions"),
+        ("hidden_tests/99_b.yaml", "input.d_model"),
+    ]
 
 
 def test_case_may_override_tolerance_and_store_expected(problem_copy: Path) -> None:
@@ -115,4 +166,27 @@ def test_case_may_override_tolerance_and_store_expected(problem_copy: Path) -> N
     )
     case = next(c for c in load_problem(problem_copy).hidden if c.name == "own")
     assert case.tolerance.atol == 0.01 and case.tolerance.rtol == 1e-6
-    assert expected_for(case, lambda p, d: None).tolist() == [[0.0, 1.0]]
+    assert check_problem(problem_copy).expected["own"].tolist() == [[0.0, 1.0]]
+
+
+def test_stored_expectation_must_agree_with_reference(problem_copy: Path) -> None:
+    """A stored table the reference disagrees with is an issue naming file and field."""
+    (problem_copy / "hidden_tests" / "11_own.yaml").write_text(
+        "name: own\nwhy: b\ninput: {positions: [1], d_model: 2}\nexpected: [[0.5, 0.5]]\n"
+    )
+    with pytest.raises(ProblemInvalid) as info:
+        check_problem(problem_copy)
+    [issue] = info.value.issues
+    assert (issue.file, issue.field) == ("hidden_tests/11_own.yaml", "expected")
+    assert "disagrees with the reference" in issue.message
+
+
+def test_broken_reference_is_an_issue(problem_copy: Path) -> None:
+    """A reference that raises is reported, with the case that made it raise."""
+    (problem_copy / "solutions" / "reference.py").write_text(
+        "def sinusoidal_positions(positions, d_model):\n    raise ValueError('nope')\n"
+    )
+    with pytest.raises(ProblemInvalid) as info:
+        check_problem(problem_copy)
+    assert all(i.file == "solutions/reference.py" for i in info.value.issues)
+    assert "raised ValueError on examples.yaml: examples[0]" in info.value.issues[0].message
