@@ -9,6 +9,31 @@ import yaml
 
 from grader.cases import HIDDEN_DIR, NAME_RE, load_problem, validate_input
 from grader.errors import GraderError
+from grader.sandbox import Limits
+
+
+def new_case_report(root: Path, path: Path, *, limits: Limits, backend: str) -> str:
+    """Audit the suite with the new case in it; say what the case catches and adds."""
+    from grader.audit import audit
+
+    try:
+        result = audit(problem_root=root, limits=limits, backend=backend)
+    except GraderError as exc:
+        return f"not audited: {exc}\n"
+    index = next(i for i, c in enumerate(result.cases) if c.source.endswith(path.name))
+    caught = result.catches(index)
+    alone = result.sole_catches(index)
+    lines = [
+        f"catches {len(caught)} of {len(result.wrong)} wrong variants"
+        + (f": {', '.join(caught)}" if caught else ""),
+        f"catches alone: {', '.join(alone)}"
+        if alone
+        else "redundant: every variant it catches is caught by another case too",
+    ]
+    failing = [r.variant.name for r in result.failing_correct if index in r.caught_by]
+    if failing:
+        lines.append(f"WARNING: correct variants fail it: {', '.join(failing)}")
+    return "\n".join(lines) + "\n"
 
 
 def add_case(root: Path, *, positions: list[int], d_model: int, name: str | None, why: str) -> Path:

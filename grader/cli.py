@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import argparse
+import json
 import sys
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 from grader.errors import GraderError
 
@@ -60,9 +62,12 @@ def build_parser() -> argparse.ArgumentParser:
     common.add_argument(
         "--problem", metavar="DIR", help="problem folder (default: $GRADER_PROBLEM, then the repo)"
     )
+    fmt = argparse.ArgumentParser(add_help=False)
+    fmt.add_argument("--format", choices=("text", "json"), default="text")
+    submission = argparse.ArgumentParser(add_help=False)
+    submission.add_argument("file", type=Path, help="the submission, a .py file")
+    # Sandbox and limits: every command that runs untrusted code takes them.
     grading = argparse.ArgumentParser(add_help=False)
-    grading.add_argument("file", type=Path, help="the submission, a .py file")
-    grading.add_argument("--format", choices=("text", "json"), default="text")
     grading.add_argument(
         "--sandbox",
         choices=("auto", "bwrap", "landlock", "none"),
@@ -117,7 +122,9 @@ def build_parser() -> argparse.ArgumentParser:
         help="bytes of stdout and of stderr kept; the rest is dropped (default 8192)",
     )
     run = sub.add_parser(
-        "run", parents=[common, grading], help="check a file against the visible examples"
+        "run",
+        parents=[common, submission, fmt, grading],
+        help="check a file against the visible examples",
     )
     run.add_argument(
         "--plot",
@@ -125,12 +132,36 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="FILE.png",
         help="also draw expected, got and |error| heatmaps of the first failing example",
     )
-    sub.add_parser("submit", parents=[common, grading], help="grade a file on the hidden cases")
-    add = sub.add_parser("add-case", parents=[common], help="add a hidden case (authors)")
+    sub.add_parser(
+        "submit",
+        parents=[common, submission, fmt, grading],
+        help="grade a file on the hidden cases",
+    )
+    sub.add_parser(
+        "check", parents=[common], help="validate the problem files against the reference (authors)"
+    )
+    audit = sub.add_parser(
+        "audit",
+        parents=[common, fmt, grading],
+        help="grade the solution corpus on the hidden cases: kill matrix and margins (authors)",
+    )
+    audit.add_argument(
+        "--jobs",
+        type=positive_int,
+        default=None,
+        metavar="N",
+        help="variants graded at once (default: one per core)",
+    )
+    add = sub.add_parser(
+        "add-case", parents=[common, grading], help="add a hidden case and audit it (authors)"
+    )
     add.add_argument("--positions", type=positions_arg, required=True, metavar="LIST")
     add.add_argument("--d-model", type=int, required=True, metavar="N")
     add.add_argument("--name", help="case name (default: case_NN)")
     add.add_argument("--why", default="Added by an author with grader add-case.")
+    add.add_argument(
+        "--no-audit", action="store_true", help="write the case without grading the corpus on it"
+    )
     return parser
 
 
@@ -148,24 +179,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 130
 
 
-def _dispatch(args: argparse.Namespace) -> int:
-    # Imported here so that `grader --help` and argument errors stay instant.
-    from grader.cases import find_problem_root
+def _limits(args: argparse.Namespace) -> Any:
+    from grader.sandbox import Limits
 
-    root = find_problem_root(args.problem)
-    if args.command == "add-case":
-        from grader.authoring import add_case
-
-        path = add_case(
-            root, positions=args.positions, d_model=args.d_model, name=args.name, why=args.why
-        )
-        print(f"wrote {path.relative_to(root)}")
-        return EXIT_PASSED
-    from grader.grade import grade
-    from grader.report import render_json, render_text, use_colour
-    from grader.sandbox import Limits, resolve_backend
-
-    limits = Limits(
+    return Limits(
         case_seconds=args.timeout,
         startup_seconds=args.startup_timeout,
         cpu_seconds=args.cpu,
@@ -173,14 +190,80 @@ def _dispatch(args: argparse.Namespace) -> int:
         file_size_mb=args.max_file_size,
         output_bytes=args.max_output,
     )
+
+
+def _dispatch(args: argparse.Namespace) -> int:
+    # Imported here so that `grader --help` and argument errors stay instant.
+    from grader.cases import find_problem_root
+
+    root = find_problem_root(args.problem)
+    if args.command == "check":
+        return _check(root)
+    from grader.sandbox import resolve_backend
+
+    if args.command == "add-case":
+        return _add_case(args, root)
+    backend = resolve_backend(args.sandbox, require=args.require_sandbox)
+    if args.command == "audit":
+        from grader.audit import audit, audit_json, render_audit
+
+        result = audit(
+            problem_root=root, limits=_limits(args), backend=backend, jobs=args.jobs or 0
+        )
+        if args.format == "json":
+            sys.stdout.write(json.dumps(audit_json(result), indent=2) + "\n")
+        else:
+            sys.stdout.write(render_audit(result))
+        return EXIT_PASSED if result.clean else EXIT_FAILED
+    return _grade(args, root, backend)
+
+
+def _check(root: Path) -> int:
+    from grader.audit import load_corpus
+    from grader.cases import check_problem
+
+    checked = check_problem(root)
+    problem = checked.problem
+    corpus = load_corpus(root) if (root / "solutions" / "corpus.yaml").exists() else ()
+    print(
+        f"problem OK: {len(problem.examples)} examples and {len(problem.hidden)} hidden cases "
+        f"agree with the reference; tolerance {problem.tolerance.describe()}"
+        + (f"; corpus of {len(corpus)} variants listed" if corpus else "")
+    )
+    return EXIT_PASSED
+
+
+def _add_case(args: argparse.Namespace, root: Path) -> int:
+    from grader.authoring import add_case, new_case_report
+
+    path = add_case(
+        root, positions=args.positions, d_model=args.d_model, name=args.name, why=args.why
+    )
+    print(f"wrote {path.relative_to(root)}")
+    if args.no_audit:
+        return EXIT_PASSED
+    from grader.sandbox import resolve_backend
+
+    backend = resolve_backend(args.sandbox, require=args.require_sandbox)
+    print(new_case_report(root, path, limits=_limits(args), backend=backend), end="")
+    return EXIT_PASSED
+
+
+def _grade(args: argparse.Namespace, root: Path, backend: str) -> int:
+    from grader.grade import grade
+    from grader.report import render_json, render_text, use_colour
+
     plot_to = getattr(args, "plot", None)
     if plot_to is not None:
         from grader.plot import require_matplotlib
 
         require_matplotlib()  # before grading, so a missing extra costs nothing
-    backend = resolve_backend(args.sandbox, require=args.require_sandbox)
     report = grade(
-        submission=args.file, problem_root=root, mode=args.command, limits=limits, backend=backend
+        submission=args.file,
+        problem_root=root,
+        mode=args.command,
+        limits=_limits(args),
+        backend=backend,
     )
     if args.format == "json":
         sys.stdout.write(render_json(report))

@@ -13,6 +13,7 @@ from grader.cli import main
 
 ROOT = Path(__file__).resolve().parent.parent
 SAMPLES = Path(__file__).resolve().parent / "samples"
+CORPUS = ROOT / "solutions"
 
 
 @pytest.fixture

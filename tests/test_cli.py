@@ -15,7 +15,7 @@ import pytest
 import yaml
 
 from grader.cases import load_problem
-from tests.conftest import ROOT, SAMPLES
+from tests.conftest import CORPUS, ROOT
 
 Cli = Callable[..., tuple[int, str, str]]
 
@@ -30,13 +30,13 @@ def test_missing_file_is_a_usage_error(cli: Cli) -> None:
 def test_bad_argument_names_the_value(cli: Cli) -> None:
     """A bad flag value exits 2 and quotes the value."""
     with pytest.raises(SystemExit) as info:
-        cli("run", SAMPLES / "correct_lists.py", "--timeout", "soon")
+        cli("run", CORPUS / "correct" / "lists.py", "--timeout", "soon")
     assert info.value.code == 2
 
 
 def test_bad_problem_folder(cli: Cli, tmp_path: Path) -> None:
     """--problem pointing at a folder without examples.yaml is a usage error."""
-    code, _, err = cli("run", SAMPLES / "correct_lists.py", "--problem", tmp_path)
+    code, _, err = cli("run", CORPUS / "correct" / "lists.py", "--problem", tmp_path)
     assert code == 2 and "has no examples.yaml" in err
 
 
@@ -45,14 +45,14 @@ def test_invalid_problem_refused(cli: Cli, tmp_path: Path) -> None:
     shutil.copytree(ROOT / "hidden_tests", tmp_path / "hidden_tests")
     shutil.copy(ROOT / "examples.yaml", tmp_path)
     (tmp_path / "hidden_tests" / "50_bad.yaml").write_text("name: x\n")
-    code, out, err = cli("submit", SAMPLES / "correct_lists.py", "--problem", tmp_path)
+    code, out, err = cli("submit", CORPUS / "correct" / "lists.py", "--problem", tmp_path)
     assert code == 2 and out == ""
     assert "hidden_tests/50_bad.yaml" in err and "missing key" in err
 
 
 def test_json_is_gradescope_shaped(grade_json: Callable[..., tuple[int, Any]]) -> None:
     """The JSON report carries Gradescope's fields and our own under extra_data."""
-    _, doc = grade_json("submit", SAMPLES / "wrong_swapped.py")
+    _, doc = grade_json("submit", CORPUS / "wrong" / "swapped.py")
     assert set(doc) >= {"score", "max_score", "tests", "output", "extra_data"}
     assert doc["extra_data"]["schema_version"] == 1
     for test in doc["tests"]:
@@ -69,13 +69,19 @@ def _numbers_of_hidden_inputs() -> set[str]:
 
 
 @pytest.mark.parametrize(
-    "sample", ["wrong_swapped", "fail_exception", "fail_flat", "wrong_deduplicated"]
+    "sample",
+    [
+        "wrong/swapped",
+        "../tests/samples/fail_exception",
+        "../tests/samples/fail_flat",
+        "wrong/deduplicated",
+    ],
 )
 def test_submit_report_reveals_no_hidden_input(cli: Cli, sample: str) -> None:
     """Neither the text nor the JSON report of submit shows a hidden position or d_model."""
     problem = load_problem(ROOT)
     for fmt in ("text", "json"):
-        _, out, _ = cli("submit", SAMPLES / f"{sample}.py", "--format", fmt)
+        _, out, _ = cli("submit", CORPUS / f"{sample}.py", "--format", fmt)
         assert "positions=" not in out and "input:" not in out
         tokens = set(out.replace(",", " ").replace("(", " ").replace(")", " ").split())
         leaked = tokens & _numbers_of_hidden_inputs()
@@ -86,7 +92,7 @@ def test_submit_report_reveals_no_hidden_input(cli: Cli, sample: str) -> None:
 
 def test_run_report_shows_everything_on_failure(cli: Cli) -> None:
     """run shows the input, expected and got values and where the worst error is."""
-    code, out, _ = cli("run", SAMPLES / "wrong_swapped.py")
+    code, out, _ = cli("run", CORPUS / "wrong" / "swapped.py")
     assert code == 1
     assert "input: positions=[2, 0, 5], d_model=2" in out
     assert "expected:" in out and "got:" in out and "worst at row 0 (position 2)" in out
@@ -145,7 +151,7 @@ def test_add_case_writes_a_valid_case(cli: Cli, tmp_path: Path) -> None:
     data = yaml.safe_load((root / "hidden_tests" / "11_pi_digits.yaml").read_text())
     assert data["input"] == {"positions": [3, 1, 4], "d_model": 6}
     assert any(c.name == "pi_digits" for c in load_problem(root).hidden)
-    code, out, _ = cli("submit", SAMPLES / "correct_lists.py", "--problem", root)
+    code, out, _ = cli("submit", CORPUS / "correct" / "lists.py", "--problem", root)
     assert code == 0 and "score: 11/11" in out
 
 

@@ -14,17 +14,15 @@ import pytest
 from grader.cases import load_problem
 from grader.diagnose import HINTS, diagnose
 from grader.report import use_colour
-from tests.conftest import ROOT, SAMPLES
+from tests.conftest import CORPUS, ROOT
 
 Cli = Callable[..., tuple[int, str, str]]
 
 
-@pytest.mark.parametrize(
-    "sample", ["wrong_swapped", "wrong_capped_table", "wrong_float16", "wrong_sorted"]
-)
+@pytest.mark.parametrize("sample", ["swapped", "capped_table", "float16", "sorted"])
 def test_hidden_hints_are_fixed_sentences(cli: Cli, sample: str) -> None:
     """Every hint on submit is one of the fixed sentences, whatever the case held."""
-    _, out, _ = cli("submit", SAMPLES / f"{sample}.py")
+    _, out, _ = cli("submit", CORPUS / "wrong" / f"{sample}.py")
     hints = re.findall(r"hint: (.*)", out)
     assert hints
     assert set(hints) <= set(HINTS.values())
@@ -41,7 +39,7 @@ def test_diagnosis_needs_a_real_match() -> None:
 
 def test_run_names_the_mistake_in_text(cli: Cli) -> None:
     """The text report of run carries the hint under the failing example."""
-    _, out, _ = cli("run", SAMPLES / "wrong_swapped.py")
+    _, out, _ = cli("run", CORPUS / "wrong" / "swapped.py")
     assert "hint: columns 2i and 2i+1 look swapped" in out
 
 
@@ -49,7 +47,7 @@ def test_plot_writes_three_panels(cli: Cli, tmp_path: Path) -> None:
     """--plot writes a PNG that decodes, three panels wide."""
     image = pytest.importorskip("matplotlib.image")
     out = tmp_path / "where.png"
-    code, _, err = cli("run", SAMPLES / "wrong_swapped.py", "--plot", out)
+    code, _, err = cli("run", CORPUS / "wrong" / "swapped.py", "--plot", out)
     assert code == 1 and "two_positions_d4" in err
     assert out.stat().st_size > 5000
     pixels = image.imread(out)
@@ -68,7 +66,7 @@ def test_plot_of_passing_run(cli: Cli, tmp_path: Path) -> None:
 def test_plot_without_matplotlib(cli: Cli, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """Without matplotlib, --plot says how to install it and exits 2 before grading."""
     monkeypatch.setitem(sys.modules, "matplotlib", None)
-    code, out, err = cli("run", SAMPLES / "wrong_swapped.py", "--plot", tmp_path / "x.png")
+    code, out, err = cli("run", CORPUS / "wrong" / "swapped.py", "--plot", tmp_path / "x.png")
     assert code == 2 and out == ""
     assert "pip install -e '.[plot]'" in err
 

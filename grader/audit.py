@@ -1,0 +1,278 @@
+"""Author tools: grade the solution corpus on the hidden suite and measure its strength."""
+
+from __future__ import annotations
+
+import math
+import os
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import yaml
+
+from grader.cases import Case, Checked, check_problem
+from grader.errors import GraderError
+from grader.grade import execute, limits_text, read_submission
+from grader.judge import judge
+from grader.records import Outcome
+from grader.sandbox import Kind, Limits
+
+CORPUS_FILE = Path("solutions") / "corpus.yaml"
+KINDS = ("correct", "wrong")
+
+
+@dataclass(frozen=True)
+class Variant:
+    """One known solution of the corpus: its path and whether it is meant to be correct."""
+
+    name: str
+    path: Path
+
+    @property
+    def kind(self) -> str:
+        """Return "correct" or "wrong", from the folder the file lives in."""
+        return self.name.split("/", 1)[0]
+
+
+def load_corpus(root: Path) -> tuple[Variant, ...]:
+    """Return the corpus listed in solutions/corpus.yaml, checked against the files present."""
+    path = root / CORPUS_FILE
+    try:
+        listed = yaml.safe_load(path.read_text(encoding="utf-8"))
+    except OSError:
+        raise GraderError(f"{CORPUS_FILE}: missing; the audit needs a corpus") from None
+    except yaml.YAMLError as exc:
+        raise GraderError(f"{CORPUS_FILE}: not valid YAML: {exc}".splitlines()[0]) from None
+    if not isinstance(listed, dict):
+        raise GraderError(f"{CORPUS_FILE}: must map correct/NAME and wrong/NAME to verdicts")
+    present = {
+        f"{kind}/{p.stem}" for kind in KINDS for p in (root / "solutions" / kind).glob("*.py")
+    }
+    for name in sorted(set(listed) ^ present):
+        where = "listed but has no file" if name in listed else "has a file but is not listed"
+        raise GraderError(f"{CORPUS_FILE}: {name}: {where}")
+    variants = tuple(Variant(n, root / "solutions" / f"{n}.py") for n in sorted(listed))
+    if not any(v.kind == "wrong" for v in variants):
+        raise GraderError(f"{CORPUS_FILE}: lists no wrong variant, so nothing can be audited")
+    return variants
+
+
+@dataclass(frozen=True)
+class Cell:
+    """One variant on one case: its outcome, and its error as a multiple of the tolerance."""
+
+    outcome: Outcome
+    ratio: float | None  # max |got - want| / (atol + rtol |want|); None without a table
+    max_abs: float | None
+
+
+@dataclass(frozen=True)
+class Row:
+    """One variant across the hidden suite."""
+
+    variant: Variant
+    cells: tuple[Cell, ...]
+
+    @property
+    def caught_by(self) -> tuple[int, ...]:
+        """Return the indices of the cases this variant fails."""
+        return tuple(i for i, c in enumerate(self.cells) if c.outcome is not Outcome.PASSED)
+
+
+@dataclass(frozen=True)
+class Audit:
+    """The kill matrix of a hidden suite against the corpus, and what it means."""
+
+    cases: tuple[Case, ...]
+    rows: tuple[Row, ...]
+    backend: str
+
+    @property
+    def correct(self) -> tuple[Row, ...]:
+        return tuple(r for r in self.rows if r.variant.kind == "correct")
+
+    @property
+    def wrong(self) -> tuple[Row, ...]:
+        return tuple(r for r in self.rows if r.variant.kind == "wrong")
+
+    @property
+    def failing_correct(self) -> tuple[Row, ...]:
+        """Return the correct variants that fail some case: the suite or tolerance is off."""
+        return tuple(r for r in self.correct if r.caught_by)
+
+    @property
+    def survivors(self) -> tuple[Row, ...]:
+        """Return the wrong variants that no hidden case catches."""
+        return tuple(r for r in self.wrong if not r.caught_by)
+
+    def catches(self, case: int) -> tuple[str, ...]:
+        """Return the wrong variants a case catches."""
+        return tuple(r.variant.name for r in self.wrong if case in r.caught_by)
+
+    def sole_catches(self, case: int) -> tuple[str, ...]:
+        """Return the wrong variants that only this case catches."""
+        return tuple(r.variant.name for r in self.wrong if r.caught_by == (case,))
+
+    @property
+    def redundant(self) -> tuple[int, ...]:
+        """Return the cases that catch nothing alone: removing one loses no variant."""
+        return tuple(i for i in range(len(self.cases)) if not self.sole_catches(i))
+
+    @property
+    def clean(self) -> bool:
+        """Return True when every correct variant passes and every wrong one is caught."""
+        return not self.failing_correct and not self.survivors
+
+    def margin(self, case: int) -> tuple[Cell | None, str, Cell | None, str]:
+        """Return the worst correct cell and the closest caught wrong cell of a case."""
+        worst: tuple[Cell | None, str] = (None, "")
+        closest: tuple[Cell | None, str] = (None, "")
+        for row in self.rows:
+            cell = row.cells[case]
+            if cell.ratio is None:
+                continue
+            if row.variant.kind == "correct":
+                if worst[0] is None or cell.ratio > (worst[0].ratio or 0.0):
+                    worst = (cell, row.variant.name)
+            elif cell.outcome is not Outcome.PASSED and (
+                closest[0] is None or cell.ratio < (closest[0].ratio or math.inf)
+            ):
+                closest = (cell, row.variant.name)
+        return worst[0], worst[1], closest[0], closest[1]
+
+
+def _row(variant: Variant, checked: Checked, limits: Limits, backend: str) -> Row:
+    src = read_submission(variant.path)
+    cases = checked.problem.hidden
+    run = execute(
+        source=src.data, problem=checked.problem, cases=cases, limits=limits, backend=backend
+    )
+    texts = limits_text(limits)
+    cells = []
+    for i, case in enumerate(cases):
+        want = checked.expected[case.name]
+        raw = run.results[i]
+        verdict = judge(case, raw, want, src, limits_text=texts)
+        ratio = max_abs = None
+        if raw.kind is Kind.OK and raw.array is not None and raw.array.shape == want.shape:
+            with np.errstate(invalid="ignore", over="ignore"):
+                err = np.abs(raw.array - want)
+                scaled = err / (case.tolerance.atol + case.tolerance.rtol * np.abs(want))
+            finite = bool(np.all(np.isfinite(err)))
+            max_abs = float(err.max()) if finite else math.inf
+            ratio = float(scaled.max()) if finite else math.inf
+        cells.append(Cell(verdict.outcome, ratio, max_abs))
+    return Row(variant, tuple(cells))
+
+
+def audit(*, problem_root: Path, limits: Limits, backend: str, jobs: int = 0) -> Audit:
+    """Grade every corpus variant on the hidden suite, ``jobs`` children at a time."""
+    checked = check_problem(problem_root, examples=False)
+    variants = load_corpus(problem_root)
+    workers = jobs or os.cpu_count() or 1
+    with ThreadPoolExecutor(max_workers=workers) as pool:
+        rows = tuple(pool.map(lambda v: _row(v, checked, limits, backend), variants))
+    return Audit(cases=checked.problem.hidden, rows=rows, backend=backend)
+
+
+def _fmt(x: float | None) -> str:
+    return "-" if x is None else f"{x:.2g}"
+
+
+def render_audit(report: Audit) -> str:
+    """Return the audit as text: the kill matrix, survivors, redundancy, margins."""
+    n = len(report.cases)
+    width = max(len(r.variant.name) for r in report.rows) + 2
+    head = "".join(f"{i + 1:>3}" for i in range(n))
+    lines = [
+        f"grader audit: {len(report.correct)} correct and {len(report.wrong)} wrong variants "
+        f"on {n} hidden cases (sandbox: {report.backend})",
+        "",
+        "kill matrix (x: the case catches the variant; for correct variants, x is a failure)",
+        " " * width + head,
+    ]
+    for row in report.rows:
+        marks = "".join(f"{'x' if i in row.caught_by else '.':>3}" for i in range(n))
+        lines.append(f"{row.variant.name:<{width}}{marks}")
+    lines += ["", "cases:"]
+    for i, case in enumerate(report.cases):
+        alone = report.sole_catches(i)
+        lines.append(
+            f"{i + 1:>3} {case.name:<20} catches {len(report.catches(i)):>2}"
+            + (f", alone: {', '.join(alone)}" if alone else ", nothing alone")
+        )
+    lines.append("")
+    failing = report.failing_correct
+    lines.append(
+        "correct variants: all pass"
+        if not failing
+        else "correct variants FAILING: " + ", ".join(r.variant.name for r in failing)
+    )
+    survivors = report.survivors
+    lines.append(
+        "survivors: none"
+        if not survivors
+        else "survivors (no hidden case catches them): "
+        + ", ".join(r.variant.name for r in survivors)
+    )
+    redundant = report.redundant
+    lines.append(
+        "redundant cases (catch nothing alone): "
+        + (", ".join(report.cases[i].name for i in redundant) if redundant else "none")
+    )
+    lines += [
+        "",
+        "tolerance margins: error as a multiple of the tolerance (<= 1 passes)",
+        f"{'case':<20} {'rtol/atol':<14} {'worst correct (max abs)':<42} closest caught wrong",
+    ]
+    for i, case in enumerate(report.cases):
+        worst, wname, closest, cname = report.margin(i)
+        left = f"{_fmt(worst.ratio)} ({wname}, {_fmt(worst.max_abs)})" if worst else "-"
+        right = f"{_fmt(closest.ratio)} ({cname}, {_fmt(closest.max_abs)})" if closest else "-"
+        tol = f"{case.tolerance.rtol:g}/{case.tolerance.atol:g}"
+        lines.append(f"{case.name:<20} {tol:<14} {left:<42} {right}")
+    lines += ["", "audit: clean" if report.clean else "audit: FAILED"]
+    return "\n".join(lines) + "\n"
+
+
+def audit_json(report: Audit) -> dict[str, Any]:
+    """Return the audit as one JSON-ready document."""
+
+    def num(x: float | None) -> float | str | None:
+        return x if x is None or math.isfinite(x) else str(x)
+
+    return {
+        "schema_version": 1,
+        "sandbox": report.backend,
+        "clean": report.clean,
+        "cases": [c.name for c in report.cases],
+        "variants": [
+            {
+                "name": r.variant.name,
+                "kind": r.variant.kind,
+                "caught_by": [report.cases[i].name for i in r.caught_by],
+                "outcomes": [c.outcome.value for c in r.cells],
+            }
+            for r in report.rows
+        ],
+        "failing_correct": [r.variant.name for r in report.failing_correct],
+        "survivors": [r.variant.name for r in report.survivors],
+        "redundant": [report.cases[i].name for i in report.redundant],
+        "margins": [
+            {
+                "case": case.name,
+                "rtol": case.tolerance.rtol,
+                "atol": case.tolerance.atol,
+                "worst_correct": {"variant": wn, "ratio": num(w.ratio), "max_abs": num(w.max_abs)}
+                if w
+                else None,
+                "closest_wrong": {"variant": cn, "ratio": num(c.ratio), "max_abs": num(c.max_abs)}
+                if c
+                else None,
+            }
+            for i, case in enumerate(report.cases)
+            for w, wn, c, cn in [report.margin(i)]
+        ],
+    }
