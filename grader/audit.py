@@ -14,12 +14,12 @@ import yaml
 
 from grader.cases import Case, Checked, check_problem
 from grader.errors import GraderError
-from grader.grade import execute, limits_text, read_submission
+from grader.grade import describe_backend, execute, limits_text
 from grader.judge import judge
-from grader.records import Outcome
-from grader.sandbox import Kind, Limits
+from grader.layout import CORPUS_FILE
+from grader.records import Outcome, read_submission
+from grader.sandbox import Choice, Kind, Limits
 
-CORPUS_FILE = Path("solutions") / "corpus.yaml"
 KINDS = ("correct", "wrong")
 
 
@@ -74,6 +74,7 @@ class Row:
 
     variant: Variant
     cells: tuple[Cell, ...]
+    backend: str
 
     @property
     def caught_by(self) -> tuple[int, ...]:
@@ -143,11 +144,11 @@ class Audit:
         return worst[0], worst[1], closest[0], closest[1]
 
 
-def _row(variant: Variant, checked: Checked, limits: Limits, backend: str) -> Row:
+def _row(variant: Variant, checked: Checked, limits: Limits, choice: Choice) -> Row:
     src = read_submission(variant.path)
     cases = checked.problem.hidden
     run = execute(
-        source=src.data, problem=checked.problem, cases=cases, limits=limits, backend=backend
+        source=src.data, problem=checked.problem, cases=cases, limits=limits, choice=choice
     )
     texts = limits_text(limits)
     cells = []
@@ -164,17 +165,17 @@ def _row(variant: Variant, checked: Checked, limits: Limits, backend: str) -> Ro
             max_abs = float(err.max()) if finite else math.inf
             ratio = float(scaled.max()) if finite else math.inf
         cells.append(Cell(verdict.outcome, ratio, max_abs))
-    return Row(variant, tuple(cells))
+    return Row(variant, tuple(cells), describe_backend(run))
 
 
-def audit(*, problem_root: Path, limits: Limits, backend: str, jobs: int = 0) -> Audit:
+def audit(*, problem_root: Path, limits: Limits, choice: Choice, jobs: int = 0) -> Audit:
     """Grade every corpus variant on the hidden suite, ``jobs`` children at a time."""
     checked = check_problem(problem_root, examples=False)
     variants = load_corpus(problem_root)
     workers = jobs or os.cpu_count() or 1
     with ThreadPoolExecutor(max_workers=workers) as pool:
-        rows = tuple(pool.map(lambda v: _row(v, checked, limits, backend), variants))
-    return Audit(cases=checked.problem.hidden, rows=rows, backend=backend)
+        rows = tuple(pool.map(lambda v: _row(v, checked, limits, choice), variants))
+    return Audit(cases=checked.problem.hidden, rows=rows, backend=rows[0].backend)
 
 
 def _fmt(x: float | None) -> str:

@@ -7,17 +7,18 @@ from pathlib import Path
 
 import yaml
 
-from grader.cases import HIDDEN_DIR, NAME_RE, load_problem, validate_input
+from grader.cases import NAME_RE, load_problem, validate_input
 from grader.errors import GraderError
-from grader.sandbox import Limits
+from grader.layout import HIDDEN_DIR
+from grader.sandbox import Choice, Limits
 
 
-def new_case_report(root: Path, path: Path, *, limits: Limits, backend: str) -> str:
+def new_case_report(root: Path, path: Path, *, limits: Limits, choice: Choice) -> str:
     """Audit the suite with the new case in it; say what the case catches and adds."""
     from grader.audit import audit
 
     try:
-        result = audit(problem_root=root, limits=limits, backend=backend)
+        result = audit(problem_root=root, limits=limits, choice=choice)
     except GraderError as exc:
         return f"not audited: {exc}\n"
     index = next(i for i, c in enumerate(result.cases) if c.source.endswith(path.name))

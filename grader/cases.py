@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import importlib.util
-import os
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -15,12 +14,8 @@ import yaml
 
 from grader.compare import DEFAULT_ATOL, DEFAULT_RTOL, Array, Tolerance, compare
 from grader.errors import GraderError
+from grader.layout import EXAMPLES_FILE, FUNCTION_NAME, HIDDEN_DIR, REFERENCE_FILE
 
-FUNCTION_NAME = "sinusoidal_positions"
-EXAMPLES_FILE = "examples.yaml"
-HIDDEN_DIR = "hidden_tests"
-REFERENCE_FILE = Path("solutions") / "reference.py"
-PROBLEM_ENV = "GRADER_PROBLEM"
 # Bounds that keep one case cheap to grade; the statement itself sets no upper limit.
 MAX_ROWS = 200_000
 MAX_D_MODEL = 8192
@@ -61,29 +56,6 @@ class Problem:
     def reference_path(self) -> Path:
         """Return the path of the trusted reference solution."""
         return self.root / REFERENCE_FILE
-
-
-def find_problem_root(explicit: str | None) -> Path:
-    """Return the problem folder: ``--problem``, then $GRADER_PROBLEM, then the source tree."""
-    if explicit is not None:
-        return _checked_root(Path(explicit), "from --problem")
-    env = os.environ.get(PROBLEM_ENV)
-    if env:
-        return _checked_root(Path(env), f"from ${PROBLEM_ENV}")
-    # An editable install (the README's) leaves the package inside the repository.
-    here = Path(__file__).resolve().parent.parent
-    if (here / EXAMPLES_FILE).is_file():
-        return here
-    raise GraderError(
-        f"cannot find the problem folder (no {EXAMPLES_FILE} next to the grader package); "
-        f"pass --problem DIR or set ${PROBLEM_ENV}"
-    )
-
-
-def _checked_root(path: Path, origin: str) -> Path:
-    if not (path / EXAMPLES_FILE).is_file():
-        raise GraderError(f"problem folder {str(path)!r} {origin} has no {EXAMPLES_FILE}")
-    return path.resolve()
 
 
 def validate_input(positions: object, d_model: object) -> tuple[tuple[int, ...], int]:

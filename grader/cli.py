@@ -194,7 +194,7 @@ def _limits(args: argparse.Namespace) -> Any:
 
 def _dispatch(args: argparse.Namespace) -> int:
     # Imported here so that `grader --help` and argument errors stay instant.
-    from grader.cases import find_problem_root
+    from grader.layout import find_problem_root
 
     root = find_problem_root(args.problem)
     if args.command == "check":
@@ -203,19 +203,17 @@ def _dispatch(args: argparse.Namespace) -> int:
 
     if args.command == "add-case":
         return _add_case(args, root)
-    backend = resolve_backend(args.sandbox, require=args.require_sandbox)
+    choice = resolve_backend(args.sandbox, require=args.require_sandbox)
     if args.command == "audit":
         from grader.audit import audit, audit_json, render_audit
 
-        result = audit(
-            problem_root=root, limits=_limits(args), backend=backend, jobs=args.jobs or 0
-        )
+        result = audit(problem_root=root, limits=_limits(args), choice=choice, jobs=args.jobs or 0)
         if args.format == "json":
             sys.stdout.write(json.dumps(audit_json(result), indent=2) + "\n")
         else:
             sys.stdout.write(render_audit(result))
         return EXIT_PASSED if result.clean else EXIT_FAILED
-    return _grade(args, root, backend)
+    return _grade(args, root, choice)
 
 
 def _check(root: Path) -> int:
@@ -244,12 +242,12 @@ def _add_case(args: argparse.Namespace, root: Path) -> int:
         return EXIT_PASSED
     from grader.sandbox import resolve_backend
 
-    backend = resolve_backend(args.sandbox, require=args.require_sandbox)
-    print(new_case_report(root, path, limits=_limits(args), backend=backend), end="")
+    choice = resolve_backend(args.sandbox, require=args.require_sandbox)
+    print(new_case_report(root, path, limits=_limits(args), choice=choice), end="")
     return EXIT_PASSED
 
 
-def _grade(args: argparse.Namespace, root: Path, backend: str) -> int:
+def _grade(args: argparse.Namespace, root: Path, choice: Any) -> int:
     from grader.grade import grade
     from grader.report import render_json, render_text, use_colour
 
@@ -263,7 +261,7 @@ def _grade(args: argparse.Namespace, root: Path, backend: str) -> int:
         problem_root=root,
         mode=args.command,
         limits=_limits(args),
-        backend=backend,
+        choice=choice,
     )
     if args.format == "json":
         sys.stdout.write(render_json(report))

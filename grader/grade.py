@@ -1,36 +1,22 @@
-"""The pipeline: load the problem, run the submission in a child, judge each case."""
+"""The pipeline: start the submission's child, load the problem, judge each case.
+
+Only light modules are imported at the top: numpy and yaml load inside the functions, after
+the child has been started, so that the two interpreters start up side by side.
+"""
 
 from __future__ import annotations
 
 import time
 from collections.abc import Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from grader.cases import FUNCTION_NAME, HIDDEN_DIR, Case, Problem, check_problem
-from grader.errors import GraderError
-from grader.judge import Source, judge
-from grader.records import Report
-from grader.sandbox import (
-    MAX_SUBMISSION_BYTES,
-    CaseInput,
-    Limits,
-    Run,
-    check_hidden_unreachable,
-    run_submission,
-)
+from grader.layout import FUNCTION_NAME, protected_paths
+from grader.records import Report, read_submission
+from grader.sandbox import CaseInput, Choice, Limits, Run, Session, check_hidden_unreachable
 
-
-def read_submission(path: Path) -> Source:
-    """Read the learner's file, refusing what cannot be a Python source file."""
-    if not path.exists():
-        raise GraderError(f"no such file: {str(path)!r}")
-    if not path.is_file():
-        raise GraderError(f"not a file: {str(path)!r}")
-    size = path.stat().st_size
-    if size > MAX_SUBMISSION_BYTES:
-        raise GraderError(f"{path.name} is {size} bytes; submissions may be at most 1 MiB")
-    data = path.read_bytes()
-    return Source(name=path.name, text=data.decode("utf-8", "replace"), data=data)
+if TYPE_CHECKING:
+    from grader.cases import Case, Problem
 
 
 def forbid_memory_reads() -> None:
@@ -63,42 +49,62 @@ def limits_text(limits: Limits) -> dict[str, str]:
     }
 
 
-def execute(
-    *, source: bytes, problem: Problem, cases: Sequence[Case], limits: Limits, backend: str
-) -> Run:
-    """Run a submission's source on ``cases`` behind ``backend``; the answers, unjudged."""
-    if backend != "none":
-        check_hidden_unreachable([problem.root / HIDDEN_DIR, problem.reference_path])
+def inputs(cases: Sequence[Case]) -> list[CaseInput]:
+    """Return what the child may know of the cases: their inputs, numbered."""
+    return [CaseInput(i, c.positions, c.d_model) for i, c in enumerate(cases)]
+
+
+def guard(problem_root: Path, choice: Choice) -> None:
+    """Refuse to run a child that could read the answers, and close /proc to it."""
+    if choice.backend != "none":
+        check_hidden_unreachable(protected_paths(problem_root))
     # A child of the same user could otherwise read this process's memory via /proc.
     forbid_memory_reads()
-    return run_submission(
+
+
+def execute(
+    *, source: bytes, problem: Problem, cases: Sequence[Case], limits: Limits, choice: Choice
+) -> Run:
+    """Run a submission's source on ``cases`` behind the chosen sandbox; answers, unjudged."""
+    guard(problem.root, choice)
+    with Session(
         source=source,
-        cases=[CaseInput(i, c.positions, c.d_model) for i, c in enumerate(cases)],
         limits=limits,
+        backend=choice.backend,
+        fallback=choice.fallback,
         function=FUNCTION_NAME,
-        backend=backend,
-    )
+    ) as session:
+        return session.run(inputs(cases))
 
 
 def grade(
-    *, submission: Path, problem_root: Path, mode: str, limits: Limits, backend: str
+    *, submission: Path, problem_root: Path, mode: str, limits: Limits, choice: Choice
 ) -> Report:
-    """Grade ``submission`` on the visible examples (mode "run") or hidden cases ("submit").
-
-    ``backend`` is already resolved (bwrap, landlock or none).
-    """
+    """Grade ``submission`` on the visible examples (mode "run") or hidden cases ("submit")."""
     began = time.monotonic()
     src = read_submission(submission)
-    checked = check_problem(problem_root, examples=mode == "run", hidden=mode == "submit")
-    problem = checked.problem
-    cases = problem.examples if mode == "run" else problem.hidden
-    run = execute(source=src.data, problem=problem, cases=cases, limits=limits, backend=backend)
+    guard(problem_root, choice)
+    with Session(
+        source=src.data,
+        limits=limits,
+        backend=choice.backend,
+        fallback=choice.fallback,
+        function=FUNCTION_NAME,
+    ) as session:
+        # The child is starting on the other core; meanwhile, the heavy part of ours.
+        from grader.cases import check_problem
+        from grader.judge import judge
+
+        checked = check_problem(problem_root, examples=mode == "run", hidden=mode == "submit")
+        problem = checked.problem
+        cases = problem.examples if mode == "run" else problem.hidden
+        run = session.run(inputs(cases))
     texts = limits_text(limits)
     results = tuple(
         judge(case, run.results[i], checked.expected[case.name], src, limits_text=texts)
         for i, case in enumerate(cases)
     )
-    warnings: list[str] = []
+    warnings = list(run.notes)
     output = ""
     if mode == "run":
         output = run.stdout.text() + (

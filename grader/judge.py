@@ -8,53 +8,21 @@ submission cannot carry a hidden case's data out through the report.
 
 from __future__ import annotations
 
-import builtins
 import errno
 import math
-import re
 import signal
-from dataclasses import dataclass
 
 import numpy as np
 
-from grader.cases import FUNCTION_NAME, Case
+from grader.cases import Case
 from grader.compare import Array, Mismatch, compare
 from grader.diagnose import Diagnosis, diagnose
-from grader.records import LOAD_OUTCOMES, CaseResult, Outcome
+from grader.layout import FUNCTION_NAME
+from grader.records import LOAD_OUTCOMES, CaseResult, Outcome, Source
 from grader.sandbox import Kind, Raw, signal_name
 
-BUILTIN_EXCEPTIONS = frozenset(
-    name
-    for name, value in vars(builtins).items()
-    if isinstance(value, type) and issubclass(value, BaseException)
-)
 # Outcomes whose report already holds the tables, or where they would not help.
 _SHOWN_ALREADY = frozenset({Outcome.PASSED, Outcome.WRONG_ANSWER} | LOAD_OUTCOMES)
-IDENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]{0,59}$")
-
-
-@dataclass(frozen=True)
-class Source:
-    """The submitted file as the parent read it: for names and line numbers it may cite."""
-
-    name: str
-    text: str
-    data: bytes = b""
-
-    def cites(self, name: object) -> str | None:
-        """Return ``name`` if it is a builtin exception or an identifier in the source."""
-        if not isinstance(name, str) or not IDENT.match(name):
-            return None
-        if name in BUILTIN_EXCEPTIONS or re.search(rf"\b{re.escape(name)}\b", self.text):
-            return name
-        return None
-
-    def line(self, number: object) -> int | None:
-        """Return ``number`` if it is a line of the file."""
-        lines = self.text.count("\n") + 1
-        if isinstance(number, int) and not isinstance(number, bool) and 1 <= number <= lines:
-            return number
-        return None
 
 
 def column_name(col: int) -> str:

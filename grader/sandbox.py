@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import importlib.util
 import json
 import math
 import os
@@ -25,13 +26,13 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from enum import Enum
 from pathlib import Path
-from typing import Any
-
-import numpy as np
+from typing import TYPE_CHECKING, Any
 
 from grader.child import confine
-from grader.compare import Array
 from grader.errors import GraderError
+
+if TYPE_CHECKING:
+    from grader.compare import Array
 
 CHILD_DIR = Path(__file__).resolve().with_name("child")
 CHILD_SCRIPT = CHILD_DIR / "run.py"
@@ -126,6 +127,7 @@ class Run:
     backend: str
     spawns: int = 0
     confinement: dict[str, Any] = field(default_factory=dict)
+    notes: list[str] = field(default_factory=list)
 
 
 def read_paths() -> list[str]:
@@ -141,7 +143,10 @@ def read_paths() -> list[str]:
         paths.add(str(sysconfig.get_config_var("LIBDIR")))
     paths.update({sys.executable, os.path.realpath(sys.executable)})
     paths.add(os.path.join(sys.prefix, "pyvenv.cfg"))
-    paths.add(str(Path(np.__file__).resolve().parent.parent))
+    # find_spec, not import: the parent must not pay for numpy before its child is started.
+    spec = importlib.util.find_spec("numpy")
+    if spec is not None and spec.origin is not None:
+        paths.add(str(Path(spec.origin).resolve().parent.parent))
     return sorted(p for p in paths if os.path.lexists(p))
 
 
@@ -168,7 +173,7 @@ def check_hidden_unreachable(protected: Sequence[Path]) -> None:
 def bwrap_command(tmp: str) -> list[str]:
     """Return the bubblewrap prefix: a read-only view of read_paths() and a private tmp."""
     cmd = [
-        "bwrap",
+        shutil.which("bwrap") or "bwrap",
         "--die-with-parent",
         "--new-session",
         "--unshare-all",
@@ -213,26 +218,37 @@ def landlock_usable() -> bool:
     return confine.landlock_abi() >= 1 and confine._arch() is not None
 
 
-def resolve_backend(requested: str, *, require: bool) -> str:
-    """Turn auto|bwrap|landlock|none into the backend that will run, or say why not."""
-    if requested == "auto":
-        if bwrap_usable():
-            return "bwrap"
-        if landlock_usable():
-            return "landlock"
-        if require:
-            raise GraderError(
-                "no sandbox is available (install bubblewrap, or use a kernel with Landlock) "
-                "and --require-sandbox was given"
-            )
-        return "none"
-    if requested == "bwrap" and not bwrap_usable():
-        raise GraderError("--sandbox bwrap: bubblewrap is not installed or cannot run here")
-    if requested == "landlock" and not landlock_usable():
-        raise GraderError("--sandbox landlock: this kernel has no usable Landlock")
+@dataclass(frozen=True)
+class Choice:
+    """The backend to start with, and the one to use if bubblewrap turns out not to work."""
+
+    backend: str
+    fallback: str | None = None
+
+
+def resolve_backend(requested: str, *, require: bool) -> Choice:
+    """Turn auto|bwrap|landlock|none into the backend that will run, or say why not.
+
+    In auto mode bubblewrap is tried for real by the first child rather than probed
+    beforehand, which would cost a whole extra interpreter start on every grading.
+    """
     if requested == "none" and require:
         raise GraderError("--sandbox none contradicts --require-sandbox")
-    return requested
+    if requested == "bwrap" and shutil.which("bwrap") is None:
+        raise GraderError("--sandbox bwrap: bubblewrap (bwrap) is not installed")
+    if requested == "landlock" and not landlock_usable():
+        raise GraderError("--sandbox landlock: this kernel has no usable Landlock")
+    if requested != "auto":
+        return Choice(requested)
+    second = "landlock" if landlock_usable() else None if require else "none"
+    if shutil.which("bwrap") is not None:
+        return Choice("bwrap", second)
+    if second is None:
+        raise GraderError(
+            "no sandbox is available (install bubblewrap, or use a kernel with Landlock) "
+            "and --require-sandbox was given"
+        )
+    return Choice(second)
 
 
 class ProtocolError(Exception):
@@ -419,6 +435,8 @@ class Child:
         finally:
             sel.close()
         self.proc.wait()
+        if not confined and bytes(run.stderr.data).startswith(b"bwrap:"):
+            return ("sandbox_failed", None)
         if not loaded:
             return ("crash", None)
         if current is not None or any(c.id not in run.results for c in cases):
@@ -485,6 +503,8 @@ def _raw(header: dict[str, Any], payload: bytes, case: CaseInput, seconds: float
         count = math.prod(shape)
         if count > case.max_elements or count * 8 != len(payload):
             raise ProtocolError("payload does not match its shape")
+        import numpy as np  # here, not at the top: the parent imports it after the child starts
+
         array = np.frombuffer(payload, dtype=np.float64).reshape(shape).copy()
         dtype = header.get("dtype")
         return Raw(Kind.OK, seconds, array, dtype if isinstance(dtype, str) else None)
@@ -493,56 +513,103 @@ def _raw(header: dict[str, Any], payload: bytes, case: CaseInput, seconds: float
     raise ProtocolError(f"unknown result kind {kind!r}")
 
 
-def run_submission(
-    *, source: bytes, cases: Sequence[CaseInput], limits: Limits, function: str, backend: str
-) -> Run:
-    """Run every case in fresh children until each one has an answer."""
-    tmp = tempfile.mkdtemp(prefix="grader-")
-    try:
-        sub = Path(tmp) / "submission.py"
-        sub.write_bytes(source)
-        if privilege_plan(backend) == "uid":
-            for path in (tmp, sub):
+def _request(cases: Sequence[CaseInput]) -> bytes:
+    return json.dumps(
+        {
+            "cases": [
+                {
+                    "id": c.id,
+                    "positions": list(c.positions),
+                    "d_model": c.d_model,
+                    "max_elements": c.max_elements,
+                }
+                for c in cases
+            ]
+        }
+    ).encode()
+
+
+class Session:
+    """One submission's private folder and children; the first child starts at once.
+
+    Starting the child in the constructor lets it import numpy and the submission while
+    the parent is still loading the problem: the two start-ups overlap on two cores.
+    """
+
+    def __init__(
+        self,
+        *,
+        source: bytes,
+        limits: Limits,
+        backend: str,
+        function: str,
+        fallback: str | None = None,
+    ) -> None:
+        self.limits = limits
+        self.backend = backend
+        self.function = function
+        # Where bwrap turns out not to work, the backend to use instead (auto mode only).
+        self.fallback = fallback
+        self.tmp = tempfile.mkdtemp(prefix="grader-")
+        self.submission = Path(self.tmp) / "submission.py"
+        self.submission.write_bytes(source)
+        self.notes: list[str] = []
+        self.child: Child | None = self._spawn()
+
+    def _spawn(self) -> Child:
+        if privilege_plan(self.backend) == "uid":
+            for path in (self.tmp, self.submission):
                 os.chown(path, SANDBOX_UID, SANDBOX_UID)
+        return Child(
+            tmp=self.tmp,
+            submission=str(self.submission),
+            function=self.function,
+            limits=self.limits,
+            backend=self.backend,
+        )
+
+    def __enter__(self) -> Session:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def close(self) -> None:
+        """Kill any child still running and delete the private folder."""
+        if self.child is not None:
+            self.child.close()
+            self.child = None
+        shutil.rmtree(self.tmp, ignore_errors=True)
+
+    def run(self, cases: Sequence[CaseInput]) -> Run:
+        """Run every case in fresh children until each one has an answer."""
         run = Run(
             results={},
-            stdout=Capture(limits.output_bytes),
-            stderr=Capture(limits.output_bytes),
-            backend=backend,
+            stdout=Capture(self.limits.output_bytes),
+            stderr=Capture(self.limits.output_bytes),
+            backend=self.backend,
         )
         remaining = list(cases)
         while remaining:
-            request = json.dumps(
-                {
-                    "cases": [
-                        {
-                            "id": c.id,
-                            "positions": list(c.positions),
-                            "d_model": c.d_model,
-                            "max_elements": c.max_elements,
-                        }
-                        for c in remaining
-                    ],
-                }
-            ).encode()
-            child = Child(
-                tmp=tmp, submission=str(sub), function=function, limits=limits, backend=backend
-            )
+            child = self.child if self.child is not None else self._spawn()
+            self.child = None
             run.spawns += 1
             try:
-                state, current = child.serve(request, remaining, run)
+                state, current = child.serve(_request(remaining), remaining, run)
             finally:
                 child.close()
             rc = child.proc.returncode
-            if state == "done" or state == "load_error":
+            if state == "sandbox_failed":
+                self._fall_back(run)
+                continue
+            if state in ("done", "load_error"):
                 break
             if current is None and state in ("timeout", "crash"):
                 # The child died or hung before it could run anything: at import time.
                 info = {"phase": "import", "returncode": rc, "state": state}
+                kind = Kind.TIMEOUT if state == "timeout" else Kind.CRASH
                 for c in remaining:
-                    run.results[c.id] = Raw(
-                        Kind.TIMEOUT if state == "timeout" else Kind.CRASH, info=info
-                    )
+                    run.results[c.id] = Raw(kind, info=info)
                 break
             if current is None:
                 # A malformed frame outside any case: nothing more can be trusted.
@@ -555,6 +622,31 @@ def run_submission(
                 kind, info={"returncode": rc, "state": state, "phase": "call"}
             )
             remaining = [c for c in remaining if c.id not in run.results]
+        run.notes = list(self.notes)
         return run
-    finally:
-        shutil.rmtree(tmp, ignore_errors=True)
+
+    def _fall_back(self, run: Run) -> None:
+        """Switch backend after bubblewrap failed to start, or stop with its message."""
+        message = bytes(run.stderr.data).decode(errors="replace").strip().splitlines()
+        first = message[0] if message else "bwrap failed"
+        if self.fallback is None:
+            raise GraderError(f"the bwrap sandbox could not start: {first}")
+        self.notes.append(f"bubblewrap could not start here ({first}); used {self.fallback}")
+        self.backend, self.fallback = self.fallback, None
+        run.backend = self.backend
+        run.stderr = Capture(self.limits.output_bytes)
+        run.stdout = Capture(self.limits.output_bytes)
+
+
+def run_submission(
+    *, source: bytes, cases: Sequence[CaseInput], limits: Limits, function: str, choice: Choice
+) -> Run:
+    """Run every case of one submission in a fresh session."""
+    with Session(
+        source=source,
+        limits=limits,
+        backend=choice.backend,
+        fallback=choice.fallback,
+        function=function,
+    ) as session:
+        return session.run(cases)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import socket
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -166,3 +167,32 @@ def test_limits_are_named(backend: str, cli: Cli, tmp_path: Path) -> None:
     path = _attack_file(tmp_path, "memory_bomb", 0)
     code, out, _ = cli("run", path, "--sandbox", backend, "--memory", "600")
     assert code == 1 and "ran out of memory (limit 600 MB)" in out
+
+
+@pytest.fixture
+def broken_bwrap(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Put a bwrap on PATH that fails the way it does where user namespaces are off."""
+    fake = tmp_path / "bin" / "bwrap"
+    fake.parent.mkdir()
+    fake.write_text("#!/bin/sh\necho 'bwrap: No permissions to create new namespace' >&2\nexit 1\n")
+    fake.chmod(0o755)
+    monkeypatch.setenv("PATH", f"{fake.parent}:{os.environ['PATH']}")
+
+
+@pytest.mark.skipif(not landlock_usable(), reason="no usable Landlock here")
+@pytest.mark.usefixtures("broken_bwrap")
+def test_auto_falls_back_when_bwrap_cannot_start(cli: Cli) -> None:
+    """auto tries bwrap for real; when it cannot start, Landlock grades and the report says so."""
+    code, out, _ = cli("submit", ROOT / "solutions" / "reference.py", "--format", "json")
+    doc = json.loads(out)
+    assert code == 0 and doc["score"] == 10
+    assert doc["extra_data"]["sandbox"].startswith("landlock")
+    assert any("No permissions to create new namespace" in w for w in doc["extra_data"]["warnings"])
+
+
+@pytest.mark.usefixtures("broken_bwrap")
+def test_explicit_bwrap_failure_is_an_error(cli: Cli) -> None:
+    """--sandbox bwrap never falls back: exit 2 with bubblewrap's own words."""
+    code, out, err = cli("submit", ROOT / "solutions" / "reference.py", "--sandbox", "bwrap")
+    assert code == 2 and out == ""
+    assert "the bwrap sandbox could not start: bwrap: No permissions" in err

@@ -1,0 +1,46 @@
+"""Where a problem's files live, and how the grader finds the problem folder.
+
+Kept free of numpy and yaml so that the CLI can start a child before importing either.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from grader.errors import GraderError
+
+FUNCTION_NAME = "sinusoidal_positions"
+EXAMPLES_FILE = "examples.yaml"
+HIDDEN_DIR = "hidden_tests"
+REFERENCE_FILE = Path("solutions") / "reference.py"
+CORPUS_FILE = Path("solutions") / "corpus.yaml"
+PROBLEM_ENV = "GRADER_PROBLEM"
+
+
+def find_problem_root(explicit: str | None) -> Path:
+    """Return the problem folder: ``--problem``, then $GRADER_PROBLEM, then the source tree."""
+    if explicit is not None:
+        return _checked_root(Path(explicit), "from --problem")
+    env = os.environ.get(PROBLEM_ENV)
+    if env:
+        return _checked_root(Path(env), f"from ${PROBLEM_ENV}")
+    # An editable install (the README's) leaves the package inside the repository.
+    here = Path(__file__).resolve().parent.parent
+    if (here / EXAMPLES_FILE).is_file():
+        return here
+    raise GraderError(
+        f"cannot find the problem folder (no {EXAMPLES_FILE} next to the grader package); "
+        f"pass --problem DIR or set ${PROBLEM_ENV}"
+    )
+
+
+def _checked_root(path: Path, origin: str) -> Path:
+    if not (path / EXAMPLES_FILE).is_file():
+        raise GraderError(f"problem folder {str(path)!r} {origin} has no {EXAMPLES_FILE}")
+    return path.resolve()
+
+
+def protected_paths(root: Path) -> list[Path]:
+    """Return what no submission may ever read: the hidden cases and the solutions."""
+    return [root / HIDDEN_DIR, root / "solutions"]
