@@ -152,6 +152,32 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="N",
         help="variants graded at once (default: one per core)",
     )
+    batch = sub.add_parser(
+        "batch",
+        parents=[common, grading],
+        help="grade many submissions on the hidden cases (course staff)",
+    )
+    batch.add_argument(
+        "paths",
+        nargs="+",
+        type=Path,
+        metavar="DIR_OR_FILE",
+        help="a .py per learner, or folders of them (or of one folder per learner)",
+    )
+    batch.add_argument("--out", type=Path, required=True, metavar="DIR", help="where results go")
+    batch.add_argument(
+        "--jobs",
+        type=positive_int,
+        default=None,
+        metavar="N",
+        help="submissions graded at once (default: one per core)",
+    )
+    batch.add_argument(
+        "--progress",
+        action=argparse.BooleanOptionalAction,
+        default=None,
+        help="show a progress bar (default: when stderr is a terminal)",
+    )
     add = sub.add_parser(
         "add-case", parents=[common, grading], help="add a hidden case and audit it (authors)"
     )
@@ -213,7 +239,34 @@ def _dispatch(args: argparse.Namespace) -> int:
         else:
             sys.stdout.write(render_audit(result))
         return EXIT_PASSED if result.clean else EXIT_FAILED
+    if args.command == "batch":
+        return _batch(args, root, choice)
     return _grade(args, root, choice)
+
+
+def _batch(args: argparse.Namespace, root: Path, choice: Any) -> int:
+    from grader.batch import RESULTS_DIR, SUMMARY_FILE, run_batch
+
+    summary = run_batch(
+        paths=args.paths,
+        out=args.out,
+        problem_root=root,
+        limits=_limits(args),
+        choice=choice,
+        jobs=args.jobs or 0,
+        progress=args.progress,
+    )
+    for note in summary.notes:
+        print(f"warning: {note}", file=sys.stderr)
+    total = len(summary.rows)
+    graded = summary.count("graded")
+    print(
+        f"{total} submissions: {graded} graded, {summary.count('unchanged')} unchanged since "
+        f"the last run, {summary.count('not_graded')} not graded; sandbox: {summary.backend}; "
+        f"{summary.seconds:.1f} s ({graded / max(summary.seconds, 1e-9):.1f} graded per second)"
+    )
+    print(f"results: {args.out / RESULTS_DIR}/ and {args.out / SUMMARY_FILE}")
+    return EXIT_PASSED
 
 
 def _check(root: Path) -> int:

@@ -12,11 +12,11 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from grader.layout import FUNCTION_NAME, protected_paths
-from grader.records import Report, read_submission
+from grader.records import Report, Source, read_submission
 from grader.sandbox import CaseInput, Choice, Limits, Run, Session, check_hidden_unreachable
 
 if TYPE_CHECKING:
-    from grader.cases import Case, Problem
+    from grader.cases import Case, Checked, Problem
 
 
 def forbid_memory_reads() -> None:
@@ -28,13 +28,19 @@ def forbid_memory_reads() -> None:
 
 
 def describe_backend(run: Run) -> str:
-    """Return the backend with what it applied, e.g. 'landlock (ABI 7) + seccomp'."""
-    text = run.backend
+    """Return the walls the child had, e.g. 'bwrap + landlock (ABI 7) + seccomp'."""
+    parts = [run.backend]
     abi = run.confinement.get("landlock_abi")
     if abi:
-        text += f" (ABI {abi})"
+        if run.backend == "landlock":
+            parts[0] = f"landlock (ABI {abi})"
+        else:
+            parts.append(f"landlock (ABI {abi})")
     if run.confinement.get("seccomp"):
-        text += " + seccomp"
+        parts.append("seccomp")
+    text = " + ".join(parts)
+    if run.confinement.get("forked"):
+        text += ", forked from a template"
     return text
 
 
@@ -93,12 +99,19 @@ def grade(
     ) as session:
         # The child is starting on the other core; meanwhile, the heavy part of ours.
         from grader.cases import check_problem
-        from grader.judge import judge
 
         checked = check_problem(problem_root, examples=mode == "run", hidden=mode == "submit")
-        problem = checked.problem
-        cases = problem.examples if mode == "run" else problem.hidden
-        run = session.run(inputs(cases))
+        return grade_in(session, src=src, checked=checked, mode=mode, began=began)
+
+
+def grade_in(session: Session, *, src: Source, checked: Checked, mode: str, began: float) -> Report:
+    """Run the cases of ``mode`` in an open session and judge them into a report."""
+    from grader.judge import judge
+
+    problem = checked.problem
+    cases = problem.examples if mode == "run" else problem.hidden
+    run = session.run(inputs(cases))
+    limits = session.limits
     texts = limits_text(limits)
     results = tuple(
         judge(case, run.results[i], checked.expected[case.name], src, limits_text=texts)

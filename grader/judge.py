@@ -156,18 +156,19 @@ def judge(
     else:
         assert raw.array is not None and want is not None
         got = raw.array
-        diagnosis = diagnose(case.positions, case.d_model, got, want)
         if got.shape != want.shape:
             outcome = Outcome.WRONG_SHAPE
             message = _shape_message(got.shape, (want.shape[0], want.shape[1]), visible)
+            diagnosis = diagnose(case.positions, case.d_model, got, want)
         else:
             mismatch = compare(got, want, case.tolerance)
             if mismatch is None:
-                outcome, message, diagnosis = Outcome.PASSED, "passed", None
+                outcome, message = Outcome.PASSED, "passed"
             else:
                 outcome = Outcome.WRONG_ANSWER
                 message, more = _mismatch_message(case, mismatch, got, want)
                 details += more
+                diagnosis = diagnose(case.positions, case.d_model, got, want)
     if visible and want is not None and outcome not in _SHOWN_ALREADY:
         # Show the expected table wherever the mismatch report has not already done so.
         if raw.array is not None:

@@ -8,6 +8,7 @@ child is marked and the child is started again for the cases that remain.
 from __future__ import annotations
 
 import contextlib
+import fcntl
 import functools
 import importlib.util
 import json
@@ -22,11 +23,11 @@ import sys
 import sysconfig
 import tempfile
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from enum import Enum
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import IO, TYPE_CHECKING, Any, Protocol
 
 from grader.child import confine
 from grader.errors import GraderError
@@ -130,6 +131,7 @@ class Run:
     notes: list[str] = field(default_factory=list)
 
 
+@functools.cache
 def read_paths() -> list[str]:
     """Return what the child may read: the interpreter, its libraries, numpy, the child code.
 
@@ -150,6 +152,7 @@ def read_paths() -> list[str]:
     return sorted(p for p in paths if os.path.lexists(p))
 
 
+@functools.cache
 def privilege_plan(backend: str) -> str:
     """Return how a Landlock child started by root leaves root: "uid", "capabilities" or ""."""
     if backend != "landlock" or os.geteuid() != 0:
@@ -279,60 +282,102 @@ def signal_name(returncode: int) -> str:
         return f"signal {-returncode}"
 
 
-class Child:
-    """One child interpreter: started early, fed a request once, read until it ends."""
+class Process(Protocol):
+    """What a Child needs of its process, whether started by Popen or forked by a template."""
 
-    def __init__(
-        self, *, tmp: str, submission: str, function: str, limits: Limits, backend: str
-    ) -> None:
+    pid: int
+    stdin: IO[bytes] | None
+    stdout: IO[bytes] | None
+    stderr: IO[bytes] | None
+    returncode: int | None
+
+    def wait(self) -> int: ...
+
+    def kill_tree(self) -> None: ...
+
+
+def widen_pipe(fd: int) -> None:
+    """Let a pipe hold 1 MiB, so a large table crosses in a few reads rather than dozens."""
+    with contextlib.suppress(OSError):  # refused above /proc/sys/fs/pipe-max-size: harmless
+        fcntl.fcntl(fd, fcntl.F_SETPIPE_SZ, 1 << 20)
+
+
+class _Popen(subprocess.Popen[bytes]):
+    def kill_tree(self) -> None:
+        """Kill the child's whole process group (its own session, so nothing else)."""
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.killpg(self.pid, signal.SIGKILL)
+
+
+def child_config(*, tmp: str, limits: Limits, backend: str, forked: bool = False) -> dict[str, Any]:
+    """Return what the child applies to itself before it imports the submission."""
+    return {
+        "backend": backend,
+        "limits": {
+            "cpu_seconds": limits.cpu_seconds,
+            "memory_bytes": limits.memory_mb * 1024 * 1024,
+            "file_bytes": limits.file_size_mb * 1024 * 1024,
+        },
+        "read": read_paths() if backend == "landlock" else [],
+        "uid": SANDBOX_UID,
+        "drop": privilege_plan(backend),
+        "write": [tmp, os.devnull],
+        "forked": forked,
+    }
+
+
+def spawn_child(*, tmp: str, submission: str, function: str, limits: Limits, backend: str) -> Child:
+    """Start a fresh interpreter for one submission, behind ``backend``."""
+    if privilege_plan(backend) == "uid":
+        for path in (tmp, submission):
+            os.chown(path, SANDBOX_UID, SANDBOX_UID)
+    read_fd, write_fd = os.pipe()
+    widen_pipe(write_fd)
+    config = child_config(tmp=tmp, limits=limits, backend=backend)
+    prefix = bwrap_command(tmp) if backend == "bwrap" else []
+    cmd = [
+        *prefix,
+        sys.executable,
+        "-I",
+        "-B",
+        str(CHILD_SCRIPT),
+        str(write_fd),
+        submission,
+        function,
+        json.dumps(config),
+    ]
+    try:
+        proc = _Popen(
+            cmd,
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            pass_fds=(write_fd,),
+            # Its own session, so that the whole group can be killed at once.
+            start_new_session=True,
+            cwd=tmp,
+            env=child_env(tmp),
+        )
+    finally:
+        os.close(write_fd)
+    return Child(proc=proc, results_fd=read_fd, limits=limits)
+
+
+Spawner = Callable[..., "Child"]
+
+
+class Child:
+    """One child process: started early, fed a request once, read until it ends."""
+
+    def __init__(self, *, proc: Process, results_fd: int, limits: Limits) -> None:
+        self.proc = proc
+        self.results_fd = results_fd
         self.limits = limits
-        self.tmp = tmp
         self.started = time.monotonic()
-        read_fd, write_fd = os.pipe()
-        config = {
-            "backend": backend,
-            "limits": {
-                "cpu_seconds": limits.cpu_seconds,
-                "memory_bytes": limits.memory_mb * 1024 * 1024,
-                "file_bytes": limits.file_size_mb * 1024 * 1024,
-            },
-            "read": read_paths() if backend == "landlock" else [],
-            "uid": SANDBOX_UID,
-            "drop": privilege_plan(backend),
-            "write": [tmp, os.devnull],
-        }
-        prefix = bwrap_command(tmp) if backend == "bwrap" else []
-        cmd = [
-            *prefix,
-            sys.executable,
-            "-I",
-            "-B",
-            str(CHILD_SCRIPT),
-            str(write_fd),
-            submission,
-            function,
-            json.dumps(config),
-        ]
-        try:
-            self.proc = subprocess.Popen(
-                cmd,
-                stdin=subprocess.PIPE,
-                stdout=subprocess.PIPE,
-                stderr=subprocess.PIPE,
-                pass_fds=(write_fd,),
-                # Its own session, so that the whole group can be killed at once.
-                start_new_session=True,
-                cwd=tmp,
-                env=child_env(tmp),
-            )
-        finally:
-            os.close(write_fd)
-        self.results_fd = read_fd
 
     def kill(self) -> None:
         """Kill the child and everything in its process group, then reap it."""
-        with contextlib.suppress(ProcessLookupError, PermissionError):
-            os.killpg(self.proc.pid, signal.SIGKILL)
+        self.proc.kill_tree()
         self.proc.wait()
 
     def close(self) -> None:
@@ -379,7 +424,7 @@ class Child:
                             sel.unregister(key.fileobj)
                             self.proc.stdin.close()
                         continue
-                    chunk = os.read(key.fd, 65536)
+                    chunk = os.read(key.fd, 1 << 20)
                     if not chunk:
                         sel.unregister(key.fileobj)
                         open_reads -= 1
@@ -544,23 +589,23 @@ class Session:
         backend: str,
         function: str,
         fallback: str | None = None,
+        spawner: Spawner = spawn_child,
+        tmp_root: str | None = None,
     ) -> None:
         self.limits = limits
         self.backend = backend
         self.function = function
         # Where bwrap turns out not to work, the backend to use instead (auto mode only).
         self.fallback = fallback
-        self.tmp = tempfile.mkdtemp(prefix="grader-")
+        self.spawner = spawner
+        self.tmp = tempfile.mkdtemp(prefix="grader-", dir=tmp_root)
         self.submission = Path(self.tmp) / "submission.py"
         self.submission.write_bytes(source)
         self.notes: list[str] = []
         self.child: Child | None = self._spawn()
 
     def _spawn(self) -> Child:
-        if privilege_plan(self.backend) == "uid":
-            for path in (self.tmp, self.submission):
-                os.chown(path, SANDBOX_UID, SANDBOX_UID)
-        return Child(
+        return self.spawner(
             tmp=self.tmp,
             submission=str(self.submission),
             function=self.function,

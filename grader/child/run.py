@@ -157,15 +157,20 @@ def _confine(config: dict[str, Any]) -> dict[str, Any]:
         applied["seccomp"] = confine.apply_seccomp(deny_kill=applied["landlock_abi"] < 6)
     elif backend == "bwrap":
         applied["seccomp"] = confine.apply_seccomp(deny_kill=False)
+    if config.get("forked"):
+        applied["forked"] = True
     return applied
 
 
 def main() -> None:
-    channel = Channel(int(sys.argv[1]))
-    path = sys.argv[2]
-    function = sys.argv[3]
+    serve(int(sys.argv[1]), sys.argv[2], sys.argv[3], json.loads(sys.argv[4]))
+
+
+def serve(fd: int, path: str, function: str, config: dict[str, Any]) -> None:
+    """Confine this process, import the submission, answer the request read from stdin."""
+    channel = Channel(fd)
     try:
-        applied = _confine(json.loads(sys.argv[4]))
+        applied = _confine(config)
     except OSError as exc:
         channel.send({"event": "confine_error", "message": _text(exc)})
         return

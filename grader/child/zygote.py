@@ -1,0 +1,109 @@
+"""A template process for batch grading: imports numpy once, forks a fresh child per request.
+
+Runs as ``python -I -B zygote.py CONTROL_FD``, possibly inside bubblewrap. It never sees a
+case, an expected value or the reference: requests carry only a submission's path, its
+confinement settings and the four pipe ends the child will use; the inputs go from the
+grader to the child directly. Each forked child confines itself (limits, Landlock, seccomp)
+before importing its submission, so nothing one submission does reaches another.
+
+Control messages are JSON over a SOCK_SEQPACKET socket:
+  in:  {"op": "fork", "id": N, "path": ..., "function": ..., "config": {...}} + 4 fds
+       (stdin read end, stdout and stderr write ends, result write end)
+       {"op": "kill", "pid": P}
+  out: {"op": "forked", "id": N, "pid": P}   and   {"op": "exited", "pid": P, "returncode": R}
+"""
+
+from __future__ import annotations
+
+import contextlib
+import ctypes
+import json
+import os
+import selectors
+import signal
+import socket
+import sys
+
+import numpy  # noqa: F401 - imported here once, so that every fork starts with it
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+# Found through the line above, inside or outside the sandbox.
+import run  # type: ignore[import-not-found]
+
+PR_SET_PDEATHSIG = 1
+RESULT_FD = 3
+
+
+def _die_with_parent() -> None:
+    ctypes.CDLL(None).prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+
+
+def _child(request: dict[str, object], fds: list[int]) -> None:
+    """In the forked child: take the pipes, drop every other descriptor, then serve."""
+    _die_with_parent()
+    os.setsid()
+    stdin, stdout, stderr, result = fds
+    for target, fd in ((0, stdin), (1, stdout), (2, stderr), (RESULT_FD, result)):
+        os.dup2(fd, target)
+    # The control socket and the other children's pipes must not survive into the child.
+    signal.set_wakeup_fd(-1)
+    os.closerange(RESULT_FD + 1, os.sysconf("SC_OPEN_MAX"))
+    signal.signal(signal.SIGCHLD, signal.SIG_DFL)
+    os.chdir(str(request["tmp"]))
+    run.serve(RESULT_FD, str(request["path"]), str(request["function"]), request["config"])
+
+
+def _returncode(status: int) -> int:
+    return -os.WTERMSIG(status) if os.WIFSIGNALED(status) else os.WEXITSTATUS(status)
+
+
+def main() -> None:
+    _die_with_parent()
+    control = socket.socket(fileno=int(sys.argv[1]))
+    wake_r, wake_w = os.pipe()
+    os.set_blocking(wake_w, False)
+    signal.set_wakeup_fd(wake_w)
+    # A handler (not SIG_IGN) so that SIGCHLD wakes the selector and children stay waitable.
+    signal.signal(signal.SIGCHLD, lambda *_: None)
+    sel = selectors.DefaultSelector()
+    sel.register(control, selectors.EVENT_READ, "control")
+    sel.register(wake_r, selectors.EVENT_READ, "wake")
+    control.send(b'{"op": "ready"}')
+    while True:
+        for key, _ in sel.select():
+            if key.data == "wake":
+                os.read(wake_r, 4096)
+            else:
+                message, fds, _, _ = socket.recv_fds(control, 65536, 4)
+                if not message:
+                    return  # the grader closed its end: batch over
+                request = json.loads(message)
+                if request["op"] == "fork":
+                    pid = os.fork()
+                    if pid == 0:
+                        try:
+                            _child(request, fds)
+                        finally:
+                            os._exit(0)
+                    for fd in fds:
+                        os.close(fd)
+                    control.send(
+                        json.dumps({"op": "forked", "id": request["id"], "pid": pid}).encode()
+                    )
+                elif request["op"] == "kill":
+                    with contextlib.suppress(ProcessLookupError):
+                        os.killpg(int(request["pid"]), signal.SIGKILL)
+        while True:
+            try:
+                pid, status = os.waitpid(-1, os.WNOHANG)
+            except ChildProcessError:
+                break
+            if pid == 0:
+                break
+            control.send(
+                json.dumps({"op": "exited", "pid": pid, "returncode": _returncode(status)}).encode()
+            )
+
+
+if __name__ == "__main__":
+    main()

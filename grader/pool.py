@@ -1,0 +1,235 @@
+"""The parent side of the template process: fork one sandboxed child per request, fast.
+
+Starting an interpreter and importing numpy costs more than grading ten cases. For a batch,
+one template process (grader/child/zygote.py) pays that once; every child is a fork of it
+that confines itself (limits, Landlock, seccomp) before it imports its submission. The
+template never holds a case, an expected value or the reference, so a fork cannot find one.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+import subprocess
+import sys
+import tempfile
+import threading
+from typing import IO, Any
+
+from grader.errors import GraderError
+from grader.sandbox import (
+    CHILD_DIR,
+    SANDBOX_UID,
+    Child,
+    Choice,
+    Limits,
+    bwrap_command,
+    child_config,
+    child_env,
+    landlock_usable,
+    privilege_plan,
+    widen_pipe,
+)
+
+ZYGOTE_SCRIPT = CHILD_DIR / "zygote.py"
+READY_SECONDS = 30.0
+
+
+class ForkedProcess:
+    """A child forked by the template: Popen's interface, served over the control socket."""
+
+    def __init__(self, pool: Pool, pid: int, pipes: tuple[int, int, int]) -> None:
+        self.pool = pool
+        self.pid = pid
+        self.stdin: IO[bytes] | None = os.fdopen(pipes[0], "wb", buffering=0)
+        self.stdout: IO[bytes] | None = os.fdopen(pipes[1], "rb", buffering=0)
+        self.stderr: IO[bytes] | None = os.fdopen(pipes[2], "rb", buffering=0)
+        self.returncode: int | None = None
+        self.exited = threading.Event()
+
+    def wait(self) -> int:
+        """Wait until the template reports this child's exit; return its return code."""
+        if not self.exited.wait(READY_SECONDS):
+            raise GraderError("the template process stopped reporting on its children")
+        assert self.returncode is not None
+        return self.returncode
+
+    def kill_tree(self) -> None:
+        """Ask the template to kill this child's process group."""
+        if not self.exited.is_set():
+            self.pool.send({"op": "kill", "pid": self.pid})
+
+
+class Pool:
+    """One template process, its control socket, and the children it forked."""
+
+    def __init__(self, *, choice: Choice, limits: Limits) -> None:
+        self.limits = limits
+        self.root = tempfile.mkdtemp(prefix="grader-batch-")
+        # Children that run as another uid must pass through, not list, the batch folder.
+        os.chmod(self.root, 0o711)
+        self.lock = threading.Lock()
+        self.pending: dict[int, tuple[threading.Event, list[int]]] = {}
+        self.children: dict[int, ForkedProcess] = {}
+        self.early_exits: dict[int, int] = {}
+        self.next_id = 0
+        self.dead = threading.Event()
+        self.notes: list[str] = []
+        self.outer = choice.backend
+        try:
+            self._start(choice.backend)
+        except _TemplateFailed as exc:
+            if choice.backend != "bwrap" or choice.fallback is None:
+                raise GraderError(f"the template process could not start: {exc}") from None
+            self.notes.append(f"bubblewrap could not start here ({exc}); used {choice.fallback}")
+            self.outer = choice.fallback
+            self._start(choice.fallback)
+        # Each fork walls itself in with Landlock where the kernel has it; inside bwrap,
+        # that also keeps one submission's folder from the next one's.
+        self.inner = "landlock" if landlock_usable() and self.outer != "none" else self.outer
+        self.reader = threading.Thread(target=self._read, daemon=True)
+        self.reader.start()
+
+    def _start(self, backend: str) -> None:
+        ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+        prefix = bwrap_command(self.root) if backend == "bwrap" else []
+        cmd = [*prefix, sys.executable, "-I", "-B", str(ZYGOTE_SCRIPT), str(theirs.fileno())]
+        self.proc = subprocess.Popen(
+            cmd,
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.PIPE,
+            pass_fds=(theirs.fileno(),),
+            start_new_session=True,
+            cwd=self.root,
+            env=child_env(self.root),
+        )
+        theirs.close()
+        self.control = ours
+        self.control.settimeout(READY_SECONDS)
+        try:
+            ready = self.control.recv(65536)
+        except OSError:
+            ready = b""
+        self.control.settimeout(None)
+        if ready != b'{"op": "ready"}':
+            self.proc.kill()
+            _, err = self.proc.communicate()
+            first = (err.decode(errors="replace").strip().splitlines() or ["no message"])[0]
+            self.control.close()
+            raise _TemplateFailed(first)
+
+    def send(self, message: dict[str, Any], fds: list[int] | None = None) -> None:
+        data = json.dumps(message).encode()
+        with self.lock:
+            socket.send_fds(self.control, [data], fds or [])
+
+    def _read(self) -> None:
+        while True:
+            try:
+                data = self.control.recv(65536)
+            except OSError:
+                data = b""
+            if not data:
+                break
+            message = json.loads(data)
+            with self.lock:
+                if message["op"] == "forked":
+                    event, box = self.pending.pop(message["id"])
+                    box.append(message["pid"])
+                    event.set()
+                elif message["op"] == "exited":
+                    child = self.children.pop(message["pid"], None)
+                    if child is None:
+                        # Exited before spawn() registered it: keep the status for spawn.
+                        self.early_exits[message["pid"]] = message["returncode"]
+                    else:
+                        child.returncode = message["returncode"]
+                        child.exited.set()
+        # The template is gone: nothing will report on the children still listed.
+        self.dead.set()
+        with self.lock:
+            for child in self.children.values():
+                child.returncode = -9
+                child.exited.set()
+            for event, _ in self.pending.values():
+                event.set()
+
+    def spawn(
+        self, *, tmp: str, submission: str, function: str, limits: Limits, backend: str
+    ) -> Child:
+        """Fork a child for one submission; the Session's ``spawner``."""
+        del backend  # the pool decided its walls when it started
+        if self.outer != "bwrap" and privilege_plan(self.inner) == "uid":
+            for path in (tmp, submission):
+                os.chown(path, SANDBOX_UID, SANDBOX_UID)
+        stdin_r, stdin_w = os.pipe()
+        stdout_r, stdout_w = os.pipe()
+        stderr_r, stderr_w = os.pipe()
+        result_r, result_w = os.pipe()
+        widen_pipe(result_w)
+        config = child_config(tmp=tmp, limits=limits, backend=self.inner, forked=True)
+        if self.outer == "bwrap":
+            config["drop"] = ""  # already uid 65534 with no capabilities inside bwrap
+        event = threading.Event()
+        box: list[int] = []
+        with self.lock:
+            request_id = self.next_id
+            self.next_id += 1
+            self.pending[request_id] = (event, box)
+        theirs = [stdin_r, stdout_w, stderr_w, result_w]
+        try:
+            self.send(
+                {
+                    "op": "fork",
+                    "id": request_id,
+                    "tmp": tmp,
+                    "path": submission,
+                    "function": function,
+                    "config": config,
+                },
+                theirs,
+            )
+        finally:
+            for fd in theirs:
+                os.close(fd)
+        if not event.wait(READY_SECONDS) or not box:
+            for fd in (stdin_w, stdout_r, stderr_r, result_r):
+                os.close(fd)
+            raise GraderError("the template process did not fork a child")
+        proc = ForkedProcess(self, box[0], (stdin_w, stdout_r, stderr_r))
+        with self.lock:
+            if proc.pid in self.early_exits:
+                proc.returncode = self.early_exits.pop(proc.pid)
+                proc.exited.set()
+            else:
+                self.children[proc.pid] = proc
+        return Child(proc=proc, results_fd=result_r, limits=limits)
+
+    def describe(self) -> str:
+        """Return the walls around each child, e.g. 'bwrap + landlock'."""
+        if self.inner == self.outer:
+            return self.outer
+        return f"{self.outer} + {self.inner}"
+
+    def close(self) -> None:
+        """Stop the template (it kills its children as it dies) and delete the batch folder."""
+        self.control.close()
+        self.proc.kill()
+        self.proc.wait()
+        if self.proc.stderr is not None:
+            self.proc.stderr.close()
+        import shutil
+
+        shutil.rmtree(self.root, ignore_errors=True)
+
+    def __enter__(self) -> Pool:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+class _TemplateFailed(Exception):
+    """The template process ended before it said it was ready."""
