@@ -7,24 +7,9 @@ from dataclasses import dataclass
 import numpy as np
 import numpy.typing as npt
 
+from grader.records import Tolerance
+
 Array = npt.NDArray[np.float64]
-
-# The single source of the default tolerance; examples.yaml may set the problem's own and a
-# case file may override it for that case.
-DEFAULT_RTOL = 1e-6
-DEFAULT_ATOL = 1e-6
-
-
-@dataclass(frozen=True)
-class Tolerance:
-    """Elementwise tolerance: ``|got - want| <= atol + rtol * |want|``."""
-
-    rtol: float = DEFAULT_RTOL
-    atol: float = DEFAULT_ATOL
-
-    def describe(self) -> str:
-        """Return the tolerance as a formula with its numbers."""
-        return f"|got - want| <= {self.atol:g} + {self.rtol:g} * |want|"
 
 
 @dataclass(frozen=True)

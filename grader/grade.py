@@ -98,20 +98,40 @@ def grade(
         function=FUNCTION_NAME,
     ) as session:
         # The child is starting on the other core; meanwhile, the heavy part of ours.
-        from grader.cases import check_problem
+        from concurrent.futures import ThreadPoolExecutor
 
-        checked = check_problem(problem_root, examples=mode == "run", hidden=mode == "submit")
-        return grade_in(session, src=src, checked=checked, mode=mode, began=began)
+        from grader.cases import check_expected, load_problem
+
+        problem = load_problem(problem_root)
+        cases = problem.examples if mode == "run" else problem.hidden
+        # The reference computes the expected tables while the child computes its answers.
+        with ThreadPoolExecutor(max_workers=1) as helper:
+            expected = helper.submit(
+                check_expected, problem, examples=mode == "run", hidden=mode == "submit"
+            )
+            run = session.run(inputs(cases))
+            checked = expected.result()
+        return judge_run(
+            run, src=src, checked=checked, mode=mode, began=began, limits=session.limits
+        )
 
 
 def grade_in(session: Session, *, src: Source, checked: Checked, mode: str, began: float) -> Report:
     """Run the cases of ``mode`` in an open session and judge them into a report."""
+    problem = checked.problem
+    cases = problem.examples if mode == "run" else problem.hidden
+    run = session.run(inputs(cases))
+    return judge_run(run, src=src, checked=checked, mode=mode, began=began, limits=session.limits)
+
+
+def judge_run(
+    run: Run, *, src: Source, checked: Checked, mode: str, began: float, limits: Limits
+) -> Report:
+    """Judge every answer of a run against the checked problem; return the report."""
     from grader.judge import judge
 
     problem = checked.problem
     cases = problem.examples if mode == "run" else problem.hidden
-    run = session.run(inputs(cases))
-    limits = session.limits
     texts = limits_text(limits)
     results = tuple(
         judge(case, run.results[i], checked.expected[case.name], src, limits_text=texts)

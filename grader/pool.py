@@ -12,7 +12,6 @@ import json
 import os
 import socket
 import subprocess
-import sys
 import tempfile
 import threading
 from typing import IO, Any
@@ -20,6 +19,7 @@ from typing import IO, Any
 from grader.errors import GraderError
 from grader.sandbox import (
     CHILD_DIR,
+    FALLBACK_REQUIRED,
     SANDBOX_UID,
     Child,
     Choice,
@@ -27,8 +27,11 @@ from grader.sandbox import (
     bwrap_command,
     child_config,
     child_env,
+    import_paths,
     landlock_usable,
     privilege_plan,
+    python_command,
+    second_choice,
     widen_pipe,
 )
 
@@ -82,9 +85,10 @@ class Pool:
         except _TemplateFailed as exc:
             if choice.backend != "bwrap" or choice.fallback is None:
                 raise GraderError(f"the template process could not start: {exc}") from None
-            self.notes.append(f"bubblewrap could not start here ({exc}); used {choice.fallback}")
-            self.outer = choice.fallback
-            self._start(choice.fallback)
+            second = second_choice(require=choice.fallback == FALLBACK_REQUIRED)
+            self.notes.append(f"bubblewrap could not start here ({exc}); used {second}")
+            self.outer = second
+            self._start(second)
         # Each fork walls itself in with Landlock where the kernel has it; inside bwrap,
         # that also keeps one submission's folder from the next one's.
         self.inner = "landlock" if landlock_usable() and self.outer != "none" else self.outer
@@ -94,7 +98,13 @@ class Pool:
     def _start(self, backend: str) -> None:
         ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
         prefix = bwrap_command(self.root) if backend == "bwrap" else []
-        cmd = [*prefix, sys.executable, "-I", "-B", str(ZYGOTE_SCRIPT), str(theirs.fileno())]
+        cmd = [
+            *prefix,
+            *python_command(),
+            str(ZYGOTE_SCRIPT),
+            str(theirs.fileno()),
+            json.dumps(import_paths()),
+        ]
         self.proc = subprocess.Popen(
             cmd,
             stdin=subprocess.DEVNULL,

@@ -16,6 +16,25 @@ if TYPE_CHECKING:  # numpy stays out of the CLI's start-up path
     from grader.diagnose import Diagnosis
 
 SCHEMA_VERSION = 1
+
+# The single source of the default tolerance; examples.yaml may set the problem's own and a
+# case file may override it for that case.
+DEFAULT_RTOL = 1e-6
+DEFAULT_ATOL = 1e-6
+
+
+@dataclass(frozen=True)
+class Tolerance:
+    """Elementwise tolerance: ``|got - want| <= atol + rtol * |want|``."""
+
+    rtol: float = DEFAULT_RTOL
+    atol: float = DEFAULT_ATOL
+
+    def describe(self) -> str:
+        """Return the tolerance as a formula with its numbers (see compare.close_mask)."""
+        return f"|got - want| <= {self.atol:g} + {self.rtol:g} * |want|"
+
+
 MAX_SUBMISSION_BYTES = 1024 * 1024
 IDENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]{0,59}$")
 BUILTIN_EXCEPTIONS = frozenset(

@@ -29,7 +29,6 @@ from enum import Enum
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any, Protocol
 
-from grader.child import confine
 from grader.errors import GraderError
 
 if TYPE_CHECKING:
@@ -131,6 +130,21 @@ class Run:
     notes: list[str] = field(default_factory=list)
 
 
+def python_command() -> list[str]:
+    """Return how a child interpreter starts: isolated, no bytecode files, no site."""
+    return [sys.executable, "-I", "-S", "-B"]
+
+
+@functools.cache
+def import_paths() -> list[str]:
+    """Return the folders a child started without site imports from: site-packages, numpy's."""
+    paths = [sysconfig.get_paths()[k] for k in ("purelib", "platlib")]
+    spec = importlib.util.find_spec("numpy")
+    if spec is not None and spec.origin is not None:
+        paths.append(str(Path(spec.origin).resolve().parent.parent))
+    return list(dict.fromkeys(p for p in paths if os.path.isdir(p)))
+
+
 @functools.cache
 def read_paths() -> list[str]:
     """Return what the child may read: the interpreter, its libraries, numpy, the child code.
@@ -158,6 +172,8 @@ def privilege_plan(backend: str) -> str:
     if backend != "landlock" or os.geteuid() != 0:
         return ""
     # An unprivileged uid is stronger, but only works where it can still import the stdlib.
+    from grader.child import confine  # ctypes: loaded only where Landlock is in play
+
     return "uid" if all(confine.world_reachable(p) for p in read_paths()) else "capabilities"
 
 
@@ -218,7 +234,9 @@ def bwrap_usable() -> bool:
 
 def landlock_usable() -> bool:
     """Return True when the kernel has Landlock and seccomp knows this architecture."""
-    return confine.landlock_abi() >= 1 and confine._arch() is not None
+    from grader.child import confine  # ctypes: loaded only where Landlock is in play
+
+    return confine.landlock_abi() >= 1 and confine.seccomp_supported()
 
 
 @dataclass(frozen=True)
@@ -233,7 +251,8 @@ def resolve_backend(requested: str, *, require: bool) -> Choice:
     """Turn auto|bwrap|landlock|none into the backend that will run, or say why not.
 
     In auto mode bubblewrap is tried for real by the first child rather than probed
-    beforehand, which would cost a whole extra interpreter start on every grading.
+    beforehand, which would cost a whole extra interpreter start on every grading; what to
+    fall back to is settled only if it fails.
     """
     if requested == "none" and require:
         raise GraderError("--sandbox none contradicts --require-sandbox")
@@ -243,15 +262,24 @@ def resolve_backend(requested: str, *, require: bool) -> Choice:
         raise GraderError("--sandbox landlock: this kernel has no usable Landlock")
     if requested != "auto":
         return Choice(requested)
-    second = "landlock" if landlock_usable() else None if require else "none"
     if shutil.which("bwrap") is not None:
-        return Choice("bwrap", second)
-    if second is None:
+        return Choice("bwrap", fallback=FALLBACK_REQUIRED if require else FALLBACK_ANY)
+    return Choice(second_choice(require))
+
+
+FALLBACK_ANY, FALLBACK_REQUIRED = "landlock, else none", "landlock, else stop"
+
+
+def second_choice(require: bool) -> str:
+    """Return the backend to use without bubblewrap: Landlock, else none unless required."""
+    if landlock_usable():
+        return "landlock"
+    if require:
         raise GraderError(
             "no sandbox is available (install bubblewrap, or use a kernel with Landlock) "
             "and --require-sandbox was given"
         )
-    return Choice(second)
+    return "none"
 
 
 class ProtocolError(Exception):
@@ -323,6 +351,7 @@ def child_config(*, tmp: str, limits: Limits, backend: str, forked: bool = False
         "drop": privilege_plan(backend),
         "write": [tmp, os.devnull],
         "forked": forked,
+        "sys_path": import_paths(),
     }
 
 
@@ -337,9 +366,7 @@ def spawn_child(*, tmp: str, submission: str, function: str, limits: Limits, bac
     prefix = bwrap_command(tmp) if backend == "bwrap" else []
     cmd = [
         *prefix,
-        sys.executable,
-        "-I",
-        "-B",
+        *python_command(),
         str(CHILD_SCRIPT),
         str(write_fd),
         submission,
@@ -676,8 +703,9 @@ class Session:
         first = message[0] if message else "bwrap failed"
         if self.fallback is None:
             raise GraderError(f"the bwrap sandbox could not start: {first}")
-        self.notes.append(f"bubblewrap could not start here ({first}); used {self.fallback}")
-        self.backend, self.fallback = self.fallback, None
+        backend = second_choice(require=self.fallback == FALLBACK_REQUIRED)
+        self.notes.append(f"bubblewrap could not start here ({first}); used {backend}")
+        self.backend, self.fallback = backend, None
         run.backend = self.backend
         run.stderr = Capture(self.limits.output_bytes)
         run.stdout = Capture(self.limits.output_bytes)

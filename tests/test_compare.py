@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from grader.compare import Tolerance, close_mask, compare
+from grader.compare import close_mask, compare
+from grader.records import Tolerance
 
 TOL = Tolerance(rtol=1e-6, atol=1e-6)
 

@@ -75,6 +75,11 @@ def _arch() -> dict[str, int] | None:
     return ARCHES.get(platform.machine())
 
 
+def seccomp_supported() -> bool:
+    """Return True where the seccomp filter knows this architecture's syscall numbers."""
+    return _arch() is not None
+
+
 def landlock_abi() -> int:
     """Return the kernel's Landlock ABI version, 0 where Landlock is missing or disabled."""
     try:

@@ -14,10 +14,18 @@ import importlib.util
 import inspect
 import json
 import os
+import site
 import struct
 import sys
 import traceback
 from typing import Any
+
+if __name__ == "__main__":
+    # Started with -S: site's start-up (a scan of .pth files, an editable install's import
+    # hook) would cost more than a tenth of the child's start. The parent names the folders
+    # to import from instead, and exit()/quit() are put back for the submission.
+    sys.path.extend(json.loads(sys.argv[4]).get("sys_path", []))
+    site.setquit()
 
 import numpy as np
 

@@ -21,8 +21,14 @@ import json
 import os
 import selectors
 import signal
+import site
 import socket
 import sys
+
+if __name__ == "__main__":
+    # Started with -S, like run.py, for the same reason; the folders come as argument 2.
+    sys.path.extend(json.loads(sys.argv[2]))
+    site.setquit()
 
 import numpy  # noqa: F401 - imported here once, so that every fork starts with it
 
