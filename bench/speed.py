@@ -59,9 +59,19 @@ def wall(cmd: list[str], **kw: object) -> float:
     return took
 
 
-def median_of(cmd: list[str], repeats: int, **kw: object) -> float:
-    wall(cmd, **kw)  # warm the page cache
-    return statistics.median(wall(cmd, **kw) for _ in range(repeats))
+def interleaved(commands: dict[str, list[str]], repeats: int, **kw: object) -> dict[str, float]:
+    """Return each command's median wall time, running them in turn in every round.
+
+    Taking turns spreads the machine's slow moments over all commands alike, so their
+    ratios hold even when the absolute times drift.
+    """
+    for cmd in commands.values():
+        wall(cmd, **kw)  # warm the page cache
+    samples: dict[str, list[float]] = {name: [] for name in commands}
+    for _ in range(repeats):
+        for name, cmd in commands.items():
+            samples[name].append(wall(cmd, **kw))
+    return {name: statistics.median(values) for name, values in samples.items()}
 
 
 def make_class(folder: Path, size: int) -> list[Path]:
@@ -114,22 +124,24 @@ def main() -> None:
         f"{'quick' if args.quick else 'full'} run, medians of {repeats}\n"
     )
 
-    floor_a = median_of([PY, "-c", "import numpy, yaml"], repeats)
-    floor_b = median_of([PY, "-c", "import numpy"], repeats)
-    floor = floor_a + floor_b
-    submit = {
-        b: median_of([*GRADER, "submit", str(REFERENCE), "--sandbox", b], repeats)
-        for b in ("bwrap", "landlock", "none")
-    }
-    submit_auto = median_of([*GRADER, "submit", str(REFERENCE)], repeats)
     with tempfile.TemporaryDirectory() as tmp:
         test_file = Path(tmp) / "test_hidden.py"
         test_file.write_text(PYTEST_FILE.format(root=str(ROOT)))
-        pytest_time = median_of(
-            [PY, "-m", "pytest", "-q", "-p", "no:cacheprovider", str(test_file)],
-            repeats,
-            cwd=tmp,
-        )
+        commands = {
+            "floor_a": [PY, "-c", "import numpy, yaml"],
+            "floor_b": [PY, "-c", "import numpy"],
+            "auto": [*GRADER, "submit", str(REFERENCE)],
+            **{
+                b: [*GRADER, "submit", str(REFERENCE), "--sandbox", b]
+                for b in ("bwrap", "landlock", "none")
+            },
+            "pytest": [PY, "-m", "pytest", "-q", "-p", "no:cacheprovider", str(test_file)],
+        }
+        times = interleaved(commands, repeats, cwd=tmp)
+    floor = times["floor_a"] + times["floor_b"]
+    submit = {b: times[b] for b in ("bwrap", "landlock", "none")}
+    submit_auto = times["auto"]
+    pytest_time = times["pytest"]
     doc = json.loads(
         subprocess.run(
             [*GRADER, "submit", str(REFERENCE), "--format", "json"],

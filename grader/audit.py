@@ -17,8 +17,9 @@ from grader.errors import GraderError
 from grader.grade import describe_backend, execute, limits_text
 from grader.judge import judge
 from grader.layout import CORPUS_FILE
-from grader.records import Outcome, read_submission
+from grader.records import Outcome
 from grader.sandbox import Choice, Kind, Limits
+from grader.source import read_submission
 
 KINDS = ("correct", "wrong")
 

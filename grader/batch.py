@@ -20,9 +20,9 @@ from grader.errors import GraderError
 from grader.grade import grade_in, guard
 from grader.layout import FUNCTION_NAME
 from grader.pool import Pool
-from grader.records import read_submission
 from grader.report import to_json
 from grader.sandbox import Choice, Limits, Session
+from grader.source import read_submission
 
 RESULTS_DIR = "results"
 SUMMARY_FILE = "summary.csv"

@@ -7,10 +7,12 @@ guess. Hints are fixed sentences, so on a hidden case they reveal nothing of its
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
+import numpy.typing as npt
 
 from grader.compare import Array
 
@@ -160,15 +162,31 @@ def diagnose(positions: tuple[int, ...], d_model: int, got: Array, want: Array) 
         return _shape_mistake(p, d_model, got, want)
     if d_model == n and _close(got.T, want):
         return Diagnosis("transposed")
-    rows = np.unique(np.linspace(0, n - 1, min(n, SAMPLE_ROWS)).astype(np.intp))
+    rows, variants = _sampled_variants(positions, d_model)
     got_rows, want_rows = got[rows], want[rows]
-    for code, encoded, make in VARIANTS:
-        variant = make(encoded(p)[rows], d_model)
+    for code, variant in variants:
         # A "mistake" that changes nothing on this input (say, the base when d_model is 2)
         # cannot be what went wrong.
         if not _close(variant, want_rows) and _close(got_rows, variant):
             return Diagnosis(code)
     return _precision_or_cap(p, got, want)
+
+
+@functools.lru_cache(maxsize=64)
+def _sampled_variants(
+    positions: tuple[int, ...], d_model: int
+) -> tuple[npt.NDArray[np.intp], tuple[tuple[str, Array], ...]]:
+    """Return the sampled rows and every known mistake's table on them, once per case.
+
+    A batch diagnoses many submissions on the same cases: computing the wrong tables once
+    each keeps the cost of a hint from growing with the class.
+    """
+    p = np.asarray(positions, dtype=np.float64)
+    rows = np.unique(np.linspace(0, p.size - 1, min(p.size, SAMPLE_ROWS)).astype(np.intp))
+    tables = tuple((code, make(encoded(p)[rows], d_model)) for code, encoded, make in VARIANTS)
+    for _, table in tables:
+        table.setflags(write=False)
+    return rows, tables
 
 
 def _shape_mistake(p: Array, d_model: int, got: Array, want: Array) -> Diagnosis | None:

@@ -12,11 +12,12 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from grader.layout import FUNCTION_NAME, protected_paths
-from grader.records import Report, Source, read_submission
 from grader.sandbox import CaseInput, Choice, Limits, Run, Session, check_hidden_unreachable
+from grader.source import Source, read_submission
 
 if TYPE_CHECKING:
     from grader.cases import Case, Checked, Problem
+    from grader.records import Report
 
 
 def forbid_memory_reads() -> None:
@@ -129,6 +130,7 @@ def judge_run(
 ) -> Report:
     """Judge every answer of a run against the checked problem; return the report."""
     from grader.judge import judge
+    from grader.records import Report
 
     problem = checked.problem
     cases = problem.examples if mode == "run" else problem.hidden

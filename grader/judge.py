@@ -18,8 +18,9 @@ from grader.cases import Case
 from grader.compare import Array, Mismatch, compare
 from grader.diagnose import Diagnosis, diagnose
 from grader.layout import FUNCTION_NAME
-from grader.records import LOAD_OUTCOMES, CaseResult, Outcome, Source
+from grader.records import LOAD_OUTCOMES, CaseResult, Outcome
 from grader.sandbox import Kind, Raw, signal_name
+from grader.source import Source
 
 # Outcomes whose report already holds the tables, or where they would not help.
 _SHOWN_ALREADY = frozenset({Outcome.PASSED, Outcome.WRONG_ANSWER} | LOAD_OUTCOMES)

@@ -40,7 +40,6 @@ BACKENDS = ("bwrap", "landlock", "none")
 # The unprivileged identity inside bubblewrap's user namespace ("nobody").
 SANDBOX_UID = 65534
 MAX_HEADER = 64 * 1024
-MAX_SUBMISSION_BYTES = 1024 * 1024
 # Environment variables the child keeps: some machines set the OpenBLAS core type because
 # older builds crash without it.
 PASSTHROUGH_ENV = ("OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE")
@@ -561,9 +560,18 @@ def _frames(buf: bytearray, allowed: dict[int, CaseInput]) -> list[tuple[dict[st
 
 
 def _raw(header: dict[str, Any], payload: bytes, case: CaseInput, seconds: float) -> Raw:
-    """Validate a result frame into a Raw, with the payload as a fresh float64 array."""
+    """Validate a result frame into a Raw, with the payload as a fresh float64 array.
+
+    The time is the child's own measurement of the call when it is plausible (frames often
+    arrive together, so arrival times say little); it is shown, never judged.
+    """
+    timed = header.get("seconds")
+    if isinstance(timed, float) and 0.0 <= timed <= seconds + 1.0:
+        seconds = timed
     kind = header.get("kind")
-    info = {k: v for k, v in header.items() if k not in ("event", "case", "kind", "nbytes")}
+    info = {
+        k: v for k, v in header.items() if k not in ("event", "case", "kind", "nbytes", "seconds")
+    }
     if kind == "ok":
         shape = header.get("shape")
         if (

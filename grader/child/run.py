@@ -17,6 +17,7 @@ import os
 import site
 import struct
 import sys
+import time
 import traceback
 from typing import Any
 
@@ -205,6 +206,7 @@ def serve(fd: int, path: str, function: str, config: dict[str, Any]) -> None:
         request = json.loads(stream.read())
     for case in request["cases"]:
         channel.send({"event": "start", "case": case["id"]})
+        began = time.perf_counter()
         try:
             result = loaded(list(case["positions"]), int(case["d_model"]))
             header, payload = _encode(result, int(case["max_elements"]))
@@ -212,6 +214,7 @@ def serve(fd: int, path: str, function: str, config: dict[str, Any]) -> None:
             header, payload = {"kind": "memory"}, b""
         except BaseException as exc:  # noqa: BLE001 - SystemExit and friends are answers too
             header, payload = {"kind": "exception", **_exception(exc, path)}, b""
+        header["seconds"] = time.perf_counter() - began
         channel.send({"event": "result", "case": case["id"], **header}, payload)
     channel.send({"event": "done"})
 
