@@ -7,7 +7,6 @@ import hashlib
 import json
 import os
 import sys
-import threading
 import time
 from collections.abc import Iterable, Sequence
 from concurrent.futures import ThreadPoolExecutor, as_completed
@@ -272,19 +271,27 @@ def run_batch(
 
 
 def _grade_all(batch: Batch, entries: list[Entry], jobs: int, progress: bool | None) -> list[Row]:
+    show = sys.stderr.isatty() if progress is None else progress
+    # Worker threads hand the GIL to each other often; the default 5 ms slice would make
+    # a thread that only has to pass a message on wait behind one that is judging.
+    interval = sys.getswitchinterval()
+    sys.setswitchinterval(0.001)
+    try:
+        return _collect(batch, entries, jobs, show)
+    finally:
+        sys.setswitchinterval(interval)
+
+
+def _collect(batch: Batch, entries: list[Entry], jobs: int, show: bool) -> list[Row]:
     from tqdm import tqdm
 
-    show = sys.stderr.isatty() if progress is None else progress
     rows: list[Row] = []
-    lock = threading.Lock()
     with (
         tqdm(total=len(entries), unit="sub", disable=not show, file=sys.stderr) as bar,
         ThreadPoolExecutor(max_workers=jobs) as pool,
     ):
         futures = [pool.submit(batch.grade_one, e) for e in entries]
         for future in as_completed(futures):
-            row = future.result()
-            with lock:
-                rows.append(row)
+            rows.append(future.result())
             bar.update(1)
     return rows

@@ -553,7 +553,8 @@ def _frames(buf: bytearray, allowed: dict[int, CaseInput]) -> list[tuple[dict[st
             raise ProtocolError("payload size out of bounds")
         if len(buf) < 4 + size + nbytes:
             break
-        payload = bytes(buf[4 + size : 4 + size + nbytes])
+        with memoryview(buf) as view:  # one copy, and released before buf shrinks
+            payload = bytes(view[4 + size : 4 + size + nbytes])
         del buf[: 4 + size + nbytes]
         out.append((header, payload))
     return out
@@ -585,7 +586,8 @@ def _raw(header: dict[str, Any], payload: bytes, case: CaseInput, seconds: float
             raise ProtocolError("payload does not match its shape")
         import numpy as np  # here, not at the top: the parent imports it after the child starts
 
-        array = np.frombuffer(payload, dtype=np.float64).reshape(shape).copy()
+        # Read-only, over bytes this function owns: nothing the child does can change it.
+        array = np.frombuffer(payload, dtype=np.float64).reshape(shape)
         dtype = header.get("dtype")
         return Raw(Kind.OK, seconds, array, dtype if isinstance(dtype, str) else None)
     if kind in ("exception", "bad_value", "memory"):
@@ -593,7 +595,9 @@ def _raw(header: dict[str, Any], payload: bytes, case: CaseInput, seconds: float
     raise ProtocolError(f"unknown result kind {kind!r}")
 
 
-def _request(cases: Sequence[CaseInput]) -> bytes:
+@functools.lru_cache(maxsize=32)
+def _request(cases: tuple[CaseInput, ...]) -> bytes:
+    """Return the request for these cases; a batch sends the same one to every child."""
     return json.dumps(
         {
             "cases": [
@@ -675,7 +679,7 @@ class Session:
             self.child = None
             run.spawns += 1
             try:
-                state, current = child.serve(_request(remaining), remaining, run)
+                state, current = child.serve(_request(tuple(remaining)), remaining, run)
             finally:
                 child.close()
             rc = child.proc.returncode
