@@ -19,7 +19,7 @@ from grader.errors import GraderError
 from grader.grade import grade_in, guard
 from grader.layout import FUNCTION_NAME
 from grader.pool import Pool
-from grader.report import to_json
+from grader.report import not_graded, to_json
 from grader.sandbox import Choice, Limits, Session
 from grader.source import read_submission
 
@@ -109,29 +109,9 @@ def _row_from(doc: dict[str, Any], entry_id: str, status: str) -> Row:
 
 def _error_doc(entry: Entry, checked: Checked, message: str) -> dict[str, Any]:
     """A results document for a learner whose submission could not be graded at all."""
-    cases = checked.problem.hidden
-    return {
-        "score": 0.0,
-        "max_score": sum(c.max_score for c in cases),
-        "output": f"not graded: {message}\n",
-        "tests": [
-            {
-                "name": c.name,
-                "status": "failed",
-                "score": 0.0,
-                "max_score": c.max_score,
-                "output": f"not graded: {message}",
-                "extra_data": {"outcome": "not_graded"},
-            }
-            for c in cases
-        ],
-        "extra_data": {
-            "schema_version": 1,
-            "mode": "submit",
-            "submission": entry.id,
-            "error": message,
-        },
-    }
+    return not_graded(
+        [(c.name, c.max_score) for c in checked.problem.hidden], message, submission=entry.id
+    )
 
 
 @dataclass

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -178,6 +179,35 @@ def build_parser() -> argparse.ArgumentParser:
         default=None,
         help="show a progress bar (default: when stderr is a terminal)",
     )
+    bundle = sub.add_parser(
+        "bundle", parents=[common], help="build a learner bundle or a Gradescope autograder zip"
+    )
+    bundle.add_argument("kind", choices=("learner", "gradescope"))
+    bundle.add_argument("out", type=Path, metavar="OUT", help="a folder, or a path ending in .zip")
+    bundle.add_argument(
+        "--visibility",
+        choices=("visible", "hidden", "after_due_date", "after_published"),
+        default="visible",
+        help="Gradescope: when learners see each test (default visible)",
+    )
+    bundle.add_argument(
+        "--stdout-visibility",
+        choices=("visible", "hidden", "after_due_date", "after_published"),
+        default="hidden",
+        help="Gradescope: when learners see the autograder output (default hidden)",
+    )
+    autograde = sub.add_parser(
+        "autograde",
+        parents=[grading],
+        help="Gradescope's run_autograder: grade ROOT/submission into ROOT/results/results.json",
+    )
+    autograde.add_argument(
+        "--root",
+        type=Path,
+        default=None,
+        metavar="DIR",
+        help="the autograder root (default: $AUTOGRADER_ROOT, then /autograder)",
+    )
     add = sub.add_parser(
         "add-case", parents=[common, grading], help="add a hidden case and audit it (authors)"
     )
@@ -203,6 +233,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("grader: interrupted", file=sys.stderr)
         return 130
+    except BrokenPipeError:
+        # The reader left (say, `| head`): nothing more to say, and nowhere to say it.
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return EXIT_PASSED
 
 
 def _limits(args: argparse.Namespace) -> Any:
@@ -220,11 +254,20 @@ def _limits(args: argparse.Namespace) -> Any:
 
 def _dispatch(args: argparse.Namespace) -> int:
     # Imported here so that `grader --help` and argument errors stay instant.
-    from grader.layout import find_problem_root
+    from grader.layout import find_problem_root, is_learner_bundle
 
+    if args.command == "autograde":
+        return _autograde(args)
     root = find_problem_root(args.problem)
+    if args.command != "run" and is_learner_bundle(root):
+        raise GraderError(
+            "hidden grading happens on the course's grader: this learner bundle has only the "
+            "visible examples (`grader run FILE`)"
+        )
     if args.command == "check":
         return _check(root)
+    if args.command == "bundle":
+        return _bundle(args, root)
     from grader.sandbox import resolve_backend
 
     if args.command == "add-case":
@@ -266,6 +309,36 @@ def _batch(args: argparse.Namespace, root: Path, choice: Any) -> int:
         f"{summary.seconds:.1f} s ({graded / max(summary.seconds, 1e-9):.1f} graded per second)"
     )
     print(f"results: {args.out / RESULTS_DIR}/ and {args.out / SUMMARY_FILE}")
+    return EXIT_PASSED
+
+
+def _bundle(args: argparse.Namespace, root: Path) -> int:
+    from grader.bundle import build_gradescope, build_learner
+
+    if args.kind == "learner":
+        names = build_learner(root, args.out)
+        print(f"learner bundle written to {args.out}: {len(names)} files, checked to hold no")
+        print("hidden case and not the reference's code:")
+    else:
+        names = build_gradescope(
+            root, args.out, visibility=args.visibility, stdout_visibility=args.stdout_visibility
+        )
+        print(f"Gradescope autograder written to {args.out}: {len(names)} files:")
+    for name in names:
+        print(f"  {name}")
+    return EXIT_PASSED
+
+
+def _autograde(args: argparse.Namespace) -> int:
+    import os
+
+    from grader.autograde import autograde
+    from grader.sandbox import resolve_backend
+
+    root = args.root or Path(os.environ.get("AUTOGRADER_ROOT", "/autograder"))
+    choice = resolve_backend(args.sandbox, require=args.require_sandbox)
+    doc = autograde(root=root, limits=_limits(args), choice=choice)
+    print(f"score {doc['score']:g}/{doc['max_score']:g} written to {root}/results/results.json")
     return EXIT_PASSED
 
 

@@ -16,6 +16,9 @@ HIDDEN_DIR = "hidden_tests"
 REFERENCE_FILE = Path("solutions") / "reference.py"
 CORPUS_FILE = Path("solutions") / "corpus.yaml"
 PROBLEM_ENV = "GRADER_PROBLEM"
+# Present at the root of a learner bundle: the statement and examples, no answers.
+BUNDLE_FILE = "bundle.yaml"
+LEARNER_BUNDLE = "learner"
 
 
 def find_problem_root(explicit: str | None) -> Path:
@@ -44,3 +47,12 @@ def _checked_root(path: Path, origin: str) -> Path:
 def protected_paths(root: Path) -> list[Path]:
     """Return what no submission may ever read: the hidden cases and the solutions."""
     return [root / HIDDEN_DIR, root / "solutions"]
+
+
+def is_learner_bundle(root: Path) -> bool:
+    """Return True for a learner bundle, which has no hidden cases and no reference."""
+    try:
+        text = (root / BUNDLE_FILE).read_text(encoding="utf-8")
+    except OSError:
+        return False
+    return any(line.split() == ["kind:", LEARNER_BUNDLE] for line in text.splitlines())

@@ -6,6 +6,7 @@ import json
 import math
 import os
 from collections import Counter
+from collections.abc import Sequence
 from typing import Any, TextIO
 
 from grader.records import LOAD_OUTCOMES, SCHEMA_VERSION, CaseResult, Report
@@ -134,3 +135,35 @@ def to_json(report: Report) -> dict[str, Any]:
 def render_json(report: Report) -> str:
     """Return the JSON document as text, NaN-free so strict parsers accept it."""
     return json.dumps(to_json(report), indent=2, allow_nan=False, default=str) + "\n"
+
+
+def not_graded(
+    cases: Sequence[tuple[str, float]], message: str, *, submission: str
+) -> dict[str, Any]:
+    """Return a results document for a submission that could not be graded at all.
+
+    Every case is listed as failed with the reason, so that tools reading per-test results
+    (a gradebook, Gradescope) show the learner why, rather than an empty page.
+    """
+    return {
+        "score": 0.0,
+        "max_score": sum(m for _, m in cases),
+        "output": f"not graded: {message}\n",
+        "tests": [
+            {
+                "name": name,
+                "status": "failed",
+                "score": 0.0,
+                "max_score": max_score,
+                "output": f"not graded: {message}",
+                "extra_data": {"outcome": "not_graded"},
+            }
+            for name, max_score in cases
+        ],
+        "extra_data": {
+            "schema_version": SCHEMA_VERSION,
+            "mode": "submit",
+            "submission": submission,
+            "error": message,
+        },
+    }

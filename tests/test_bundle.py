@@ -1,0 +1,253 @@
+"""Bundles: a learner kit without the answers, and a Gradescope autograder, both installed
+and run for real in throwaway environments."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import site
+import subprocess
+import sys
+import zipfile
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from grader.bundle import verify_learner
+from grader.cases import load_problem
+from grader.errors import GraderError
+from tests.conftest import CORPUS, ROOT, SAMPLES
+
+Cli = Callable[..., tuple[int, str, str]]
+
+
+def _venv(path: Path) -> Path:
+    """Make a venv that borrows this one's packages, so that installing needs no network."""
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(path)], check=True)
+    version = f"python{sys.version_info.major}.{sys.version_info.minor}"
+    pth = path / "lib" / version / "site-packages" / "borrowed.pth"
+    # A .pth line adds a folder but runs none of its .pth files: this project's own
+    # editable install stays out of the new venv.
+    pth.write_text("\n".join(site.getsitepackages()) + "\n")
+    return path / "bin" / "python"
+
+
+OFFLINE = ["--no-deps", "--no-build-isolation", "--no-index", "--quiet"]
+
+
+def _secrets() -> list[str]:
+    """Texts that must appear in no learner file: hidden inputs, hidden whys, the reference."""
+    texts = []
+    for path in (ROOT / "hidden_tests").glob("*.yaml"):
+        texts += [
+            line.strip()
+            for line in path.read_text().splitlines()
+            if line.strip().startswith(("positions:", "why:"))
+        ]
+    for case in load_problem(ROOT).hidden:
+        texts += [str(p) for p in case.positions if p >= 5000]
+    texts.append("freq = 1.0 / np.power(10000.0, 2.0 * pair / d_model)")
+    return texts
+
+
+@pytest.fixture(scope="module")
+def learner(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Path, Path]]:
+    """Build a learner bundle with the real CLI and install it into a fresh venv."""
+    from grader.cli import main
+
+    base = tmp_path_factory.mktemp("learner")
+    bundle = base / "kit"
+    assert main(["bundle", "learner", str(bundle)]) == 0
+    python = _venv(base / "venv")
+    subprocess.run([str(python), "-m", "pip", "install", *OFFLINE, "-e", str(bundle)], check=True)
+    yield bundle, python
+
+
+def _grader(python: Path, *args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
+    env = {k: v for k, v in os.environ.items() if k != "GRADER_PROBLEM"}
+    return subprocess.run(
+        [str(python), "-m", "grader", *args],
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        env=env,
+        check=False,
+    )
+
+
+def test_learner_bundle_runs_examples(learner: tuple[Path, Path], tmp_path: Path) -> None:
+    """In the installed kit, run grades a correct and a wrong file as in the repo."""
+    _, python = learner
+    good = _grader(python, "run", str(CORPUS / "correct" / "lists.py"), cwd=tmp_path)
+    assert good.returncode == 0, good.stderr
+    assert "score: 2/2" in good.stdout
+    bad = _grader(
+        python, "run", str(CORPUS / "wrong" / "swapped.py"), "--format", "json", cwd=tmp_path
+    )
+    assert bad.returncode == 1
+    doc = json.loads(bad.stdout)
+    assert doc["extra_data"]["diagnoses"] == ["swapped_sin_cos"]
+
+
+def test_learner_bundle_is_the_one_imported(learner: tuple[Path, Path], tmp_path: Path) -> None:
+    """The venv's grader is the bundle's copy, not the repository's."""
+    bundle, python = learner
+    proc = subprocess.run(
+        [str(python), "-c", "import grader; print(grader.__file__)"],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    assert proc.stdout.strip() == str(bundle / "grader" / "__init__.py")
+
+
+def test_learner_bundle_refuses_submit(learner: tuple[Path, Path], tmp_path: Path) -> None:
+    """submit in the kit says in one line where hidden grading happens: exit 2."""
+    _, python = learner
+    proc = _grader(python, "submit", str(CORPUS / "correct" / "lists.py"), cwd=tmp_path)
+    assert proc.returncode == 2 and proc.stdout == ""
+    assert proc.stderr.strip().splitlines() == [
+        "grader: error: hidden grading happens on the course's grader: this learner bundle "
+        "has only the visible examples (`grader run FILE`)"
+    ]
+
+
+def test_learner_bundle_holds_no_answers(learner: tuple[Path, Path]) -> None:
+    """No file holds a hidden case's inputs or why, or the reference's code."""
+    bundle, _ = learner
+    files = [p for p in bundle.rglob("*") if p.is_file() and "egg-info" not in str(p)]
+    names = {str(p.relative_to(bundle)).split("/")[0] for p in files}
+    assert not names & {"hidden_tests", "solutions", "tests", "bench"}
+    secrets = _secrets()
+    for path in files:
+        if "__pycache__" in path.parts:
+            continue
+        text = path.read_text(errors="replace")
+        tokens = set(text.replace(",", " ").replace("]", " ").replace("[", " ").split())
+        for secret in secrets:
+            assert (secret not in tokens) if secret.isdigit() else (secret not in text), (
+                path,
+                secret,
+            )
+
+
+def test_learner_zip(cli: Cli, tmp_path: Path) -> None:
+    """A .zip out path gives the same files, zipped."""
+    code, out, _ = cli("bundle", "learner", tmp_path / "kit.zip")
+    assert code == 0 and "checked to hold no" in out
+    with zipfile.ZipFile(tmp_path / "kit.zip") as archive:
+        names = set(archive.namelist())
+    assert {"README.md", "bundle.yaml", "examples.yaml", "problem/starter.py"} <= names
+    assert not any(n.startswith(("hidden_tests/", "solutions/")) for n in names)
+
+
+def test_verification_catches_a_leak(tmp_path: Path) -> None:
+    """The bundle's own check refuses a copied hidden case and a copied reference."""
+    from grader.bundle import build_learner
+
+    kit = tmp_path / "kit"
+    build_learner(ROOT, kit)
+    shutil.copy(ROOT / "hidden_tests" / "08_large_positions.yaml", kit / "grader" / "data.yaml")
+    with pytest.raises(GraderError, match=r"08_large_positions\.yaml"):
+        verify_learner(ROOT, kit)
+    (kit / "grader" / "data.yaml").unlink()
+    shutil.copy(ROOT / "solutions" / "reference.py", kit / "grader" / "helper.py")
+    with pytest.raises(GraderError, match="reference's code"):
+        verify_learner(ROOT, kit)
+
+
+@pytest.fixture(scope="module")
+def autograder(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """Build the Gradescope zip, unpack it as Gradescope does, run setup.sh's offline steps."""
+    from grader.cli import main
+
+    base = tmp_path_factory.mktemp("gradescope")
+    archive = base / "autograder.zip"
+    assert main(["bundle", "gradescope", str(archive), "--visibility", "after_published"]) == 0
+    root = base / "autograder"
+    (root / "source").mkdir(parents=True)
+    with zipfile.ZipFile(archive) as z:
+        z.extractall(root / "source")
+    for script in ("setup.sh", "run_autograder"):
+        (root / "source" / script).chmod(0o755)
+    _venv(root / "venv")
+    env = {
+        **os.environ,
+        "AUTOGRADER_ROOT": str(root),
+        "GRADER_SKIP_APT": "1",
+        "GRADER_PIP_ARGS": " ".join(OFFLINE),
+    }
+    subprocess.run(["bash", str(root / "source" / "setup.sh")], env=env, check=True)
+    return root
+
+
+def _autograde(root: Path, files: dict[str, Path]) -> dict[str, Any]:
+    submission = root / "submission"
+    shutil.rmtree(submission, ignore_errors=True)
+    submission.mkdir()
+    for name, src in files.items():
+        (submission / name).parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy(src, submission / name)
+    results = root / "results" / "results.json"
+    results.unlink(missing_ok=True)
+    env = {**os.environ, "AUTOGRADER_ROOT": str(root)}
+    env.pop("GRADER_PROBLEM", None)
+    proc = subprocess.run(
+        [str(root / "source" / "run_autograder")],
+        env=env,
+        capture_output=True,
+        text=True,
+        check=False,
+        cwd="/",
+    )
+    assert proc.returncode == 0, proc.stderr
+    doc: dict[str, Any] = json.loads(results.read_text())
+    # Gradescope's fields, on every result
+    assert isinstance(doc["score"], float) and doc["max_score"] == 10
+    assert doc["stdout_visibility"] == "hidden"
+    assert len(doc["tests"]) == 10
+    for test in doc["tests"]:
+        assert {"name", "score", "max_score", "status", "output", "visibility"} <= set(test)
+        assert test["visibility"] == "after_published"
+        assert test["status"] in ("passed", "failed")
+    return doc
+
+
+def test_autograder_correct(autograder: Path) -> None:
+    """A correct file, whatever its name, scores 10 of 10."""
+    doc = _autograde(autograder, {"my answer.py": CORPUS / "correct" / "vectorised.py"})
+    assert doc["score"] == 10 and all(t["status"] == "passed" for t in doc["tests"])
+
+
+def test_autograder_wrong(autograder: Path) -> None:
+    """A wrong file fails, with the hint and no hidden data."""
+    doc = _autograde(autograder, {"sub/answer.py": CORPUS / "wrong" / "swapped.py"})
+    assert doc["score"] == 0
+    assert "hint: columns 2i and 2i+1 look swapped" in doc["tests"][0]["output"]
+    assert "999999" not in json.dumps(doc)
+
+
+def test_autograder_broken(autograder: Path) -> None:
+    """A file with a syntax error gets that verdict on every case."""
+    doc = _autograde(autograder, {"a.py": SAMPLES / "fail_syntax.py"})
+    assert doc["score"] == 0
+    assert {t["extra_data"]["outcome"] for t in doc["tests"]} == {"syntax_error"}
+
+
+def test_autograder_missing(autograder: Path) -> None:
+    """No .py file: a clear result, not a crash."""
+    doc = _autograde(autograder, {"notes.txt": ROOT / "examples.yaml"})
+    assert doc["score"] == 0 and "no .py file was submitted" in doc["output"]
+
+
+def test_autograder_duplicate(autograder: Path) -> None:
+    """Two .py files: a clear result naming them."""
+    doc = _autograde(
+        autograder,
+        {"a.py": CORPUS / "correct" / "lists.py", "b.py": CORPUS / "correct" / "lists.py"},
+    )
+    assert doc["score"] == 0 and "2 .py files were submitted (a.py, b.py)" in doc["output"]
