@@ -208,6 +208,17 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="DIR",
         help="the autograder root (default: $AUTOGRADER_ROOT, then /autograder)",
     )
+    serve = sub.add_parser(
+        "serve",
+        parents=[common, grading],
+        help="serve the practice page on 127.0.0.1: statement, widget, editor, Run and Submit",
+    )
+    serve.add_argument(
+        "--port", type=int, default=8765, metavar="N", help="port on 127.0.0.1 (0: any free one)"
+    )
+    serve.add_argument(
+        "--no-browser", action="store_true", help="only print the URL; do not open a browser"
+    )
     add = sub.add_parser(
         "add-case", parents=[common, grading], help="add a hidden case and audit it (authors)"
     )
@@ -259,7 +270,7 @@ def _dispatch(args: argparse.Namespace) -> int:
     if args.command == "autograde":
         return _autograde(args)
     root = find_problem_root(args.problem)
-    if args.command != "run" and is_learner_bundle(root):
+    if args.command not in ("run", "serve") and is_learner_bundle(root):
         raise GraderError(
             "hidden grading happens on the course's grader: this learner bundle has only the "
             "visible examples (`grader run FILE`)"
@@ -284,6 +295,8 @@ def _dispatch(args: argparse.Namespace) -> int:
         return EXIT_PASSED if result.clean else EXIT_FAILED
     if args.command == "batch":
         return _batch(args, root, choice)
+    if args.command == "serve":
+        return _serve(args, root, choice)
     return _grade(args, root, choice)
 
 
@@ -339,6 +352,26 @@ def _autograde(args: argparse.Namespace) -> int:
     choice = resolve_backend(args.sandbox, require=args.require_sandbox)
     doc = autograde(root=root, limits=_limits(args), choice=choice)
     print(f"score {doc['score']:g}/{doc['max_score']:g} written to {root}/results/results.json")
+    return EXIT_PASSED
+
+
+def _serve(args: argparse.Namespace, root: Path, choice: Any) -> int:
+    from grader.serve import make_server, url_of
+
+    httpd, app = make_server(root=root, limits=_limits(args), choice=choice, port=args.port)
+    url = url_of(app)
+    print(f"practice page: {url}", flush=True)
+    print("(only this machine can reach it, and only with the token; Ctrl-C stops it)", flush=True)
+    if not args.no_browser:
+        import webbrowser
+
+        webbrowser.open(url)
+    try:
+        httpd.serve_forever()
+    except KeyboardInterrupt:
+        print("stopped")
+    finally:
+        httpd.server_close()
     return EXIT_PASSED
 
 
