@@ -12,7 +12,7 @@ from typing import Any
 
 from grader.errors import GraderError
 
-EXIT_PASSED, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
+EXIT_PASSED, EXIT_FAILED, EXIT_USAGE, EXIT_INTERNAL = 0, 1, 2, 3
 
 
 def positive_float(text: str) -> float:
@@ -233,7 +233,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Run the grader; return the exit status (0 passed, 1 failed, 2 usage error)."""
+    """Run the grader; return the exit status (0 passed, 1 failed, 2 usage error, 3 bug)."""
     parser = build_parser()
     args = parser.parse_args(argv)
     try:
@@ -248,6 +248,17 @@ def main(argv: Sequence[str] | None = None) -> int:
         # The reader left (say, `| head`): nothing more to say, and nowhere to say it.
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return EXIT_PASSED
+    except Exception as exc:
+        # A grader bug must still end in one line a user can act on; the traceback is one
+        # environment variable away for whoever reports it.
+        if os.environ.get("GRADER_DEBUG"):
+            raise
+        print(
+            f"grader: internal error: {type(exc).__name__}: {exc} "
+            "(set GRADER_DEBUG=1 for the traceback, and please report it)",
+            file=sys.stderr,
+        )
+        return EXIT_INTERNAL
 
 
 def _limits(args: argparse.Namespace) -> Any:

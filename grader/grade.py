@@ -12,7 +12,15 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from grader.layout import FUNCTION_NAME, protected_paths
-from grader.sandbox import CaseInput, Choice, Limits, Run, Session, check_hidden_unreachable
+from grader.sandbox import (
+    CaseInput,
+    Choice,
+    Limits,
+    Run,
+    Session,
+    check_hidden_unreachable,
+    run_submission,
+)
 from grader.source import Source, read_submission
 
 if TYPE_CHECKING:
@@ -74,14 +82,9 @@ def execute(
 ) -> Run:
     """Run a submission's source on ``cases`` behind the chosen sandbox; answers, unjudged."""
     guard(problem.root, choice)
-    with Session(
-        source=source,
-        limits=limits,
-        backend=choice.backend,
-        fallback=choice.fallback,
-        function=FUNCTION_NAME,
-    ) as session:
-        return session.run(inputs(cases))
+    return run_submission(
+        source=source, cases=inputs(cases), limits=limits, function=FUNCTION_NAME, choice=choice
+    )
 
 
 def grade(

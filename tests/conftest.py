@@ -10,6 +10,7 @@ from typing import Any
 import pytest
 
 from grader.cli import main
+from grader.sandbox import bwrap_usable, landlock_usable
 
 ROOT = Path(__file__).resolve().parent.parent
 SAMPLES = Path(__file__).resolve().parent / "samples"
@@ -38,3 +39,35 @@ def grade_json(cli: Callable[..., tuple[int, str, str]]) -> Callable[..., tuple[
         return code, json.loads(out)
 
     return run
+
+
+# Marks for tests that need a sandbox backend: skipped, with the reason, where it is missing.
+NEEDS_BWRAP = pytest.mark.skipif(not bwrap_usable(), reason="bubblewrap cannot run here")
+NEEDS_LANDLOCK = pytest.mark.skipif(not landlock_usable(), reason="no usable Landlock here")
+
+
+def backends() -> list[Any]:
+    """Return the sandbox backends as test parameters, each skipped where it cannot run."""
+    return [
+        pytest.param("bwrap", marks=NEEDS_BWRAP),
+        pytest.param("landlock", marks=NEEDS_LANDLOCK),
+    ]
+
+
+def comparable(doc: dict[str, Any]) -> Any:
+    """Return the parts of a results document that depend on neither timing nor the run."""
+    return (
+        doc["score"],
+        doc["max_score"],
+        [
+            (
+                t["name"],
+                t["status"],
+                t["score"],
+                t["output"],
+                t["extra_data"].get("outcome"),
+                t["extra_data"].get("diagnosis"),
+            )
+            for t in doc["tests"]
+        ],
+    )

@@ -8,13 +8,19 @@ import shutil
 import socket
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
 
 import pytest
 import yaml
 
-from grader.sandbox import bwrap_usable, landlock_usable
-from tests.conftest import CORPUS, ROOT, SAMPLES
+from tests.conftest import (
+    CORPUS,
+    NEEDS_BWRAP,
+    NEEDS_LANDLOCK,
+    ROOT,
+    SAMPLES,
+    backends,
+    comparable,
+)
 from tests.test_sandbox import (
     ATTACKS,
     EXPECTED,
@@ -50,25 +56,6 @@ def _summary(out: Path) -> dict[str, dict[str, str]]:
         return {row["submission"]: row for row in csv.DictReader(handle)}
 
 
-def _comparable(doc: dict[str, Any]) -> Any:
-    """The parts of a results document that do not depend on timing or the run."""
-    return (
-        doc["score"],
-        doc["max_score"],
-        [
-            (
-                t["name"],
-                t["status"],
-                t["score"],
-                t["output"],
-                t["extra_data"].get("outcome"),
-                t["extra_data"].get("diagnosis"),
-            )
-            for t in doc["tests"]
-        ],
-    )
-
-
 def test_batch_grades_every_learner(cli: Cli, klass: Path, tmp_path: Path) -> None:
     """Each learner gets the document submit prints, and one summary row; nothing stops it."""
     out = tmp_path / "out"
@@ -87,7 +74,7 @@ def test_batch_grades_every_learner(cli: Cli, klass: Path, tmp_path: Path) -> No
     for name, source in (("ada", klass / "ada.py"), ("bob", klass / "bob.py")):
         batch_doc = json.loads((out / "results" / f"{name}.json").read_text())
         _, single, _ = cli("submit", source, "--format", "json")
-        assert _comparable(batch_doc) == _comparable(json.loads(single))
+        assert comparable(batch_doc) == comparable(json.loads(single))
 
 
 def test_batch_resumes(cli: Cli, klass: Path, tmp_path: Path) -> None:
@@ -131,20 +118,7 @@ def test_one_submission_cannot_affect_the_next(cli: Cli, tmp_path: Path) -> None
     assert rows["c_finder"]["single_pair"] == "wrong_answer"
 
 
-def _batch_backends() -> list[Any]:
-    return [
-        pytest.param(
-            "bwrap",
-            marks=pytest.mark.skipif(not bwrap_usable(), reason="bubblewrap cannot run here"),
-        ),
-        pytest.param(
-            "landlock",
-            marks=pytest.mark.skipif(not landlock_usable(), reason="no usable Landlock here"),
-        ),
-    ]
-
-
-@pytest.mark.parametrize("backend", _batch_backends())
+@pytest.mark.parametrize("backend", backends())
 def test_attacks_fail_in_batch(cli: Cli, tmp_path: Path, backend: str) -> None:
     """Every attack of the sandbox suite, graded together in one batch, fails as it should."""
     tcp = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
@@ -205,16 +179,8 @@ def test_reference_in_batch(cli: Cli, tmp_path: Path) -> None:
 @pytest.mark.parametrize(
     ("backend", "walled"),
     [
-        pytest.param(
-            "bwrap",
-            True,
-            marks=pytest.mark.skipif(not bwrap_usable(), reason="bubblewrap cannot run here"),
-        ),
-        pytest.param(
-            "landlock",
-            True,
-            marks=pytest.mark.skipif(not landlock_usable(), reason="no usable Landlock here"),
-        ),
+        pytest.param("bwrap", True, marks=NEEDS_BWRAP),
+        pytest.param("landlock", True, marks=NEEDS_LANDLOCK),
         ("none", False),
     ],
 )

@@ -202,3 +202,20 @@ def test_works_from_any_directory(tmp_path: Path) -> None:
     )
     assert proc.returncode == 0, proc.stderr
     assert json.loads(proc.stdout)["score"] == 10
+
+
+def test_internal_error_is_one_line(cli: Cli, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A bug in the grader ends in one line and exit 3, not a traceback."""
+    import grader.grade
+
+    def broken(**_: object) -> None:
+        raise RuntimeError("boom")
+
+    monkeypatch.setattr(grader.grade, "grade", broken)
+    monkeypatch.delenv("GRADER_DEBUG", raising=False)
+    code, out, err = cli("submit", ROOT / "solutions" / "reference.py")
+    assert code == 3 and out == ""
+    assert err.strip().splitlines() == [
+        "grader: internal error: RuntimeError: boom (set GRADER_DEBUG=1 for the traceback, "
+        "and please report it)"
+    ]

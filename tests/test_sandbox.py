@@ -8,31 +8,17 @@ import os
 import socket
 from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Any
 
 import pytest
 import yaml
 
 from grader.cases import load_problem
-from grader.sandbox import bwrap_usable, landlock_usable
-from tests.conftest import ROOT
+from grader.sandbox import landlock_usable
+from tests.conftest import ROOT, backends
 
 ATTACKS = Path(__file__).resolve().parent / "attacks"
 EXPECTED: dict[str, list[str]] = yaml.safe_load((ATTACKS / "expected.yaml").read_text())
 Cli = Callable[..., tuple[int, str, str]]
-
-
-def _backends() -> list[Any]:
-    return [
-        pytest.param(
-            "bwrap",
-            marks=pytest.mark.skipif(not bwrap_usable(), reason="bubblewrap cannot run here"),
-        ),
-        pytest.param(
-            "landlock",
-            marks=pytest.mark.skipif(not landlock_usable(), reason="no usable Landlock here"),
-        ),
-    ]
 
 
 def _project_digest() -> dict[str, str]:
@@ -93,7 +79,7 @@ def _received(tcp: socket.socket, udp: socket.socket) -> bool:
         return False
 
 
-@pytest.mark.parametrize("backend", _backends())
+@pytest.mark.parametrize("backend", backends())
 @pytest.mark.parametrize("attack", sorted(EXPECTED))
 def test_attack_fails(
     attack: str,
@@ -140,7 +126,7 @@ def test_require_sandbox_refuses_none(cli: Cli) -> None:
     assert code == 2 and "require-sandbox" in err
 
 
-@pytest.mark.parametrize("backend", _backends())
+@pytest.mark.parametrize("backend", backends())
 def test_reference_passes_in_sandbox(backend: str, cli: Cli) -> None:
     """The reference still scores 10/10 behind each wall, and the header names the wall."""
     code, out, _ = cli("submit", ROOT / "solutions" / "reference.py", "--sandbox", backend)
@@ -148,7 +134,7 @@ def test_reference_passes_in_sandbox(backend: str, cli: Cli) -> None:
     assert f"sandbox: {backend}" in out
 
 
-@pytest.mark.parametrize("backend", _backends())
+@pytest.mark.parametrize("backend", backends())
 def test_output_flood_is_cut(backend: str, cli: Cli, tmp_path: Path) -> None:
     """A flood of output is dropped past the limit, and run says so with a marker."""
     path = _attack_file(tmp_path, "output_flood", 0)
@@ -158,7 +144,7 @@ def test_output_flood_is_cut(backend: str, cli: Cli, tmp_path: Path) -> None:
     assert len(out) < 20000
 
 
-@pytest.mark.parametrize("backend", _backends())
+@pytest.mark.parametrize("backend", backends())
 def test_limits_are_named(backend: str, cli: Cli, tmp_path: Path) -> None:
     """Hitting the file-size and memory limits is reported with the limit's name."""
     path = _attack_file(tmp_path, "big_file", 0)

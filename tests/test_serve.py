@@ -15,7 +15,7 @@ import pytest
 
 from grader.sandbox import Limits, resolve_backend
 from grader.serve import MAX_BODY, Server, make_server
-from tests.conftest import CORPUS, ROOT
+from tests.conftest import CORPUS, ROOT, comparable
 
 Cli = Callable[..., tuple[int, str, str]]
 ARTIFACTS = ROOT / "artifacts" / "browser"
@@ -110,24 +110,6 @@ def test_busy_answer(served: Server) -> None:
     assert status == 503 and doc["error"].startswith("busy")
 
 
-def _comparable(doc: dict[str, Any]) -> Any:
-    return (
-        doc["score"],
-        doc["max_score"],
-        [
-            (
-                t["name"],
-                t["status"],
-                t["output"],
-                t["extra_data"]["outcome"],
-                t["extra_data"].get("diagnosis"),
-            )
-            for t in doc["tests"]
-        ],
-        doc["extra_data"]["diagnoses"],
-    )
-
-
 @pytest.mark.parametrize("mode", ["run", "submit"])
 @pytest.mark.parametrize("sample", ["correct/lists", "wrong/swapped", "wrong/transposed"])
 def test_answers_equal_the_cli(served: Server, cli: Cli, mode: str, sample: str) -> None:
@@ -136,7 +118,7 @@ def test_answers_equal_the_cli(served: Server, cli: Cli, mode: str, sample: str)
     status, doc = _post(served, mode, path.read_text())
     assert status == 200
     _, out, _ = cli(mode, path, "--format", "json")
-    assert _comparable(doc) == _comparable(json.loads(out))
+    assert comparable(doc) == comparable(json.loads(out))
     assert ("tables" in doc) == (mode == "run")
 
 
