@@ -10,7 +10,8 @@ import yaml
 from grader.cases import NAME_RE, load_problem, validate_input
 from grader.errors import GraderError
 from grader.layout import HIDDEN_DIR
-from grader.sandbox import Choice, Limits
+from grader.sandbox import Limits
+from grader.walls import Choice
 
 
 def new_case_report(root: Path, path: Path, *, limits: Limits, choice: Choice) -> str:

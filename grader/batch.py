@@ -20,8 +20,9 @@ from grader.grade import grade_in, guard
 from grader.layout import FUNCTION_NAME
 from grader.pool import Pool
 from grader.report import not_graded, to_json
-from grader.sandbox import Choice, Limits, Session
+from grader.sandbox import Limits, Session
 from grader.source import read_submission
+from grader.walls import Choice
 
 RESULTS_DIR = "results"
 SUMMARY_FILE = "summary.csv"

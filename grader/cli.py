@@ -290,7 +290,7 @@ def _dispatch(args: argparse.Namespace) -> int:
         return _check(root)
     if args.command == "bundle":
         return _bundle(args, root)
-    from grader.sandbox import resolve_backend
+    from grader.walls import resolve_backend
 
     if args.command == "add-case":
         return _add_case(args, root)
@@ -357,7 +357,7 @@ def _autograde(args: argparse.Namespace) -> int:
     import os
 
     from grader.autograde import autograde
-    from grader.sandbox import resolve_backend
+    from grader.walls import resolve_backend
 
     root = args.root or Path(os.environ.get("AUTOGRADER_ROOT", "/autograder"))
     choice = resolve_backend(args.sandbox, require=args.require_sandbox)
@@ -410,7 +410,7 @@ def _add_case(args: argparse.Namespace, root: Path) -> int:
     print(f"wrote {path.relative_to(root)}")
     if args.no_audit:
         return EXIT_PASSED
-    from grader.sandbox import resolve_backend
+    from grader.walls import resolve_backend
 
     choice = resolve_backend(args.sandbox, require=args.require_sandbox)
     print(new_case_report(root, path, limits=_limits(args), choice=choice), end="")

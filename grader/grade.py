@@ -12,16 +12,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from grader.layout import FUNCTION_NAME, protected_paths
-from grader.sandbox import (
-    CaseInput,
-    Choice,
-    Limits,
-    Run,
-    Session,
-    check_hidden_unreachable,
-    run_submission,
-)
+from grader.sandbox import CaseInput, Limits, Run, Session, run_submission
 from grader.source import Source, read_submission
+from grader.walls import Choice, check_hidden_unreachable
 
 if TYPE_CHECKING:
     from grader.cases import Case, Checked, Problem

@@ -17,22 +17,19 @@ import threading
 from typing import IO, Any
 
 from grader.errors import GraderError
-from grader.sandbox import (
+from grader.sandbox import Child, Limits, child_config, widen_pipe
+from grader.walls import (
     CHILD_DIR,
     FALLBACK_REQUIRED,
     SANDBOX_UID,
-    Child,
     Choice,
-    Limits,
     bwrap_command,
-    child_config,
     child_env,
     import_paths,
     landlock_usable,
     privilege_plan,
     python_command,
     second_choice,
-    widen_pipe,
 )
 
 ZYGOTE_SCRIPT = CHILD_DIR / "zygote.py"

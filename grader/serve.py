@@ -21,8 +21,9 @@ from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
 from grader.errors import GraderError
-from grader.sandbox import Choice, Limits
+from grader.sandbox import Limits
 from grader.source import MAX_SUBMISSION_BYTES
+from grader.walls import Choice
 
 PAGE = Path(__file__).resolve().parent / "templates" / "page.html"
 # A request body holds one source file, as JSON: the same 1 MiB as on the command line, plus

@@ -13,7 +13,7 @@ import pytest
 import yaml
 
 from grader.cases import load_problem
-from grader.sandbox import landlock_usable
+from grader.walls import landlock_usable
 from tests.conftest import ROOT, backends
 
 ATTACKS = Path(__file__).resolve().parent / "attacks"

@@ -13,8 +13,9 @@ from typing import Any
 
 import pytest
 
-from grader.sandbox import Limits, resolve_backend
+from grader.sandbox import Limits
 from grader.serve import MAX_BODY, Server, make_server
+from grader.walls import resolve_backend
 from tests.conftest import CORPUS, ROOT, comparable
 
 Cli = Callable[..., tuple[int, str, str]]

@@ -1,0 +1,197 @@
+"""The walls around a child: which backend, what the child may read, how it starts.
+
+Backends: bubblewrap (namespaces and a read-only view), Landlock with seccomp (the child
+restricts itself), or none. Kept free of numpy, so that the parent can start a child before
+it imports anything heavy.
+"""
+
+from __future__ import annotations
+
+import functools
+import importlib.util
+import os
+import shutil
+import subprocess
+import sys
+import sysconfig
+import tempfile
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from grader.errors import GraderError
+
+CHILD_DIR = Path(__file__).resolve().with_name("child")
+# The unprivileged identity inside bubblewrap's user namespace ("nobody").
+SANDBOX_UID = 65534
+# Environment variables the child keeps: some machines set the OpenBLAS core type because
+# older builds crash without it.
+PASSTHROUGH_ENV = ("OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE")
+
+
+def python_command() -> list[str]:
+    """Return how a child interpreter starts: isolated, no bytecode files, no site."""
+    return [sys.executable, "-I", "-S", "-B"]
+
+
+@functools.cache
+def import_paths() -> list[str]:
+    """Return the folders a child started without site imports from: site-packages, numpy's."""
+    paths = [sysconfig.get_paths()[k] for k in ("purelib", "platlib")]
+    spec = importlib.util.find_spec("numpy")
+    if spec is not None and spec.origin is not None:
+        paths.append(str(Path(spec.origin).resolve().parent.parent))
+    return list(dict.fromkeys(p for p in paths if os.path.isdir(p)))
+
+
+@functools.cache
+def read_paths() -> list[str]:
+    """Return what the child may read: the interpreter, its libraries, numpy, the child code.
+
+    Nothing else: not the problem folder, the reference, or the rest of the grader.
+    """
+    paths = {"/usr/lib", "/usr/lib64", "/lib", "/lib64", "/etc/ld.so.cache", str(CHILD_DIR)}
+    for base in ({}, {"base": sys.base_prefix, "platbase": sys.base_exec_prefix}):
+        found = sysconfig.get_paths(vars=base)
+        paths.update(found[k] for k in ("stdlib", "platstdlib", "purelib", "platlib"))
+    if sysconfig.get_config_var("Py_ENABLE_SHARED"):
+        paths.add(str(sysconfig.get_config_var("LIBDIR")))
+    paths.update({sys.executable, os.path.realpath(sys.executable)})
+    paths.add(os.path.join(sys.prefix, "pyvenv.cfg"))
+    # find_spec, not import: the parent must not pay for numpy before its child is started.
+    spec = importlib.util.find_spec("numpy")
+    if spec is not None and spec.origin is not None:
+        paths.add(str(Path(spec.origin).resolve().parent.parent))
+    return sorted(p for p in paths if os.path.lexists(p))
+
+
+@functools.cache
+def privilege_plan(backend: str) -> str:
+    """Return how a Landlock child started by root leaves root: "uid", "capabilities" or ""."""
+    if backend != "landlock" or os.geteuid() != 0:
+        return ""
+    # An unprivileged uid is stronger, but only works where it can still import the stdlib.
+    from grader.child import confine  # ctypes: loaded only where Landlock is in play
+
+    return "uid" if all(confine.world_reachable(p) for p in read_paths()) else "capabilities"
+
+
+def check_hidden_unreachable(protected: Sequence[Path]) -> None:
+    """Refuse to grade if a protected path lies inside what the child may read."""
+    for path in protected:
+        real = path.resolve()
+        for allowed in read_paths():
+            if real.is_relative_to(os.path.realpath(allowed)):
+                raise GraderError(
+                    f"{path} is inside {allowed}, which the sandbox lets submissions read; "
+                    "keep the problem folder outside the Python installation"
+                )
+
+
+def bwrap_command(tmp: str) -> list[str]:
+    """Return the bubblewrap prefix: a read-only view of read_paths() and a private tmp."""
+    cmd = [
+        shutil.which("bwrap") or "bwrap",
+        "--die-with-parent",
+        "--new-session",
+        "--unshare-all",
+        "--unshare-user",
+        "--uid",
+        str(SANDBOX_UID),
+        "--gid",
+        str(SANDBOX_UID),
+        "--cap-drop",
+        "ALL",
+    ]
+    # Parents before children, so that a nested bind is not hidden by its parent's.
+    for path in sorted(read_paths(), key=lambda p: (p.count("/"), p)):
+        if os.path.islink(path) and path.count("/") == 1:
+            cmd += ["--symlink", os.readlink(path), path]
+        else:
+            cmd += ["--ro-bind", path, path]
+    cmd += ["--bind", tmp, tmp, "--proc", "/proc", "--dev", "/dev", "--chdir", tmp, "--"]
+    return cmd
+
+
+@functools.cache
+def bwrap_usable() -> bool:
+    """Return True when bubblewrap is installed and can start a sandboxed interpreter here."""
+    if shutil.which("bwrap") is None:
+        return False
+    with tempfile.TemporaryDirectory(prefix="grader-probe-") as tmp:
+        try:
+            proc = subprocess.run(
+                [*bwrap_command(tmp), sys.executable, "-I", "-c", "pass"],
+                capture_output=True,
+                timeout=10,
+                check=False,
+            )
+        except (OSError, subprocess.TimeoutExpired):
+            return False
+    return proc.returncode == 0
+
+
+def landlock_usable() -> bool:
+    """Return True when the kernel has Landlock and seccomp knows this architecture."""
+    from grader.child import confine  # ctypes: loaded only where Landlock is in play
+
+    return confine.landlock_abi() >= 1 and confine.seccomp_supported()
+
+
+@dataclass(frozen=True)
+class Choice:
+    """The backend to start with, and the one to use if bubblewrap turns out not to work."""
+
+    backend: str
+    fallback: str | None = None
+
+
+def resolve_backend(requested: str, *, require: bool) -> Choice:
+    """Turn auto|bwrap|landlock|none into the backend that will run, or say why not.
+
+    In auto mode bubblewrap is tried for real by the first child rather than probed
+    beforehand, which would cost a whole extra interpreter start on every grading; what to
+    fall back to is settled only if it fails.
+    """
+    if requested == "none" and require:
+        raise GraderError("--sandbox none contradicts --require-sandbox")
+    if requested == "bwrap" and shutil.which("bwrap") is None:
+        raise GraderError("--sandbox bwrap: bubblewrap (bwrap) is not installed")
+    if requested == "landlock" and not landlock_usable():
+        raise GraderError("--sandbox landlock: this kernel has no usable Landlock")
+    if requested != "auto":
+        return Choice(requested)
+    if shutil.which("bwrap") is not None:
+        return Choice("bwrap", fallback=FALLBACK_REQUIRED if require else FALLBACK_ANY)
+    return Choice(second_choice(require))
+
+
+FALLBACK_ANY, FALLBACK_REQUIRED = "landlock, else none", "landlock, else stop"
+
+
+def second_choice(require: bool) -> str:
+    """Return the backend to use without bubblewrap: Landlock, else none unless required."""
+    if landlock_usable():
+        return "landlock"
+    if require:
+        raise GraderError(
+            "no sandbox is available (install bubblewrap, or use a kernel with Landlock) "
+            "and --require-sandbox was given"
+        )
+    return "none"
+
+
+def child_env(tmp: str) -> dict[str, str]:
+    """Return the small, fixed environment of a child."""
+    env = {
+        "PATH": "/usr/bin:/bin",
+        "LANG": "C.UTF-8",
+        "HOME": tmp,
+        "TMPDIR": tmp,
+        # numpy's BLAS would otherwise start a thread per core and reserve memory for each.
+        "OPENBLAS_NUM_THREADS": "1",
+        "OMP_NUM_THREADS": "1",
+        "MKL_NUM_THREADS": "1",
+    }
+    env.update({k: os.environ[k] for k in PASSTHROUGH_ENV if k in os.environ})
+    return env
