@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
+import socket
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -71,3 +72,19 @@ def comparable(doc: dict[str, Any]) -> Any:
             for t in doc["tests"]
         ],
     )
+
+
+@pytest.fixture
+def listeners() -> Iterator[tuple[int, socket.socket, socket.socket]]:
+    """Return a loopback port with a TCP listener and a UDP socket bound to it."""
+    tcp = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    tcp.bind(("127.0.0.1", 0))
+    tcp.listen(5)
+    tcp.setblocking(False)
+    port = tcp.getsockname()[1]
+    udp = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    udp.bind(("127.0.0.1", port))
+    udp.setblocking(False)
+    yield port, tcp, udp
+    tcp.close()
+    udp.close()

@@ -119,16 +119,14 @@ def test_one_submission_cannot_affect_the_next(cli: Cli, tmp_path: Path) -> None
 
 
 @pytest.mark.parametrize("backend", backends())
-def test_attacks_fail_in_batch(cli: Cli, tmp_path: Path, backend: str) -> None:
+def test_attacks_fail_in_batch(
+    cli: Cli,
+    tmp_path: Path,
+    backend: str,
+    listeners: tuple[int, socket.socket, socket.socket],
+) -> None:
     """Every attack of the sandbox suite, graded together in one batch, fails as it should."""
-    tcp = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-    tcp.bind(("127.0.0.1", 0))
-    tcp.listen(5)
-    tcp.setblocking(False)
-    port = tcp.getsockname()[1]
-    udp = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
-    udp.bind(("127.0.0.1", port))
-    udp.setblocking(False)
+    port, tcp, udp = listeners
     klass = tmp_path / "class"
     klass.mkdir()
     for name in EXPECTED:
@@ -139,23 +137,17 @@ def test_attacks_fail_in_batch(cli: Cli, tmp_path: Path, backend: str) -> None:
     )
     before = _project_digest()
     out = tmp_path / "out"
-    try:
-        code, stdout, _ = cli(
-            "batch", klass, "--out", out, "--sandbox", backend, "--timeout", "0.5"
-        )
-        assert code == 0 and f"sandbox: {backend}" in stdout
-        for name, allowed in EXPECTED.items():
-            doc = json.loads((out / "results" / f"{name}.json").read_text())
-            outcomes = {t["extra_data"]["outcome"] for t in doc["tests"]}
-            assert "passed" not in outcomes and outcomes <= set(allowed), (name, outcomes)
-            assert "LEAK" not in json.dumps(doc)
-        assert _summary(out)["zz_neighbour"]["score"] == "10"
-        assert _project_digest() == before
-        assert not _received(tcp, udp)
-        assert not _stray_sleepers()
-    finally:
-        tcp.close()
-        udp.close()
+    code, stdout, _ = cli("batch", klass, "--out", out, "--sandbox", backend, "--timeout", "0.5")
+    assert code == 0 and f"sandbox: {backend}" in stdout
+    for name, allowed in EXPECTED.items():
+        doc = json.loads((out / "results" / f"{name}.json").read_text())
+        outcomes = {t["extra_data"]["outcome"] for t in doc["tests"]}
+        assert "passed" not in outcomes and outcomes <= set(allowed), (name, outcomes)
+        assert "LEAK" not in json.dumps(doc)
+    assert _summary(out)["zz_neighbour"]["score"] == "10"
+    assert _project_digest() == before
+    assert not _received(tcp, udp)
+    assert not _stray_sleepers()
 
 
 def test_attack_list_is_shared() -> None:

@@ -6,7 +6,7 @@ import hashlib
 import json
 import os
 import socket
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -40,22 +40,6 @@ def _stray_sleepers() -> list[str]:
         if b"313" in cmd and (b"sleep" in cmd or (b"python" in cmd and b"attack" in cmd)):
             found.append(cmd.replace(b"\0", b" ").decode(errors="replace"))
     return found
-
-
-@pytest.fixture
-def listeners() -> Iterator[tuple[int, socket.socket, socket.socket]]:
-    """Return a loopback port with a TCP listener and a UDP socket bound to it."""
-    tcp = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-    tcp.bind(("127.0.0.1", 0))
-    tcp.listen(5)
-    tcp.setblocking(False)
-    port = tcp.getsockname()[1]
-    udp = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
-    udp.bind(("127.0.0.1", port))
-    udp.setblocking(False)
-    yield port, tcp, udp
-    tcp.close()
-    udp.close()
 
 
 def _attack_file(tmp_path: Path, name: str, port: int) -> Path:
