@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import socket
 import subprocess
 import tempfile
@@ -48,9 +49,15 @@ class ForkedProcess:
         self.returncode: int | None = None
         self.exited = threading.Event()
 
-    def wait(self) -> int:
-        """Wait until the template reports this child's exit; return its return code."""
-        if not self.exited.wait(READY_SECONDS):
+    def wait(self, timeout: float | None = None) -> int:
+        """Wait until the template reports this child's exit; return its return code.
+
+        With a timeout, raise subprocess.TimeoutExpired as Popen.wait does; without one,
+        give up after READY_SECONDS, as the template must report within that.
+        """
+        if not self.exited.wait(READY_SECONDS if timeout is None else timeout):
+            if timeout is not None:
+                raise subprocess.TimeoutExpired(f"forked child {self.pid}", timeout)
             raise GraderError("the template process stopped reporting on its children")
         assert self.returncode is not None
         return self.returncode
@@ -227,8 +234,6 @@ class Pool:
         self.proc.wait()
         if self.proc.stderr is not None:
             self.proc.stderr.close()
-        import shutil
-
         shutil.rmtree(self.root, ignore_errors=True)
 
     def __enter__(self) -> Pool:

@@ -153,7 +153,7 @@ class Process(Protocol):
     stderr: IO[bytes] | None
     returncode: int | None
 
-    def wait(self) -> int: ...
+    def wait(self, timeout: float | None = None) -> int: ...
 
     def kill_tree(self) -> None: ...
 
@@ -265,13 +265,17 @@ class Child:
         sel.register(self.proc.stderr, selectors.EVENT_READ, "stderr")
         buf = bytearray()
         deadline = self.started + self.limits.startup_seconds
+        # However the frames come, the child gets no more than its start-up plus every case's
+        # time: a submission that forges progress frames still meets this wall.
+        hard_deadline = deadline + self.limits.case_seconds * len(cases)
+        upcoming = [c.id for c in cases]
         loaded = confined = False
         current: int | None = None
         case_started = 0.0
         open_reads = 3
         try:
             while open_reads:
-                timeout = deadline - time.monotonic()
+                timeout = min(deadline, hard_deadline) - time.monotonic()
                 if timeout <= 0:
                     return ("timeout", current)
                 for key, _ in sel.select(timeout):
@@ -322,10 +326,16 @@ class Child:
                         if event == "loaded":
                             loaded = True
                         elif event == "start":
-                            current = _case_id(header, allowed, run)
+                            # Cases start one at a time, in the order they were sent.
+                            cid = _case_id(header, allowed, run)
+                            if current is not None or not upcoming or cid != upcoming[0]:
+                                raise ProtocolError(f"case {cid} started out of turn")
+                            current = upcoming.pop(0)
                             case_started = now
                         elif event == "result":
                             cid = _case_id(header, allowed, run)
+                            if cid != current:
+                                raise ProtocolError(f"result for case {cid}, which is not running")
                             run.results[cid] = _raw(
                                 header, payload, allowed[cid], now - case_started
                             )
@@ -340,7 +350,12 @@ class Child:
             return ("protocol:" + str(exc), current)
         finally:
             sel.close()
-        self.proc.wait()
+        # Every output is closed, but the process may live on (it closed them itself, say):
+        # wait only until the deadline.
+        try:
+            self.proc.wait(timeout=max(min(deadline, hard_deadline) - time.monotonic(), 0.01))
+        except subprocess.TimeoutExpired:
+            return ("timeout", current)
         if not confined and bytes(run.stderr.data).startswith(b"bwrap:"):
             return ("sandbox_failed", None)
         if not loaded:
