@@ -9,6 +9,7 @@ import os
 import shutil
 import threading
 from collections.abc import Callable, Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -254,3 +255,16 @@ def test_narrow_window(page: Any) -> None:
     finally:
         page.set_viewport_size({"width": 1280, "height": 800})
     assert not math.isnan(width)
+
+
+@browser_only
+def test_download_saves_the_draft(page: Any, tmp_path: Path) -> None:
+    """Download hands over the editor's text as solution.py."""
+    page.fill("#editor", "def sinusoidal_positions(positions, d_model):\n    return []\n")
+    with page.expect_download() as info:
+        page.click("#download")
+    download = info.value
+    assert download.suggested_filename == "solution.py"
+    target = tmp_path / "solution.py"
+    download.save_as(str(target))
+    assert target.read_text() == "def sinusoidal_positions(positions, d_model):\n    return []\n"
