@@ -204,3 +204,11 @@ def test_concurrent_submissions_cannot_see_each_other(
     assert code == 0
     seeker = _summary(out)["b_seeker"]["single_pair"]
     assert seeker == ("wrong_answer" if walled else "exception")
+
+
+def test_progress_bar_on_request(cli: Cli, tmp_path: Path) -> None:
+    """--progress draws tqdm's bar on stderr; without a terminal it stays off by default."""
+    code, _, err = cli("batch", CORPUS / "correct", "--out", tmp_path / "a", "--progress")
+    assert code == 0 and "4/4" in err and "100%" in err
+    code, _, err = cli("batch", CORPUS / "correct", "--out", tmp_path / "b")
+    assert code == 0 and "100%" not in err
