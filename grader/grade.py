@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Sequence
+from dataclasses import asdict
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -152,6 +153,7 @@ def judge_run(
         submission=src.name,
         backend=describe_backend(run),
         tolerance=problem.tolerance.describe(),
+        limits=asdict(limits),
         cases=results,
         seconds=time.monotonic() - began,
         warnings=tuple(warnings),

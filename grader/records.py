@@ -102,6 +102,7 @@ class Report:
     warnings: tuple[str, ...] = ()
     output: str = ""
     extra: dict[str, Any] = field(default_factory=dict)
+    limits: dict[str, float] = field(default_factory=dict)
 
     @property
     def score(self) -> float:

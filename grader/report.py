@@ -23,6 +23,15 @@ def _score(x: float) -> str:
     return f"{x:g}"
 
 
+def _limits_line(limits: dict[str, float]) -> str:
+    """Return the limits in force, as the header of the text report shows them."""
+    return (
+        f"limits: {limits['case_seconds']:g} s per case, {limits['cpu_seconds']:g} s CPU, "
+        f"{limits['memory_mb']:g} MB memory, {limits['file_size_mb']:g} MB files, "
+        f"{limits['output_bytes']:g} bytes of output kept"
+    )
+
+
 def render_text(report: Report, *, colour: bool = False) -> str:
     """Return the report as lines for a terminal: header, one line per case, score last."""
 
@@ -33,6 +42,7 @@ def render_text(report: Report, *, colour: bool = False) -> str:
     lines = [
         f"grader {report.mode}: {report.submission} on {len(report.cases)} {what}",
         f"sandbox: {report.backend}; tolerance: {report.tolerance}",
+        *([_limits_line(report.limits)] if report.limits else []),
     ]
     lines += [paint(RED, f"warning: {w}") for w in report.warnings]
     lines.append("")
@@ -125,6 +135,7 @@ def to_json(report: Report) -> dict[str, Any]:
             "submission": report.submission,
             "sandbox": report.backend,
             "tolerance": report.tolerance,
+            "limits": report.limits,
             "warnings": list(report.warnings),
             "diagnoses": sorted({c.diagnosis.code for c in report.cases if c.diagnosis}),
             **report.extra,
