@@ -18,8 +18,9 @@ from grader.grade import describe_backend, execute, limits_text
 from grader.judge import judge
 from grader.layout import CORPUS_FILE
 from grader.records import Outcome
-from grader.sandbox import Kind, Limits
+from grader.sandbox import Kind
 from grader.source import read_submission
+from grader.spawn import Limits
 from grader.walls import Choice
 
 KINDS = ("correct", "wrong")

@@ -10,7 +10,7 @@ import yaml
 from grader.cases import NAME_RE, load_problem, validate_input
 from grader.errors import GraderError
 from grader.layout import HIDDEN_DIR
-from grader.sandbox import Limits
+from grader.spawn import Limits
 from grader.walls import Choice
 
 

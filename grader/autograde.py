@@ -13,7 +13,7 @@ from grader.cases import load_problem
 from grader.errors import GraderError
 from grader.grade import grade
 from grader.report import not_graded, to_json
-from grader.sandbox import Limits
+from grader.spawn import Limits
 from grader.walls import Choice
 
 

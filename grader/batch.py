@@ -20,8 +20,9 @@ from grader.grade import grade_in, guard
 from grader.layout import FUNCTION_NAME
 from grader.pool import Pool
 from grader.report import not_graded, to_json
-from grader.sandbox import Limits, Session
+from grader.sandbox import Session
 from grader.source import read_submission
+from grader.spawn import Launch, Limits
 from grader.walls import Choice
 
 RESULTS_DIR = "results"
@@ -158,14 +159,15 @@ class Batch:
         if stored is not None:
             return _row_from(stored, entry.id, "unchanged")
         try:
-            with Session(
+            launch = Launch(
                 source=src.data,
                 limits=self.limits,
                 backend=self.pool.outer,
                 function=FUNCTION_NAME,
                 spawner=self.pool.spawn,
                 tmp_root=self.pool.root,
-            ) as session:
+            )
+            with Session(launch) as session:
                 report = grade_in(
                     session, src=src, checked=self.checked, mode="submit", began=began
                 )

@@ -262,7 +262,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def _limits(args: argparse.Namespace) -> Any:
-    from grader.sandbox import Limits
+    from grader.spawn import Limits
 
     return Limits(
         case_seconds=args.timeout,

@@ -8,18 +8,18 @@ from __future__ import annotations
 
 import time
 from collections.abc import Sequence
-from dataclasses import asdict
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from grader.layout import FUNCTION_NAME, protected_paths
-from grader.sandbox import CaseInput, Limits, Run, Session, run_submission
 from grader.source import Source, read_submission
+from grader.spawn import Launch, Limits
 from grader.walls import Choice, check_hidden_unreachable
 
 if TYPE_CHECKING:
     from grader.cases import Case, Checked, Problem
     from grader.records import Report
+    from grader.sandbox import CaseInput, Run, Session
 
 
 def forbid_memory_reads() -> None:
@@ -60,6 +60,8 @@ def limits_text(limits: Limits) -> dict[str, str]:
 
 def inputs(cases: Sequence[Case]) -> list[CaseInput]:
     """Return what the child may know of the cases: their inputs, numbered."""
+    from grader.sandbox import CaseInput
+
     return [CaseInput(i, c.positions, c.d_model) for i, c in enumerate(cases)]
 
 
@@ -75,6 +77,8 @@ def execute(
     *, source: bytes, problem: Problem, cases: Sequence[Case], limits: Limits, choice: Choice
 ) -> Run:
     """Run a submission's source on ``cases`` behind the chosen sandbox; answers, unjudged."""
+    from grader.sandbox import run_submission
+
     guard(problem.root, choice)
     return run_submission(
         source=source, cases=inputs(cases), limits=limits, function=FUNCTION_NAME, choice=choice
@@ -88,14 +92,11 @@ def grade(
     began = time.monotonic()
     src = read_submission(submission)
     guard(problem_root, choice)
-    with Session(
-        source=src.data,
-        limits=limits,
-        backend=choice.backend,
-        fallback=choice.fallback,
-        function=FUNCTION_NAME,
-    ) as session:
-        # The child is starting on the other core; meanwhile, the heavy part of ours.
+    launch = Launch(source=src.data, limits=limits, backend=choice.backend, function=FUNCTION_NAME)
+    # The child is starting on the other core; only now the heavy imports of ours.
+    from grader.sandbox import Session
+
+    with Session(launch, fallback=choice.fallback) as session:
         from concurrent.futures import ThreadPoolExecutor
 
         from grader.cases import check_expected, load_problem
@@ -153,7 +154,7 @@ def judge_run(
         submission=src.name,
         backend=describe_backend(run),
         tolerance=problem.tolerance.describe(),
-        limits=asdict(limits),
+        limits=limits._asdict(),
         cases=results,
         seconds=time.monotonic() - began,
         warnings=tuple(warnings),

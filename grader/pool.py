@@ -15,10 +15,11 @@ import socket
 import subprocess
 import tempfile
 import threading
+import time
 from typing import IO, Any
 
 from grader.errors import GraderError
-from grader.sandbox import Child, Limits, child_config, widen_pipe
+from grader.spawn import Limits, Started, child_config, widen_pipe
 from grader.walls import (
     CHILD_DIR,
     FALLBACK_REQUIRED,
@@ -172,7 +173,7 @@ class Pool:
 
     def spawn(
         self, *, tmp: str, submission: str, function: str, limits: Limits, backend: str
-    ) -> Child:
+    ) -> Started:
         """Fork a child for one submission; the Session's ``spawner``."""
         del backend  # the pool decided its walls when it started
         if self.outer != "bwrap" and privilege_plan(self.inner) == "uid":
@@ -219,7 +220,7 @@ class Pool:
                 proc.exited.set()
             else:
                 self.children[proc.pid] = proc
-        return Child(proc=proc, results_fd=result_r, limits=limits)
+        return Started(proc, result_r, time.monotonic())
 
     def describe(self) -> str:
         """Return the walls around each child, e.g. 'bwrap + landlock'."""

@@ -7,8 +7,6 @@ child is marked and the child is started again for the cases that remain.
 
 from __future__ import annotations
 
-import contextlib
-import fcntl
 import functools
 import json
 import math
@@ -18,26 +16,18 @@ import shutil
 import signal
 import struct
 import subprocess
-import tempfile
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from enum import Enum
-from pathlib import Path
-from typing import IO, TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any
 
 from grader.errors import GraderError
+from grader.spawn import Launch, Limits, Started
 from grader.walls import (
     CHILD_DIR,
     FALLBACK_REQUIRED,
-    SANDBOX_UID,
     Choice,
-    bwrap_command,
-    child_env,
-    import_paths,
-    privilege_plan,
-    python_command,
-    read_paths,
     second_choice,
 )
 
@@ -46,18 +36,6 @@ if TYPE_CHECKING:
 
 CHILD_SCRIPT = CHILD_DIR / "run.py"
 MAX_HEADER = 64 * 1024
-
-
-@dataclass(frozen=True)
-class Limits:
-    """Resource limits on every child; see the README's "Limits" table."""
-
-    case_seconds: float = 3.0
-    startup_seconds: float = 10.0
-    cpu_seconds: int = 60
-    memory_mb: int = 1024
-    file_size_mb: int = 16
-    output_bytes: int = 8192
 
 
 @dataclass(frozen=True)
@@ -144,97 +122,14 @@ def signal_name(returncode: int) -> str:
         return f"signal {-returncode}"
 
 
-class Process(Protocol):
-    """What a Child needs of its process, whether started by Popen or forked by a template."""
-
-    pid: int
-    stdin: IO[bytes] | None
-    stdout: IO[bytes] | None
-    stderr: IO[bytes] | None
-    returncode: int | None
-
-    def wait(self, timeout: float | None = None) -> int: ...
-
-    def kill_tree(self) -> None: ...
-
-
-def widen_pipe(fd: int) -> None:
-    """Let a pipe hold 1 MiB, so a large table crosses in a few reads rather than dozens."""
-    with contextlib.suppress(OSError):  # refused above /proc/sys/fs/pipe-max-size: harmless
-        fcntl.fcntl(fd, fcntl.F_SETPIPE_SZ, 1 << 20)
-
-
-class _Popen(subprocess.Popen[bytes]):
-    def kill_tree(self) -> None:
-        """Kill the child's whole process group (its own session, so nothing else)."""
-        with contextlib.suppress(ProcessLookupError, PermissionError):
-            os.killpg(self.pid, signal.SIGKILL)
-
-
-def child_config(*, tmp: str, limits: Limits, backend: str, forked: bool = False) -> dict[str, Any]:
-    """Return what the child applies to itself before it imports the submission."""
-    return {
-        "backend": backend,
-        "limits": {
-            "cpu_seconds": limits.cpu_seconds,
-            "memory_bytes": limits.memory_mb * 1024 * 1024,
-            "file_bytes": limits.file_size_mb * 1024 * 1024,
-        },
-        "read": read_paths() if backend == "landlock" else [],
-        "uid": SANDBOX_UID,
-        "drop": privilege_plan(backend),
-        "write": [tmp, os.devnull],
-        "forked": forked,
-        "sys_path": import_paths(),
-    }
-
-
-def spawn_child(*, tmp: str, submission: str, function: str, limits: Limits, backend: str) -> Child:
-    """Start a fresh interpreter for one submission, behind ``backend``."""
-    if privilege_plan(backend) == "uid":
-        for path in (tmp, submission):
-            os.chown(path, SANDBOX_UID, SANDBOX_UID)
-    read_fd, write_fd = os.pipe()
-    widen_pipe(write_fd)
-    config = child_config(tmp=tmp, limits=limits, backend=backend)
-    prefix = bwrap_command(tmp) if backend == "bwrap" else []
-    cmd = [
-        *prefix,
-        *python_command(),
-        str(CHILD_SCRIPT),
-        str(write_fd),
-        submission,
-        function,
-        json.dumps(config),
-    ]
-    try:
-        proc = _Popen(
-            cmd,
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            pass_fds=(write_fd,),
-            # Its own session, so that the whole group can be killed at once.
-            start_new_session=True,
-            cwd=tmp,
-            env=child_env(tmp),
-        )
-    finally:
-        os.close(write_fd)
-    return Child(proc=proc, results_fd=read_fd, limits=limits)
-
-
-Spawner = Callable[..., "Child"]
-
-
 class Child:
     """One child process: started early, fed a request once, read until it ends."""
 
-    def __init__(self, *, proc: Process, results_fd: int, limits: Limits) -> None:
-        self.proc = proc
-        self.results_fd = results_fd
+    def __init__(self, started: Started, limits: Limits) -> None:
+        self.proc = started.proc
+        self.results_fd = started.results_fd
+        self.started = started.at
         self.limits = limits
-        self.started = time.monotonic()
 
     def kill(self) -> None:
         """Kill the child and everything in its process group, then reap it."""
@@ -464,43 +359,33 @@ def _request(cases: tuple[CaseInput, ...]) -> bytes:
 
 
 class Session:
-    """One submission's private folder and children; the first child starts at once.
+    """One submission's private folder and children, from its Launch on.
 
-    Starting the child in the constructor lets it import numpy and the submission while
-    the parent is still loading the problem: the two start-ups overlap on two cores.
+    The first child was started by the Launch, before the parent imported numpy: it
+    imports numpy and the submission while the parent loads the problem.
     """
 
-    def __init__(
-        self,
-        *,
-        source: bytes,
-        limits: Limits,
-        backend: str,
-        function: str,
-        fallback: str | None = None,
-        spawner: Spawner = spawn_child,
-        tmp_root: str | None = None,
-    ) -> None:
-        self.limits = limits
-        self.backend = backend
-        self.function = function
+    def __init__(self, launch: Launch, *, fallback: str | None = None) -> None:
+        self.limits = launch.limits
+        self.backend = launch.backend
+        self.function = launch.function
         # Where bwrap turns out not to work, the backend to use instead (auto mode only).
         self.fallback = fallback
-        self.spawner = spawner
-        self.tmp = tempfile.mkdtemp(prefix="grader-", dir=tmp_root)
-        self.submission = Path(self.tmp) / "submission.py"
-        self.submission.write_bytes(source)
+        self.spawner = launch.spawner
+        self.tmp = launch.tmp
+        self.submission = launch.submission
         self.notes: list[str] = []
-        self.child: Child | None = self._spawn()
+        self.child: Child | None = Child(launch.first, self.limits)
 
     def _spawn(self) -> Child:
-        return self.spawner(
+        started = self.spawner(
             tmp=self.tmp,
             submission=str(self.submission),
             function=self.function,
             limits=self.limits,
             backend=self.backend,
         )
+        return Child(started, self.limits)
 
     def __enter__(self) -> Session:
         return self
@@ -577,11 +462,6 @@ def run_submission(
     *, source: bytes, cases: Sequence[CaseInput], limits: Limits, function: str, choice: Choice
 ) -> Run:
     """Run every case of one submission in a fresh session."""
-    with Session(
-        source=source,
-        limits=limits,
-        backend=choice.backend,
-        fallback=choice.fallback,
-        function=function,
-    ) as session:
+    launch = Launch(source=source, limits=limits, backend=choice.backend, function=function)
+    with Session(launch, fallback=choice.fallback) as session:
         return session.run(cases)

@@ -21,8 +21,8 @@ from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
 from grader.errors import GraderError
-from grader.sandbox import Limits
 from grader.source import MAX_SUBMISSION_BYTES
+from grader.spawn import Limits
 from grader.walls import Choice
 
 PAGE = Path(__file__).resolve().parent / "templates" / "page.html"

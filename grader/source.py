@@ -7,8 +7,8 @@ from __future__ import annotations
 
 import builtins
 import re
-from dataclasses import dataclass
 from pathlib import Path
+from typing import NamedTuple
 
 from grader.errors import GraderError
 
@@ -21,8 +21,7 @@ BUILTIN_EXCEPTIONS = frozenset(
 )
 
 
-@dataclass(frozen=True)
-class Source:
+class Source(NamedTuple):
     """The submitted file as the parent read it: for names and line numbers it may cite."""
 
     name: str

@@ -16,8 +16,8 @@ import sys
 import sysconfig
 import tempfile
 from collections.abc import Sequence
-from dataclasses import dataclass
 from pathlib import Path
+from typing import NamedTuple
 
 from grader.errors import GraderError
 
@@ -138,9 +138,8 @@ def landlock_usable() -> bool:
     return confine.landlock_abi() >= 1 and confine.seccomp_supported()
 
 
-@dataclass(frozen=True)
-class Choice:
-    """The backend to start with, and the one to use if bubblewrap turns out not to work."""
+class Choice(NamedTuple):
+    """The backend to start with, and what to fall back to if bubblewrap cannot start."""
 
     backend: str
     fallback: str | None = None

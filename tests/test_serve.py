@@ -14,8 +14,8 @@ from typing import Any
 
 import pytest
 
-from grader.sandbox import Limits
 from grader.serve import MAX_BODY, Server, make_server
+from grader.spawn import Limits
 from grader.walls import resolve_backend
 from tests.conftest import CORPUS, ROOT, comparable
 

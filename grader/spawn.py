@@ -1,0 +1,166 @@
+"""Start a child as early as possible: its private folder, its walls, its process.
+
+Kept free of numpy and of dataclasses (whose import pulls in `inspect`): the pipeline
+starts the child first and imports the rest while the child's interpreter starts.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import json
+import os
+import signal
+import subprocess
+import tempfile
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import IO, Any, NamedTuple, Protocol
+
+from grader.walls import (
+    CHILD_DIR,
+    SANDBOX_UID,
+    bwrap_command,
+    child_env,
+    import_paths,
+    privilege_plan,
+    python_command,
+    read_paths,
+)
+
+CHILD_SCRIPT = CHILD_DIR / "run.py"
+
+
+class Limits(NamedTuple):
+    """Resource limits on every child; see the README's "Limits" table."""
+
+    case_seconds: float = 3.0
+    startup_seconds: float = 10.0
+    cpu_seconds: int = 60
+    memory_mb: int = 1024
+    file_size_mb: int = 16
+    output_bytes: int = 8192
+
+
+class Process(Protocol):
+    """What a Child needs of its process, whether started by Popen or forked by a template."""
+
+    pid: int
+    stdin: IO[bytes] | None
+    stdout: IO[bytes] | None
+    stderr: IO[bytes] | None
+    returncode: int | None
+
+    def wait(self, timeout: float | None = None) -> int: ...
+
+    def kill_tree(self) -> None: ...
+
+
+def widen_pipe(fd: int) -> None:
+    """Let a pipe hold 1 MiB, so a large table crosses in a few reads rather than dozens."""
+    with contextlib.suppress(OSError):  # refused above /proc/sys/fs/pipe-max-size: harmless
+        fcntl.fcntl(fd, fcntl.F_SETPIPE_SZ, 1 << 20)
+
+
+class _Popen(subprocess.Popen[bytes]):
+    def kill_tree(self) -> None:
+        """Kill the child's whole process group (its own session, so nothing else)."""
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.killpg(self.pid, signal.SIGKILL)
+
+
+def child_config(*, tmp: str, limits: Limits, backend: str, forked: bool = False) -> dict[str, Any]:
+    """Return what the child applies to itself before it imports the submission."""
+    return {
+        "backend": backend,
+        "limits": {
+            "cpu_seconds": limits.cpu_seconds,
+            "memory_bytes": limits.memory_mb * 1024 * 1024,
+            "file_bytes": limits.file_size_mb * 1024 * 1024,
+        },
+        "read": read_paths() if backend == "landlock" else [],
+        "uid": SANDBOX_UID,
+        "drop": privilege_plan(backend),
+        "write": [tmp, os.devnull],
+        "forked": forked,
+        "sys_path": import_paths(),
+    }
+
+
+class Started(NamedTuple):
+    """A child process just started: the process, its result pipe, and when it started."""
+
+    proc: Process
+    results_fd: int
+    at: float
+
+
+def spawn_child(
+    *, tmp: str, submission: str, function: str, limits: Limits, backend: str
+) -> Started:
+    """Start a fresh interpreter for one submission, behind ``backend``."""
+    if privilege_plan(backend) == "uid":
+        for path in (tmp, submission):
+            os.chown(path, SANDBOX_UID, SANDBOX_UID)
+    read_fd, write_fd = os.pipe()
+    widen_pipe(write_fd)
+    config = child_config(tmp=tmp, limits=limits, backend=backend)
+    at = time.monotonic()
+    prefix = bwrap_command(tmp) if backend == "bwrap" else []
+    cmd = [
+        *prefix,
+        *python_command(),
+        str(CHILD_SCRIPT),
+        str(write_fd),
+        submission,
+        function,
+        json.dumps(config),
+    ]
+    try:
+        proc = _Popen(
+            cmd,
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            pass_fds=(write_fd,),
+            # Its own session, so that the whole group can be killed at once.
+            start_new_session=True,
+            cwd=tmp,
+            env=child_env(tmp),
+        )
+    finally:
+        os.close(write_fd)
+    return Started(proc, read_fd, at)
+
+
+Spawner = Callable[..., Started]
+
+
+class Launch:
+    """A submission's private folder and its first child, started at once."""
+
+    def __init__(
+        self,
+        *,
+        source: bytes,
+        limits: Limits,
+        backend: str,
+        function: str,
+        spawner: Spawner = spawn_child,
+        tmp_root: str | None = None,
+    ) -> None:
+        self.limits = limits
+        self.backend = backend
+        self.function = function
+        self.spawner = spawner
+        self.tmp = tempfile.mkdtemp(prefix="grader-", dir=tmp_root)
+        self.submission = Path(self.tmp) / "submission.py"
+        self.submission.write_bytes(source)
+        self.first = spawner(
+            tmp=self.tmp,
+            submission=str(self.submission),
+            function=function,
+            limits=limits,
+            backend=backend,
+        )
