@@ -1,7 +1,5 @@
 """Allow `python -m grader`."""
 
-import sys
+from grader.cli import entry
 
-from grader.cli import main
-
-sys.exit(main())
+entry()
