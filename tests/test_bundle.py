@@ -251,3 +251,46 @@ def test_autograder_duplicate(autograder: Path) -> None:
         {"a.py": CORPUS / "correct" / "lists.py", "b.py": CORPUS / "correct" / "lists.py"},
     )
     assert doc["score"] == 0 and "2 .py files were submitted (a.py, b.py)" in doc["output"]
+
+
+def test_learner_bundle_serves_the_page(learner: tuple[Path, Path], tmp_path: Path) -> None:
+    """The kit's practice page runs the examples; its Submit says where hidden grading is."""
+    import http.client
+    import re
+
+    _, python = learner
+    env = {k: v for k, v in os.environ.items() if k != "GRADER_PROBLEM"}
+    proc = subprocess.Popen(
+        [str(python), "-m", "grader", "serve", "--port", "0", "--no-browser"],
+        cwd=tmp_path,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=env,
+    )
+    try:
+        assert proc.stdout is not None
+        line = proc.stdout.readline()
+        found = re.search(r"http://127\.0\.0\.1:(\d+)/\?token=(\S+)", line)
+        assert found, line
+        port, token = int(found.group(1)), found.group(2)
+
+        def post(mode: str, source: str) -> tuple[int, Any]:
+            conn = http.client.HTTPConnection("127.0.0.1", port, timeout=60)
+            conn.request(
+                "POST",
+                f"/api/{mode}",
+                body=json.dumps({"source": source}),
+                headers={"X-Grader-Token": token, "Host": f"127.0.0.1:{port}"},
+            )
+            response = conn.getresponse()
+            return response.status, json.loads(response.read())
+
+        source = (CORPUS / "correct" / "lists.py").read_text()
+        status, doc = post("run", source)
+        assert status == 200 and doc["score"] == 2
+        status, doc = post("submit", source)
+        assert status == 400 and "course's grader" in doc["error"]
+    finally:
+        proc.terminate()
+        proc.wait(timeout=10)
