@@ -25,7 +25,6 @@ from typing import TYPE_CHECKING, Any
 from grader.errors import GraderError
 from grader.spawn import Launch, Limits, Started
 from grader.walls import (
-    CHILD_DIR,
     FALLBACK_REQUIRED,
     Choice,
     second_choice,
@@ -34,7 +33,6 @@ from grader.walls import (
 if TYPE_CHECKING:
     from grader.compare import Array
 
-CHILD_SCRIPT = CHILD_DIR / "run.py"
 MAX_HEADER = 64 * 1024
 
 

@@ -38,6 +38,7 @@ def python_command() -> list[str]:
 def import_paths() -> list[str]:
     """Return the folders a child started without site imports from: site-packages, numpy's."""
     paths = [sysconfig.get_paths()[k] for k in ("purelib", "platlib")]
+    # find_spec, not import: the parent must not pay for numpy before its child is started.
     spec = importlib.util.find_spec("numpy")
     if spec is not None and spec.origin is not None:
         paths.append(str(Path(spec.origin).resolve().parent.parent))
@@ -58,10 +59,7 @@ def read_paths() -> list[str]:
         paths.add(str(sysconfig.get_config_var("LIBDIR")))
     paths.update({sys.executable, os.path.realpath(sys.executable)})
     paths.add(os.path.join(sys.prefix, "pyvenv.cfg"))
-    # find_spec, not import: the parent must not pay for numpy before its child is started.
-    spec = importlib.util.find_spec("numpy")
-    if spec is not None and spec.origin is not None:
-        paths.add(str(Path(spec.origin).resolve().parent.parent))
+    paths.update(import_paths())  # where numpy is, wherever it was installed
     return sorted(p for p in paths if os.path.lexists(p))
 
 
