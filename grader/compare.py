@@ -2,34 +2,12 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 import numpy as np
 import numpy.typing as npt
 
-from grader.records import Tolerance
+from grader.records import Mismatch, Tolerance
 
 Array = npt.NDArray[np.float64]
-
-
-@dataclass(frozen=True)
-class Mismatch:
-    """Where and by how much a table of the right shape differs from the expected one."""
-
-    wrong: int
-    total: int
-    max_abs_error: float
-    max_rel_error: float
-    worst_row: int
-    worst_col: int
-    worst_got: float
-    worst_want: float
-    non_finite: int
-
-    @property
-    def share(self) -> float:
-        """Return the fraction of elements outside the tolerance."""
-        return self.wrong / self.total if self.total else 0.0
 
 
 def close_mask(got: Array, want: Array, tol: Tolerance) -> npt.NDArray[np.bool_]:

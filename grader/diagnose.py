@@ -9,12 +9,12 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Callable
-from dataclasses import dataclass
 
 import numpy as np
 import numpy.typing as npt
 
 from grader.compare import Array
+from grader.records import Diagnosis
 
 # How close a wrong answer must be to a known mistake to be called that mistake: looser
 # than the grading tolerance, so that a learner's own rounding still matches.
@@ -62,16 +62,9 @@ HINTS: dict[str, str] = {
 }
 
 
-@dataclass(frozen=True)
-class Diagnosis:
-    """A recognised mistake: a stable code for tools and one sentence for the learner."""
-
-    code: str
-
-    @property
-    def hint(self) -> str:
-        """Return the sentence shown to the learner."""
-        return HINTS[self.code]
+def named(code: str) -> Diagnosis:
+    """Return the diagnosis for ``code``, with its fixed sentence from HINTS."""
+    return Diagnosis(code, HINTS[code])
 
 
 def _table(
@@ -161,14 +154,14 @@ def diagnose(positions: tuple[int, ...], d_model: int, got: Array, want: Array) 
     if got.shape != want.shape:
         return _shape_mistake(p, d_model, got, want)
     if d_model == n and _close(got.T, want):
-        return Diagnosis("transposed")
+        return named("transposed")
     rows, variants = _sampled_variants(positions, d_model)
     got_rows, want_rows = got[rows], want[rows]
     for code, variant in variants:
         # A "mistake" that changes nothing on this input (say, the base when d_model is 2)
         # cannot be what went wrong.
         if not _close(variant, want_rows) and _close(got_rows, variant):
-            return Diagnosis(code)
+            return named(code)
     return _precision_or_cap(p, got, want)
 
 
@@ -192,13 +185,13 @@ def _sampled_variants(
 def _shape_mistake(p: Array, d_model: int, got: Array, want: Array) -> Diagnosis | None:
     n = p.size
     if got.shape == (d_model, n):
-        return Diagnosis("transposed")
+        return named("transposed")
     if got.ndim == 1 and got.size == want.size and _close(got.reshape(want.shape), want):
-        return Diagnosis("flattened")
+        return named("flattened")
     if got.ndim == 2 and got.shape[1] == d_model and got.shape[0] < n:
         for order in (_dedup_keep_order(p), np.unique(p)):
             if _close(got, _table(order, d_model)):
-                return Diagnosis("positions_deduplicated")
+                return named("positions_deduplicated")
     return None
 
 
@@ -219,21 +212,21 @@ def _precision_or_cap(p: Array, got: Array, want: Array) -> Diagnosis | None:
         return None
     row_err = err.max(axis=1)
     if _within_precision(p, row_err, FLOAT32_EPS, 1e-6):
-        return Diagnosis("low_precision_float32")
+        return named("low_precision_float32")
     small = p <= 100
     if (
         small.any()
         and row_err[small].max() > 1e-5
         and _within_precision(p[small], row_err[small], FLOAT16_EPS, 2e-3)
     ):
-        return Diagnosis("low_precision_float16")
+        return named("low_precision_float16")
     order = np.argsort(p, kind="stable")
     wrong_rows = row_err[order] > 1e-4
     first_wrong = int(np.argmax(wrong_rows))
     # A capped table gets a run of positions right, some of them past 0, then none.
     if wrong_rows.any() and (p[order][:first_wrong] > 0).any() and wrong_rows[first_wrong:].all():
-        return Diagnosis("table_capped")
+        return named("table_capped")
     distinct = np.unique(p).size
     if distinct > 1 and np.unique(got, axis=0).shape[0] < distinct:
-        return Diagnosis("table_clamped")
+        return named("table_clamped")
     return None

@@ -15,10 +15,10 @@ import signal
 import numpy as np
 
 from grader.cases import Case
-from grader.compare import Array, Mismatch, compare
-from grader.diagnose import Diagnosis, diagnose
+from grader.compare import Array, compare
+from grader.diagnose import diagnose
 from grader.layout import FUNCTION_NAME
-from grader.records import LOAD_OUTCOMES, CaseResult, Outcome
+from grader.records import LOAD_OUTCOMES, CaseResult, Diagnosis, Mismatch, Outcome
 from grader.sandbox import Kind, Raw, signal_name
 from grader.source import Source
 

@@ -7,8 +7,10 @@ from enum import Enum
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:  # numpy stays out of the CLI's start-up path
-    from grader.compare import Array, Mismatch
-    from grader.diagnose import Diagnosis
+    import numpy as np
+    import numpy.typing as npt
+
+    Array = npt.NDArray[np.float64]
 
 SCHEMA_VERSION = 1
 
@@ -30,6 +32,34 @@ class Tolerance:
         return f"|got - want| <= {self.atol:g} + {self.rtol:g} * |want|"
 
 
+@dataclass(frozen=True)
+class Mismatch:
+    """Where and by how much a table of the right shape differs from the expected one."""
+
+    wrong: int
+    total: int
+    max_abs_error: float
+    max_rel_error: float
+    worst_row: int
+    worst_col: int
+    worst_got: float
+    worst_want: float
+    non_finite: int
+
+    @property
+    def share(self) -> float:
+        """Return the fraction of elements outside the tolerance."""
+        return self.wrong / self.total if self.total else 0.0
+
+
+@dataclass(frozen=True)
+class Diagnosis:
+    """A recognised mistake: a stable code for tools and its fixed sentence for the learner."""
+
+    code: str
+    hint: str
+
+
 class Outcome(Enum):
     """Every way a case can end; the value is the stable code used in JSON."""
 
@@ -45,6 +75,7 @@ class Outcome(Enum):
     IMPORT_ERROR = "import_error"
     MISSING_FUNCTION = "missing_function"
     BAD_SIGNATURE = "bad_signature"
+    NOT_RUN = "not_run"
 
     @property
     def label(self) -> str:
