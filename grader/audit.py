@@ -14,12 +14,12 @@ import yaml
 
 from grader.cases import Case, Checked, check_problem
 from grader.errors import GraderError
-from grader.grade import describe_backend, execute, limits_text
+from grader.grade import describe_backend, execute, slots
 from grader.judge import judge
-from grader.layout import CORPUS_FILE
+from grader.layout import CORPUS_FILE, FUNCTION_NAME
 from grader.records import Outcome
 from grader.sandbox import Kind
-from grader.source import read_submission
+from grader.source import check_source, read_submission
 from grader.spawn import Limits
 from grader.walls import Choice
 
@@ -153,12 +153,13 @@ def _row(variant: Variant, checked: Checked, limits: Limits, choice: Choice) -> 
     run = execute(
         source=src.data, problem=checked.problem, cases=cases, limits=limits, choice=choice
     )
-    texts = limits_text(limits)
+    said = slots(limits, src.name)
+    static = check_source(src, FUNCTION_NAME)
     cells = []
     for i, case in enumerate(cases):
         want = checked.expected[case.name]
         raw = run.results[i]
-        verdict = judge(case, raw, want, src, limits_text=texts)
+        verdict = judge(case, raw, want, src, slots=said, static=static)
         ratio = max_abs = None
         if raw.kind is Kind.OK and raw.array is not None and raw.array.shape == want.shape:
             with np.errstate(invalid="ignore", over="ignore"):

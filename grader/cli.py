@@ -89,6 +89,14 @@ def build_parser() -> argparse.ArgumentParser:
         help="wall-clock limit per case (default 3)",
     )
     grading.add_argument(
+        "--budget",
+        type=positive_float,
+        default=10.0,
+        metavar="SECONDS",
+        help="wall-clock limit for all the cases of one submission together; cases left when "
+        "it runs out are reported as not run (default 10)",
+    )
+    grading.add_argument(
         "--startup-timeout",
         type=positive_float,
         default=10.0,
@@ -286,6 +294,7 @@ def _limits(args: argparse.Namespace) -> Any:
         memory_mb=args.memory,
         file_size_mb=args.max_file_size,
         output_bytes=args.max_output,
+        budget_seconds=args.budget,
     )
 
 

@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from grader.layout import FUNCTION_NAME, protected_paths
-from grader.source import Source, read_submission
+from grader.source import Source, Static, check_source, read_submission
 from grader.spawn import Launch, Limits
 from grader.walls import Choice, check_hidden_unreachable
 
@@ -20,6 +20,9 @@ if TYPE_CHECKING:
     from grader.cases import Case, Checked, Problem
     from grader.records import Report
     from grader.sandbox import CaseInput, Run, Session
+
+
+PRINTED_WARNING = "your file printed output; it is not shown for hidden cases"
 
 
 def forbid_memory_reads() -> None:
@@ -47,14 +50,17 @@ def describe_backend(run: Run) -> str:
     return text
 
 
-def limits_text(limits: Limits) -> dict[str, str]:
-    """Return the limits as the messages cite them."""
+def slots(limits: Limits, file: str) -> dict[str, str]:
+    """Return what the vocabulary's sentences may cite: the parent's own settings only."""
     return {
+        "function": FUNCTION_NAME,
+        "file": file,
         "case": f"{limits.case_seconds:g} s",
         "startup": f"{limits.startup_seconds:g} s",
+        "budget": f"{limits.budget_seconds:g} s",
         "memory": f"{limits.memory_mb} MB",
         "cpu": f"{limits.cpu_seconds} s",
-        "file": f"{limits.file_size_mb} MB",
+        "size": f"{limits.file_size_mb} MB",
     }
 
 
@@ -101,6 +107,8 @@ def grade(
 
         from grader.cases import check_expected, load_problem
 
+        # What can be decided without running the file is decided here, not by the child.
+        static = check_source(src, FUNCTION_NAME)
         problem = load_problem(problem_root)
         cases = problem.examples if mode == "run" else problem.hidden
         # The reference computes the expected tables while the child computes its answers.
@@ -108,10 +116,16 @@ def grade(
             expected = helper.submit(
                 check_expected, problem, examples=mode == "run", hidden=mode == "submit"
             )
-            run = session.run(inputs(cases))
+            run = session.run([] if static.outcome else inputs(cases))
             checked = expected.result()
         return judge_run(
-            run, src=src, checked=checked, mode=mode, began=began, limits=session.limits
+            run,
+            src=src,
+            static=static,
+            checked=checked,
+            mode=mode,
+            began=began,
+            limits=session.limits,
         )
 
 
@@ -119,22 +133,40 @@ def grade_in(session: Session, *, src: Source, checked: Checked, mode: str, bega
     """Run the cases of ``mode`` in an open session and judge them into a report."""
     problem = checked.problem
     cases = problem.examples if mode == "run" else problem.hidden
-    run = session.run(inputs(cases))
-    return judge_run(run, src=src, checked=checked, mode=mode, began=began, limits=session.limits)
+    static = check_source(src, FUNCTION_NAME)
+    run = session.run([] if static.outcome else inputs(cases))
+    return judge_run(
+        run, src=src, static=static, checked=checked, mode=mode, began=began, limits=session.limits
+    )
 
 
 def judge_run(
-    run: Run, *, src: Source, checked: Checked, mode: str, began: float, limits: Limits
+    run: Run,
+    *,
+    src: Source,
+    static: Static,
+    checked: Checked,
+    mode: str,
+    began: float,
+    limits: Limits,
 ) -> Report:
     """Judge every answer of a run against the checked problem; return the report."""
     from grader.judge import judge
     from grader.records import Report
+    from grader.sandbox import NOT_ANSWERED
 
     problem = checked.problem
     cases = problem.examples if mode == "run" else problem.hidden
-    texts = limits_text(limits)
+    said = slots(limits, src.name)
     results = tuple(
-        judge(case, run.results[i], checked.expected[case.name], src, limits_text=texts)
+        judge(
+            case,
+            run.results.get(i, NOT_ANSWERED),
+            checked.expected[case.name],
+            src,
+            slots=said,
+            static=static,
+        )
         for i, case in enumerate(cases)
     )
     warnings = list(run.notes)
@@ -143,10 +175,11 @@ def judge_run(
         output = run.stdout.text() + (
             ("\n[stderr]\n" + run.stderr.text()) if run.stderr.data or run.stderr.dropped else ""
         )
-    elif run.stdout.data or run.stderr.data:
-        warnings.append("your file printed output; it is not shown for hidden cases")
-    if run.stdout.dropped or run.stderr.dropped:
-        warnings.append(f"output limit: only the first {limits.output_bytes} bytes were kept")
+        if run.stdout.dropped or run.stderr.dropped:
+            warnings.append(f"output limit: only the first {limits.output_bytes} bytes were kept")
+    elif run.stdout.data or run.stderr.data or run.stdout.dropped or run.stderr.dropped:
+        # One fixed sentence, whatever and however much was printed.
+        warnings.append(PRINTED_WARNING)
     if run.backend == "none":
         warnings.append("no sandbox: the submission ran as a plain child process")
     return Report(
@@ -159,5 +192,5 @@ def judge_run(
         seconds=time.monotonic() - began,
         warnings=tuple(warnings),
         output=output,
-        extra={"spawns": run.spawns},
+        extra={"spawns": run.spawns} if mode == "run" else {},
     )

@@ -1,15 +1,15 @@
 """Turn what the child answered for one case into a verdict with a learner-facing message.
 
-Everything the submission controls (messages, type names, printed text, exact error values)
-is shown for visible examples only. On a hidden case the message is built from fixed
-sentences, names that occur in the submitted source, and coarse numbers, so that a
-submission cannot carry a hidden case's data out through the report.
+Everything the submission controls (messages, type names, printed text, exact error values,
+timing) is shown for visible examples only. On a hidden case the message is one sentence of
+the closed vocabulary (grader/vocabulary.py) and the hint one of the diagnosis catalogue:
+the submission chooses among them by behaving one way or another, and that choice is all a
+hidden case can carry out.
 """
 
 from __future__ import annotations
 
 import errno
-import math
 import signal
 
 import numpy as np
@@ -20,7 +20,8 @@ from grader.diagnose import diagnose
 from grader.layout import FUNCTION_NAME
 from grader.records import LOAD_OUTCOMES, CaseResult, Diagnosis, Mismatch, Outcome
 from grader.sandbox import Kind, Raw, signal_name
-from grader.source import Source
+from grader.source import Source, Static
+from grader.vocabulary import ANY_EXCEPTION, ANY_SIGNAL, EXCEPTIONS, SIGNALS, hints_for, sentence
 
 # Outcomes whose report already holds the tables, or where they would not help.
 _SHOWN_ALREADY = frozenset({Outcome.PASSED, Outcome.WRONG_ANSWER} | LOAD_OUTCOMES)
@@ -42,43 +43,43 @@ def fmt_table(values: Array, limit: int = 12) -> str:
     )
 
 
-def magnitude(x: float) -> str:
-    """Return an error to one significant digit, e.g. '~0.002', for hidden-case reports."""
-    if not math.isfinite(x):
-        return "NaN or infinite"
-    return f"~{x:.1g}"
+SHAPE_CAUSES = {
+    "shape_flat": "a flat vector: build a 2-D table, one row per position",
+    "shape_ndim": "{ndim}-dimensional: the answer is a 2-D table",
+}
 
 
-def _shape_message(got: tuple[int, ...], want: tuple[int, int], visible: bool) -> str:
-    """Say which axis is off, and the likely cause, without numbers on hidden cases."""
+def _shape_key(got: tuple[int, ...], want: tuple[int, int]) -> str:
+    """Return the vocabulary key that says which axis is off, and the likely cause."""
     if len(got) != 2:
-        cause = (
-            "a flat vector: build a 2-D table, one row per position"
-            if len(got) == 1
-            else f"{len(got)}-dimensional: the answer is a 2-D table"
-        )
-        head = f"shape {got}, expected {want}: " if visible else "your result is "
-        return head + cause
+        return "shape_flat" if len(got) == 1 else "shape_ndim"
     rows, cols = got
     if (rows, cols) == (want[1], want[0]):
-        cause = "looks transposed: rows must be positions and columns the d_model features"
-    elif rows != want[0] and cols == want[1]:
-        cause = (
-            "wrong number of rows: there must be one row per entry of positions, repeats included"
-        )
-    elif cols != want[1] and rows == want[0]:
-        cause = "wrong number of columns: there must be exactly d_model columns"
-    else:
-        cause = "both the number of rows and of columns are wrong"
-    return (f"shape {got}, expected {want}: " if visible else "") + cause
+        return "shape_transposed"
+    if rows != want[0] and cols == want[1]:
+        return "shape_rows"
+    if cols != want[1] and rows == want[0]:
+        return "shape_cols"
+    return "shape_both"
 
 
-def _exception_message(info: dict[str, object], src: Source, visible: bool, when: str) -> str:
-    exc = src.cites(info.get("exc_type")) or "an exception"
+def _shape_message(got: tuple[int, ...], want: tuple[int, int], slots: dict[str, str]) -> str:
+    """Say which axis is off, with the shapes: for visible examples."""
+    key = _shape_key(got, want)
+    if key in SHAPE_CAUSES:
+        return f"shape {got}, expected {want}: " + SHAPE_CAUSES[key].format(ndim=len(got))
+    return f"shape {got}, expected {want}: " + sentence(key, slots)
+
+
+def _exception_name(info: dict[str, object]) -> str:
+    name = info.get("exc_type")
+    return name if isinstance(name, str) and name in EXCEPTIONS else ANY_EXCEPTION
+
+
+def _exception_message(info: dict[str, object], src: Source, when: str) -> str:
+    """Say what was raised where, with the submission's own message: for visible examples."""
     line = src.line(info.get("line"))
     where = f" at line {line} of {src.name}" if line else ""
-    if not visible:
-        return f"{when} raised {exc}{where}"
     text = f"{when} raised {info.get('exc_type')}: {info.get('message', '')}{where}"
     frames = info.get("frames")
     if isinstance(frames, list) and frames:
@@ -90,91 +91,88 @@ def _exception_message(info: dict[str, object], src: Source, visible: bool, when
     return text
 
 
-def load_failure(raw: Raw, src: Source, visible: bool) -> tuple[Outcome, str]:
-    """Return the outcome and message for a file that could not be loaded at all."""
+def static_failure(static: Static) -> tuple[Outcome, str] | None:
+    """Return the parent's own load verdict, decided from the source without running it."""
+    return None if static.outcome is None else (static.outcome, static.message)
+
+
+def load_failure(raw: Raw, src: Source, static: Static, visible: bool) -> tuple[Outcome, str]:
+    """Return the outcome and message for a file that the child could not load.
+
+    The child says this before the parent has sent it any input (frames.Conversation
+    refuses it later), so it cannot carry one; still, on hidden cases only names the source
+    itself holds, and the file's own line numbers, are repeated.
+    """
     info = raw.info
     kind = info.get("kind")
-    if kind == "syntax":
-        # Reported by the compiler before any of the file ran: safe on hidden cases too.
-        line = src.line(info.get("line"))
-        return Outcome.SYNTAX_ERROR, (
-            f"{src.name} has a syntax error"
-            + (f" at line {line}" if line else "")
-            + f": {info.get('message', '')}"
-            + (f"\n    {info.get('text', '')}" if info.get("text") else "")
+    if kind in ("missing_function", "not_callable"):
+        return Outcome.MISSING_FUNCTION, (
+            f"{src.name} defines no callable {FUNCTION_NAME} once it has run: define it "
+            f"with `def {FUNCTION_NAME}(positions, d_model):` at the top level"
         )
-    if kind == "missing_function":
-        raw_defined = info.get("defined")
-        names = [n for n in (raw_defined if isinstance(raw_defined, list) else []) if src.cites(n)]
-        also = f"; it defines {', '.join(names)}" if names else "; it defines no functions"
-        return Outcome.MISSING_FUNCTION, f"{src.name} has no function named {FUNCTION_NAME}{also}"
-    if kind == "not_callable":
-        return Outcome.MISSING_FUNCTION, f"{FUNCTION_NAME} in {src.name} is not a function"
     if kind == "bad_signature":
-        sig = f" (yours is {FUNCTION_NAME}{info.get('signature')})" if visible else ""
         return Outcome.BAD_SIGNATURE, (
-            f"{FUNCTION_NAME} must accept two arguments, positions and d_model{sig}"
+            f"{FUNCTION_NAME} must accept two arguments, positions and d_model"
         )
+    if kind == "syntax":
+        return Outcome.SYNTAX_ERROR, f"{src.name} could not be compiled"
     if kind == "memory":
         return Outcome.MEMORY_LIMIT, f"importing {src.name} ran out of memory"
-    return Outcome.IMPORT_ERROR, _exception_message(info, src, visible, f"importing {src.name}")
+    if visible:
+        return Outcome.IMPORT_ERROR, _exception_message(info, src, f"importing {src.name}")
+    name = src.cites(info.get("exc_type")) or "an exception"
+    line = src.line(info.get("line"))
+    message = f"importing {src.name} raised {name}" + (f" at line {line}" if line else "")
+    module = info.get("module")
+    if name in ("ModuleNotFoundError", "ImportError") and module in static.imports:
+        message += (
+            f": no module named {module!r} here (the grader offers the standard library and "
+            "numpy only)"
+        )
+    return Outcome.IMPORT_ERROR, message
 
 
 def judge(
-    case: Case, raw: Raw, want: Array | None, src: Source, *, limits_text: dict[str, str]
+    case: Case,
+    raw: Raw,
+    want: Array | None,
+    src: Source,
+    *,
+    slots: dict[str, str],
+    static: Static,
 ) -> CaseResult:
     """Return the verdict on one case from the child's raw answer and the expected table."""
     visible = case.visible
     details: list[str] = []
-    if visible:
-        details.append(f"input: positions={list(case.positions)}, d_model={case.d_model}")
     mismatch: Mismatch | None = None
     diagnosis: Diagnosis | None = None
-    if raw.kind is Kind.LOAD_ERROR:
-        outcome, message = load_failure(raw, src, visible)
+    if visible:
+        details.append(f"input: positions={list(case.positions)}, d_model={case.d_model}")
+    failure = static_failure(static)
+    if failure is None and raw.kind is Kind.LOAD_ERROR:
+        failure = load_failure(raw, src, static, visible)
+    if failure is not None:
+        outcome, message = failure
         details = []
-    elif raw.kind is Kind.EXCEPTION:
-        outcome = Outcome.EXCEPTION
-        message = _exception_message(raw.info, src, visible, FUNCTION_NAME)
-        if raw.info.get("errno") == errno.EFBIG:
-            # Python ignores SIGXFSZ, so the file-size limit surfaces as this error.
-            message += f"\n(it wrote a file larger than the limit of {limits_text['file']})"
-    elif raw.kind is Kind.MEMORY:
-        outcome = Outcome.MEMORY_LIMIT
-        message = f"ran out of memory (limit {limits_text['memory']})"
-    elif raw.kind is Kind.TIMEOUT:
-        outcome = Outcome.TIMEOUT
-        if raw.info.get("phase") == "import":
-            message = f"importing {src.name} took longer than {limits_text['startup']}"
-        else:
-            message = f"took longer than the time limit of {limits_text['case']}"
-    elif raw.kind is Kind.CRASH:
-        outcome = Outcome.CRASH
-        message = _crash_message(raw.info, src, visible, limits_text)
-    elif raw.kind is Kind.BAD_VALUE:
-        outcome = Outcome.BAD_VALUE
-        message = _bad_value_message(raw.info, src, visible)
-    else:
+    elif raw.kind is Kind.OK:
         assert raw.array is not None and want is not None
-        got = raw.array
-        if got.shape != want.shape:
-            outcome = Outcome.WRONG_SHAPE
-            message = _shape_message(got.shape, (want.shape[0], want.shape[1]), visible)
-            diagnosis = diagnose(case.positions, case.d_model, got, want)
-        else:
-            mismatch = compare(got, want, case.tolerance)
-            if mismatch is None:
-                outcome, message = Outcome.PASSED, "passed"
-            else:
-                outcome = Outcome.WRONG_ANSWER
-                message, more = _mismatch_message(case, mismatch, got, want)
-                details += more
-                diagnosis = diagnose(case.positions, case.d_model, got, want)
+        outcome, message, mismatch, diagnosis, more = _judge_table(case, raw.array, want, slots)
+        details += more
+    else:
+        outcome, key, names = _classify(raw)
+        message = _visible_message(raw, src, key, slots) if visible else ""
+        message = message or sentence(key, slots, **names)
     if visible and want is not None and outcome not in _SHOWN_ALREADY:
         # Show the expected table wherever the mismatch report has not already done so.
         if raw.array is not None:
             details.append("got:\n" + fmt_table(raw.array))
         details.append("expected:\n" + fmt_table(want))
+    if (
+        diagnosis is not None
+        and not visible
+        and diagnosis.code not in hints_for(outcome, frozenset({diagnosis.code}))
+    ):
+        diagnosis = None  # a hint the vocabulary does not allow with this outcome
     return CaseResult(
         name=case.name,
         visible=visible,
@@ -182,7 +180,7 @@ def judge(
         message=message,
         score=case.max_score if outcome is Outcome.PASSED else 0.0,
         max_score=case.max_score,
-        seconds=raw.seconds,
+        seconds=raw.seconds if visible else 0.0,
         why=case.why if visible else "",
         mismatch=mismatch if visible else None,
         details=tuple(details) if visible else (),
@@ -193,16 +191,99 @@ def judge(
     )
 
 
-def _mismatch_message(case: Case, m: Mismatch, got: Array, want: Array) -> tuple[str, list[str]]:
-    share = 100.0 * m.share
-    if not case.visible:
-        # Coarse figures only: exact counts and errors would let a submission signal data.
+def _judge_table(
+    case: Case, got: Array, want: Array, slots: dict[str, str]
+) -> tuple[Outcome, str, Mismatch | None, Diagnosis | None, list[str]]:
+    """Compare a table of numbers with the expected one: pass, wrong shape or wrong values."""
+    if got.shape != want.shape:
+        shape = (want.shape[0], want.shape[1])
+        message = (
+            _shape_message(got.shape, shape, slots)
+            if case.visible
+            else sentence(_shape_key(got.shape, shape), slots)
+        )
         return (
-            f"wrong values: about {max(round(share), 1)}% of the table is outside the "
-            f"tolerance; largest error {magnitude(m.max_abs_error)} at row {m.worst_row}, "
-            f"column {m.worst_col} ({column_name(m.worst_col)})",
+            Outcome.WRONG_SHAPE,
+            message,
+            None,
+            diagnose(case.positions, case.d_model, got, want),
             [],
         )
+    mismatch = compare(got, want, case.tolerance)
+    if mismatch is None:
+        return Outcome.PASSED, "passed", None, None, []
+    diagnosis = diagnose(case.positions, case.d_model, got, want)
+    if not case.visible:
+        key = "non_finite" if mismatch.non_finite else "wrong_values"
+        return Outcome.WRONG_ANSWER, sentence(key, slots), mismatch, diagnosis, []
+    message, details = _mismatch_message(case, mismatch, got, want)
+    return Outcome.WRONG_ANSWER, message, mismatch, diagnosis, details
+
+
+def _classify(raw: Raw) -> tuple[Outcome, str, dict[str, str]]:
+    """Return the outcome, the vocabulary key and its names for an answer that is no table."""
+    info = raw.info
+    phase = info.get("phase")
+    if raw.kind is Kind.EXCEPTION:
+        name = _exception_name(info)
+        key = "raised_file_limit" if info.get("errno") == errno.EFBIG else "raised"
+        return Outcome.EXCEPTION, key, {"exception": name}
+    if raw.kind is Kind.MEMORY:
+        return Outcome.MEMORY_LIMIT, "memory", {}
+    if raw.kind is Kind.NOT_RUN:
+        return Outcome.NOT_RUN, "not_run", {}
+    if raw.kind is Kind.BAD_VALUE:
+        reason = info.get("reason")
+        keys = {"none": "returned_none", "ragged": "ragged", "complex": "complex"}
+        key = keys.get(str(reason), "too_large" if reason == "too_large" else "not_numbers")
+        return Outcome.BAD_VALUE, key, {}
+    if raw.kind is Kind.TIMEOUT:
+        if phase == "reload":
+            return Outcome.CRASH, "reload_failed", {}
+        return Outcome.TIMEOUT, "import_timeout" if phase == "import" else "timeout", {}
+    return Outcome.CRASH, *_crash_key(info)
+
+
+def _crash_key(info: dict[str, object]) -> tuple[str, dict[str, str]]:
+    rc = info.get("returncode")
+    if str(info.get("state", "")).startswith("protocol"):
+        return "channel", {}
+    if info.get("phase") == "reload":
+        return "reload_failed", {}
+    if rc == -signal.SIGXCPU:
+        return "cpu_limit", {}
+    if rc == -signal.SIGXFSZ:
+        return "file_limit", {}
+    if info.get("phase") == "import":
+        return "import_exited", {}
+    if isinstance(rc, int) and rc < 0:
+        name = signal_name(rc)
+        return "signal", {"signal": name if name in SIGNALS else ANY_SIGNAL}
+    return "exited", {}
+
+
+def _visible_message(raw: Raw, src: Source, key: str, slots: dict[str, str]) -> str:
+    """Return the fuller message a visible example may show, or "" for the plain sentence."""
+    info = raw.info
+    if raw.kind is Kind.EXCEPTION:
+        message = _exception_message(info, src, FUNCTION_NAME)
+        if key == "raised_file_limit":
+            message += f"\n(it wrote a file larger than the limit of {slots['size']})"
+        return message
+    if raw.kind is Kind.BAD_VALUE and key == "not_numbers":
+        return f"returned something that is not a table of numbers ({info.get('type')})"
+    if raw.kind is Kind.CRASH and key in ("exited", "import_exited", "signal"):
+        rc = info.get("returncode")
+        phase = "while being imported" if info.get("phase") == "import" else "during the call"
+        if isinstance(rc, int) and rc < 0:
+            return f"the process was killed by {signal_name(rc)} {phase}"
+        return f"the process exited {phase} (exit status {rc}) before returning a result"
+    return ""
+
+
+def _mismatch_message(case: Case, m: Mismatch, got: Array, want: Array) -> tuple[str, list[str]]:
+    """Say where and by how much the table is off, with both tables: for visible examples."""
+    share = 100.0 * m.share
     where = (
         f"row {m.worst_row} (position {case.positions[m.worst_row]}), "
         f"column {m.worst_col} ({column_name(m.worst_col)})"
@@ -219,40 +300,3 @@ def _mismatch_message(case: Case, m: Mismatch, got: Array, want: Array) -> tuple
     if m.non_finite:
         details.append(f"{m.non_finite} value(s) are NaN or infinite")
     return message, details
-
-
-def _crash_message(
-    info: dict[str, object], src: Source, visible: bool, limits: dict[str, str]
-) -> str:
-    rc = info.get("returncode")
-    phase = "while being imported" if info.get("phase") == "import" else "during the call"
-    state = str(info.get("state", ""))
-    if state.startswith("protocol"):
-        return (
-            f"the grader could not read the result {phase}: something in {src.name} "
-            "wrote to the grader's channel or replaced its code"
-        )
-    if rc == -signal.SIGXCPU:
-        return f"used more CPU time than the limit of {limits['cpu']} {phase}"
-    if rc == -signal.SIGXFSZ:
-        return f"wrote a file larger than the limit of {limits['file']} {phase}"
-    if isinstance(rc, int) and rc < 0:
-        return f"the process was killed by {signal_name(rc)} {phase}"
-    # The exit status is the submission's choice: on a hidden case it could carry data out.
-    status = f" (exit status {rc})" if visible else ""
-    return f"the process exited {phase}{status} before returning a result"
-
-
-def _bad_value_message(info: dict[str, object], src: Source, visible: bool) -> str:
-    reason = info.get("reason")
-    if reason == "none":
-        return "returned None: is a `return` statement missing?"
-    if reason == "ragged":
-        return "returned rows of different lengths: every row must have d_model values"
-    if reason == "complex":
-        return "returned complex numbers: the table must hold real floats"
-    if reason == "too_large":
-        return "returned far more values than the table can hold"
-    kind = src.cites(info.get("type")) or "a value"
-    shown = f" ({info.get('type')})" if visible else f" ({kind})"
-    return f"returned something that is not a table of numbers{shown}"

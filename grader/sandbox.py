@@ -7,23 +7,23 @@ child is marked and the child is started again for the cases that remain.
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import json
 import math
 import os
 import selectors
-import shutil
 import signal
-import struct
 import subprocess
 import time
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from enum import Enum
 from typing import TYPE_CHECKING, Any
 
 from grader.errors import GraderError
-from grader.spawn import Launch, Limits, Started
+from grader.frames import Conversation, Frame, FrameReader, Phase, ProtocolError
+from grader.spawn import Launch, Limits, Started, private_folder, remove_tree
 from grader.walls import (
     FALLBACK_REQUIRED,
     Choice,
@@ -32,8 +32,6 @@ from grader.walls import (
 
 if TYPE_CHECKING:
     from grader.compare import Array
-
-MAX_HEADER = 64 * 1024
 
 
 @dataclass(frozen=True)
@@ -61,6 +59,7 @@ class Kind(Enum):
     TIMEOUT = "timeout"
     CRASH = "crash"
     LOAD_ERROR = "load_error"
+    NOT_RUN = "not_run"
 
 
 @dataclass(frozen=True)
@@ -72,6 +71,11 @@ class Raw:
     array: Array | None = None
     dtype: str | None = None
     info: dict[str, Any] = field(default_factory=dict)
+
+
+# Stands for the cases a run never got to, such as all of them when the parent found the
+# file cannot load before any case was sent.
+NOT_ANSWERED = Raw(Kind.NOT_RUN)
 
 
 @dataclass
@@ -108,10 +112,6 @@ class Run:
     notes: list[str] = field(default_factory=list)
 
 
-class ProtocolError(Exception):
-    """The child sent something that is not a well-formed frame."""
-
-
 def signal_name(returncode: int) -> str:
     """Return e.g. 'SIGSEGV' for a negative return code."""
     try:
@@ -120,8 +120,34 @@ def signal_name(returncode: int) -> str:
         return f"signal {-returncode}"
 
 
+class Budget:
+    """The wall-clock budget of a whole submission, counted from its first import's end."""
+
+    def __init__(self, seconds: float) -> None:
+        self.seconds = seconds
+        self.end: float | None = None
+
+    def start(self, now: float) -> None:
+        """Start the clock, once: later children of the same submission spend the same."""
+        if self.end is None:
+            self.end = now + self.seconds
+
+    def spent(self, now: float) -> bool:
+        """Return True once the budget has run out."""
+        return self.end is not None and now >= self.end
+
+
+@dataclass
+class Ending:
+    """How one child's conversation ended, as the parent saw it."""
+
+    state: str  # done, load_error, timeout, budget, crash, protocol, sandbox_failed
+    case: int | None = None  # the case that was running, if any
+    loaded: bool = False
+
+
 class Child:
-    """One child process: started early, fed a request once, read until it ends."""
+    """One child process: started early, sent the inputs once it has loaded, read until done."""
 
     def __init__(self, started: Started, limits: Limits) -> None:
         self.proc = started.proc
@@ -138,204 +164,195 @@ class Child:
         self.kill()
         for stream in (self.proc.stdin, self.proc.stdout, self.proc.stderr):
             if stream is not None:
-                stream.close()
-        os.close(self.results_fd)
+                with contextlib.suppress(OSError):
+                    stream.close()
+        with contextlib.suppress(OSError):
+            os.close(self.results_fd)
 
-    def serve(self, request: bytes, cases: Sequence[CaseInput], run: Run) -> tuple[str, int | None]:
-        """Send the request, collect results into ``run``; return how the child ended.
+    def serve(self, cases: Sequence[CaseInput], run: Run, budget: Budget) -> Ending:
+        """Read the child's frames into ``run`` until every case has answered or it stops.
 
-        The return value is (state, case): state is "done", "load_error", "timeout" or
-        "crash", and case the id of the case that was running, if any.
+        Whatever the child writes is data: a frame out of bounds or out of order ends the
+        conversation as "protocol", never as an exception of the grader.
         """
-        allowed = {c.id: c for c in cases}
-        sel = selectors.DefaultSelector()
-        assert self.proc.stdin and self.proc.stdout and self.proc.stderr
-        os.set_blocking(self.proc.stdin.fileno(), False)
-        pending = memoryview(request)
-        sel.register(self.proc.stdin, selectors.EVENT_WRITE, "stdin")
-        sel.register(self.results_fd, selectors.EVENT_READ, "results")
-        sel.register(self.proc.stdout, selectors.EVENT_READ, "stdout")
-        sel.register(self.proc.stderr, selectors.EVENT_READ, "stderr")
-        buf = bytearray()
-        deadline = self.started + self.limits.startup_seconds
+        talk = _Talk(self, cases, run, budget)
+        try:
+            return talk.loop()
+        except ProtocolError as exc:
+            return Ending("protocol:" + str(exc), talk.order.current, talk.loaded)
+        finally:
+            talk.sel.close()
+
+
+class _Talk:
+    """One conversation with one child: its selector, its deadlines, what it said so far."""
+
+    def __init__(self, child: Child, cases: Sequence[CaseInput], run: Run, budget: Budget):
+        proc = child.proc
+        assert proc.stdin and proc.stdout and proc.stderr
+        self.child, self.cases, self.run, self.budget = child, cases, run, budget
+        self.allowed = {c.id: c for c in cases}
+        self.reader = FrameReader(payload_cap=max(c.max_elements for c in cases) * 8)
+        self.order = Conversation([c.id for c in cases])
+        self.sel = selectors.DefaultSelector()
+        self.sel.register(child.results_fd, selectors.EVENT_READ, "results")
+        self.sel.register(proc.stdout, selectors.EVENT_READ, "stdout")
+        self.sel.register(proc.stderr, selectors.EVENT_READ, "stderr")
+        os.set_blocking(proc.stdin.fileno(), False)
+        self.pending = memoryview(b"")
+        limits = child.limits
+        self.deadline = child.started + limits.startup_seconds
         # However the frames come, the child gets no more than its start-up plus every case's
         # time: a submission that forges progress frames still meets this wall.
-        hard_deadline = deadline + self.limits.case_seconds * len(cases)
-        upcoming = [c.id for c in cases]
-        loaded = confined = False
-        current: int | None = None
-        case_started = 0.0
-        open_reads = 3
+        self.hard_deadline = self.deadline + limits.case_seconds * len(cases)
+        self.case_started = 0.0
+        self.ending: Ending | None = None
+
+    @property
+    def loaded(self) -> bool:
+        return self.order.phase not in (Phase.STARTING, Phase.CONFINED)
+
+    def loop(self) -> Ending:
+        while self.ending is None:
+            now = time.monotonic()
+            if self.budget.spent(now):
+                return Ending("budget", self.order.current, self.loaded)
+            limit = min(self.deadline, self.hard_deadline, self.budget.end or self.hard_deadline)
+            if now >= limit:
+                return self.stopped("timeout")
+            for key, _ in self.sel.select(limit - now):
+                if key.data == "stdin":
+                    self.write_request(key)
+                else:
+                    self.read(key)
+                if self.ending is not None:
+                    break
+        return self.ending
+
+    def write_request(self, key: selectors.SelectorKey) -> None:
         try:
-            while open_reads:
-                timeout = min(deadline, hard_deadline) - time.monotonic()
-                if timeout <= 0:
-                    return ("timeout", current)
-                for key, _ in sel.select(timeout):
-                    if key.data == "stdin":
-                        try:
-                            sent = os.write(key.fd, pending)
-                        except BrokenPipeError:
-                            sent = len(pending)
-                        pending = pending[sent:]
-                        if not pending:
-                            sel.unregister(key.fileobj)
-                            self.proc.stdin.close()
-                        continue
-                    chunk = os.read(key.fd, 1 << 20)
-                    if not chunk:
-                        sel.unregister(key.fileobj)
-                        open_reads -= 1
-                        continue
-                    if key.data == "stdout":
-                        run.stdout.feed(chunk)
-                        continue
-                    if key.data == "stderr":
-                        run.stderr.feed(chunk)
-                        continue
-                    buf += chunk
-                    for header, payload in _frames(buf, allowed):
-                        now = time.monotonic()
-                        event = header["event"]
-                        # The confinement report comes first, before any submission code
-                        # runs; later, such a frame can only be the submission's forgery.
-                        if (event in ("confined", "confine_error")) == confined:
-                            raise ProtocolError("confinement frame out of order")
-                        confined = True
-                        if event == "confine_error":
-                            raise GraderError(
-                                f"the {run.backend} sandbox could not be applied: "
-                                f"{header.get('message')}"
-                            )
-                        if event == "confined":
-                            run.confinement = {
-                                k: v for k, v in header.items() if k not in ("event", "nbytes")
-                            }
-                        elif event == "load_error":
-                            info = {k: v for k, v in header.items() if k not in ("event", "nbytes")}
-                            for c in cases:
-                                run.results[c.id] = Raw(Kind.LOAD_ERROR, info=info)
-                            return ("load_error", None)
-                        if event == "loaded":
-                            loaded = True
-                        elif event == "start":
-                            # Cases start one at a time, in the order they were sent.
-                            cid = _case_id(header, allowed, run)
-                            if current is not None or not upcoming or cid != upcoming[0]:
-                                raise ProtocolError(f"case {cid} started out of turn")
-                            current = upcoming.pop(0)
-                            case_started = now
-                        elif event == "result":
-                            cid = _case_id(header, allowed, run)
-                            if cid != current:
-                                raise ProtocolError(f"result for case {cid}, which is not running")
-                            run.results[cid] = _raw(
-                                header, payload, allowed[cid], now - case_started
-                            )
-                            current = None
-                        elif event == "done":
-                            pass
-                        if loaded:
-                            deadline = now + self.limits.case_seconds
-            if buf:
-                raise ProtocolError("trailing bytes after the last frame")
-        except ProtocolError as exc:
-            return ("protocol:" + str(exc), current)
-        finally:
-            sel.close()
-        # Every output is closed, but the process may live on (it closed them itself, say):
-        # wait only until the deadline.
-        try:
-            self.proc.wait(timeout=max(min(deadline, hard_deadline) - time.monotonic(), 0.01))
-        except subprocess.TimeoutExpired:
-            return ("timeout", current)
-        if not confined and bytes(run.stderr.data).startswith(b"bwrap:"):
-            return ("sandbox_failed", None)
-        if not loaded:
-            return ("crash", None)
-        if current is not None or any(c.id not in run.results for c in cases):
-            return ("crash", current)
-        return ("done", None)
+            sent = os.write(key.fd, self.pending)
+        except BrokenPipeError:
+            sent = len(self.pending)
+        self.pending = self.pending[sent:]
+        if not self.pending:
+            self.sel.unregister(key.fileobj)
+            assert self.child.proc.stdin is not None
+            self.child.proc.stdin.close()
+
+    def read(self, key: selectors.SelectorKey) -> None:
+        chunk = os.read(key.fd, 1 << 20)
+        if key.data == "stdout":
+            self.run.stdout.feed(chunk)
+        elif key.data == "stderr":
+            self.run.stderr.feed(chunk)
+        if not chunk:
+            self.sel.unregister(key.fileobj)
+            if key.data == "results":
+                self.ending = self.stopped("crash")
+            return
+        if key.data == "results":
+            for frame in self.reader.feed(chunk):
+                self.on_frame(frame)
+                if self.ending is not None:
+                    return
+
+    def on_frame(self, frame: Frame) -> None:
+        now = time.monotonic()
+        self.order.accept(frame)
+        event, header = frame.event, frame.header
+        info = {k: v for k, v in header.items() if k not in ("event", "nbytes")}
+        if event == "confine_error":
+            # Sent before any of the submission ran: the walls themselves failed.
+            raise GraderError(
+                f"the {self.run.backend} sandbox could not be applied: {header.get('message')}"
+            )
+        if event == "confined":
+            self.run.confinement = info
+        elif event == "load_error":
+            for c in self.cases:
+                self.run.results[c.id] = Raw(Kind.LOAD_ERROR, info=info)
+            self.ending = Ending("load_error")
+        elif event == "loaded":
+            # Only now does the child learn any input.
+            self.budget.start(now)
+            self.pending = memoryview(_request(tuple(self.cases)))
+            assert self.child.proc.stdin is not None
+            self.sel.register(self.child.proc.stdin, selectors.EVENT_WRITE, "stdin")
+        elif event == "start":
+            self.case_started = now
+        elif event == "result":
+            cid = header["case"]
+            self.run.results[cid] = _raw(
+                header, frame.payload, self.allowed[cid], now - self.case_started
+            )
+        elif event == "done":
+            self.drain()
+            self.ending = Ending("done", None, True)
+        if self.loaded:
+            self.deadline = now + self.child.limits.case_seconds
+
+    def stopped(self, state: str) -> Ending:
+        """Classify a child that stopped talking: every answer in counts as done."""
+        self.drain()
+        order = self.order
+        if order.phase is Phase.LOADED and not order.upcoming:
+            return Ending("done", None, True)
+        if order.phase is Phase.STARTING and bytes(self.run.stderr.data).startswith(b"bwrap:"):
+            return Ending("sandbox_failed")
+        if state == "crash":
+            # The result channel closed; the process may live on (it closed it itself, say):
+            # wait for it only until the deadline.
+            limit = min(self.deadline, self.hard_deadline, self.budget.end or self.hard_deadline)
+            try:
+                self.child.proc.wait(timeout=max(limit - time.monotonic(), 0.01))
+            except subprocess.TimeoutExpired:
+                state = "timeout"
+        return Ending(state, order.current, self.loaded)
+
+    def drain(self) -> None:
+        """Keep what the child printed before it stopped (it flushes before "done")."""
+        proc = self.child.proc
+        assert proc.stdout and proc.stderr
+        for stream, capture in ((proc.stdout, self.run.stdout), (proc.stderr, self.run.stderr)):
+            with contextlib.suppress(OSError, ValueError):
+                os.set_blocking(stream.fileno(), False)
+                while not capture.dropped and (chunk := os.read(stream.fileno(), 1 << 20)):
+                    capture.feed(chunk)
 
 
-def _case_id(header: dict[str, Any], allowed: dict[int, CaseInput], run: Run) -> int:
-    cid = header.get("case")
-    if isinstance(cid, bool) or not isinstance(cid, int) or cid not in allowed:
-        raise ProtocolError(f"unknown case id {cid!r}")
-    if cid in run.results:
-        raise ProtocolError(f"case {cid} answered twice")
-    return cid
-
-
-def _frames(buf: bytearray, allowed: dict[int, CaseInput]) -> list[tuple[dict[str, Any], bytes]]:
-    """Pop every complete frame off the front of ``buf``."""
-    cap = max(c.max_elements for c in allowed.values()) * 8
-    out = []
-    while len(buf) >= 4:
-        (size,) = struct.unpack(">I", buf[:4])
-        if size > MAX_HEADER:
-            raise ProtocolError("header too large")
-        if len(buf) < 4 + size:
-            break
-        try:
-            header = json.loads(bytes(buf[4 : 4 + size]))
-        except (ValueError, UnicodeDecodeError):
-            raise ProtocolError("header is not JSON") from None
-        if not isinstance(header, dict) or header.get("event") not in {
-            "confined",
-            "confine_error",
-            "loaded",
-            "load_error",
-            "start",
-            "result",
-            "done",
-        }:
-            raise ProtocolError("unknown frame")
-        nbytes = header.get("nbytes")
-        if isinstance(nbytes, bool) or not isinstance(nbytes, int) or not 0 <= nbytes <= cap:
-            raise ProtocolError("payload size out of bounds")
-        if len(buf) < 4 + size + nbytes:
-            break
-        with memoryview(buf) as view:  # one copy, and released before buf shrinks
-            payload = bytes(view[4 + size : 4 + size + nbytes])
-        del buf[: 4 + size + nbytes]
-        out.append((header, payload))
-    return out
-
-
-def _raw(header: dict[str, Any], payload: bytes, case: CaseInput, seconds: float) -> Raw:
+def _raw(header: Mapping[str, Any], payload: bytes, case: CaseInput, seconds: float) -> Raw:
     """Validate a result frame into a Raw, with the payload as a fresh float64 array.
 
     The time is the child's own measurement of the call when it is plausible (frames often
-    arrive together, so arrival times say little); it is shown, never judged.
+    arrive together, so arrival times say little); it is shown on visible examples only,
+    never judged.
     """
     timed = header.get("seconds")
     if isinstance(timed, float) and 0.0 <= timed <= seconds + 1.0:
         seconds = timed
-    kind = header.get("kind")
+    kind = header["kind"]
     info = {
         k: v for k, v in header.items() if k not in ("event", "case", "kind", "nbytes", "seconds")
     }
-    if kind == "ok":
-        shape = header.get("shape")
-        if (
-            not isinstance(shape, list)
-            or len(shape) > 4
-            or not all(isinstance(n, int) and not isinstance(n, bool) and n >= 0 for n in shape)
-        ):
-            raise ProtocolError("bad shape")
-        count = math.prod(shape)
-        if count > case.max_elements or count * 8 != len(payload):
-            raise ProtocolError("payload does not match its shape")
-        import numpy as np  # here, not at the top: the parent imports it after the child starts
-
-        # Read-only, over bytes this function owns: nothing the child does can change it.
-        array = np.frombuffer(payload, dtype=np.float64).reshape(shape)
-        dtype = header.get("dtype")
-        return Raw(Kind.OK, seconds, array, dtype if isinstance(dtype, str) else None)
-    if kind in ("exception", "bad_value", "memory"):
+    if kind != "ok":
         return Raw(Kind(kind), seconds, info=info)
-    raise ProtocolError(f"unknown result kind {kind!r}")
+    shape = header.get("shape")
+    if (
+        not isinstance(shape, list)
+        or len(shape) > 4
+        or not all(isinstance(n, int) and not isinstance(n, bool) and n >= 0 for n in shape)
+    ):
+        raise ProtocolError("bad shape")
+    count = math.prod(shape)
+    if count > case.max_elements or count * 8 != len(payload):
+        raise ProtocolError("payload does not match its shape")
+    import numpy as np  # here, not at the top: the parent imports it after the child starts
+
+    # Read-only, over bytes this function owns: nothing the child does can change it.
+    array = np.frombuffer(payload, dtype=np.float64).reshape(shape)
+    dtype = header.get("dtype")
+    return Raw(Kind.OK, seconds, array, dtype if isinstance(dtype, str) else None)
 
 
 @functools.lru_cache(maxsize=32)
@@ -370,15 +387,19 @@ class Session:
         # Where bwrap turns out not to work, the backend to use instead (auto mode only).
         self.fallback = fallback
         self.spawner = launch.spawner
+        self.source = launch.source
+        self.tmp_root = launch.tmp_root
         self.tmp = launch.tmp
-        self.submission = launch.submission
         self.notes: list[str] = []
         self.child: Child | None = Child(launch.first, self.limits)
 
     def _spawn(self) -> Child:
+        """Start another child, in a fresh folder: nothing the last one wrote is left for it."""
+        remove_tree(self.tmp)
+        self.tmp, submission = private_folder(self.source, self.tmp_root)
         started = self.spawner(
             tmp=self.tmp,
-            submission=str(self.submission),
+            submission=str(submission),
             function=self.function,
             limits=self.limits,
             backend=self.backend,
@@ -396,49 +417,37 @@ class Session:
         if self.child is not None:
             self.child.close()
             self.child = None
-        shutil.rmtree(self.tmp, ignore_errors=True)
+        remove_tree(self.tmp)
 
     def run(self, cases: Sequence[CaseInput]) -> Run:
-        """Run every case in fresh children until each one has an answer."""
+        """Run every case in fresh children until each one has an answer or the budget ends."""
         run = Run(
             results={},
             stdout=Capture(self.limits.output_bytes),
             stderr=Capture(self.limits.output_bytes),
             backend=self.backend,
         )
+        budget = Budget(self.limits.budget_seconds)
         remaining = list(cases)
+        first = True
         while remaining:
+            if budget.spent(time.monotonic()):
+                _not_run(run, remaining)
+                break
             child = self.child if self.child is not None else self._spawn()
             self.child = None
             run.spawns += 1
             try:
-                state, current = child.serve(_request(tuple(remaining)), remaining, run)
+                ending = child.serve(remaining, run, budget)
             finally:
                 child.close()
-            rc = child.proc.returncode
-            if state == "sandbox_failed":
+            if ending.state == "sandbox_failed":
                 self._fall_back(run)
                 continue
-            if state in ("done", "load_error"):
+            if not _record(ending, run, remaining, child.proc.returncode, first=first):
                 break
-            if current is None and state in ("timeout", "crash"):
-                # The child died or hung before it could run anything: at import time.
-                info = {"phase": "import", "returncode": rc, "state": state}
-                kind = Kind.TIMEOUT if state == "timeout" else Kind.CRASH
-                for c in remaining:
-                    run.results[c.id] = Raw(kind, info=info)
-                break
-            if current is None:
-                # A malformed frame outside any case: nothing more can be trusted.
-                for c in remaining:
-                    if c.id not in run.results:
-                        run.results[c.id] = Raw(Kind.CRASH, info={"state": state, "phase": "call"})
-                break
-            kind = Kind.TIMEOUT if state == "timeout" else Kind.CRASH
-            run.results[current] = Raw(
-                kind, info={"returncode": rc, "state": state, "phase": "call"}
-            )
             remaining = [c for c in remaining if c.id not in run.results]
+            first = False
         run.notes = list(self.notes)
         return run
 
@@ -454,6 +463,48 @@ class Session:
         run.backend = self.backend
         run.stderr = Capture(self.limits.output_bytes)
         run.stdout = Capture(self.limits.output_bytes)
+
+
+def _not_run(run: Run, cases: Sequence[CaseInput]) -> None:
+    for c in cases:
+        run.results.setdefault(c.id, Raw(Kind.NOT_RUN))
+
+
+def _record(
+    ending: Ending, run: Run, remaining: Sequence[CaseInput], rc: int | None, *, first: bool
+) -> bool:
+    """Record how a child ended into ``run``; return True if a new child should go on."""
+    state = ending.state
+    info: dict[str, Any] = {"returncode": rc, "state": state, "phase": "call"}
+    if state == "done":
+        return False
+    if state == "load_error":
+        if not first:
+            # A file that loaded once and fails to load again did so on purpose or by
+            # accident, after it had seen inputs: nothing of what it said is shown.
+            for c in remaining:
+                run.results[c.id] = Raw(Kind.CRASH, info={**info, "phase": "reload"})
+        return False
+    if ending.case is None and state == "budget":
+        _not_run(run, remaining)
+        return False
+    if not ending.loaded:
+        # The child died or hung before it could run anything: at import time.
+        kind = Kind.TIMEOUT if state == "timeout" else Kind.CRASH
+        for c in remaining:
+            run.results[c.id] = Raw(kind, info={**info, "phase": "import" if first else "reload"})
+        return False
+    if ending.case is None:
+        # Between cases, a malformed frame or an exit: nothing more can be trusted.
+        for c in remaining:
+            run.results.setdefault(c.id, Raw(Kind.CRASH, info=info))
+        return False
+    kind = Kind.TIMEOUT if state in ("timeout", "budget") else Kind.CRASH
+    run.results[ending.case] = Raw(kind, info=info)
+    if state == "budget":
+        _not_run(run, remaining)
+        return False
+    return True
 
 
 def run_submission(

@@ -1,16 +1,23 @@
-"""The learner's file as the grader reads it, and the names and lines a report may cite.
+"""The learner's file as the parent reads it, and what the parent decides without running it.
 
-Light on purpose: the pipeline reads the submission before it starts the child.
+Whether the file compiles, and whether it defines the function with a usable signature, is
+decided here, from the source alone: the child is never asked, so nothing the submission
+does can forge these verdicts. Light on purpose: the pipeline reads the submission before
+it starts the child.
 """
 
 from __future__ import annotations
 
+import ast
 import builtins
+import difflib
 import re
+import threading
 from pathlib import Path
 from typing import NamedTuple
 
 from grader.errors import GraderError
+from grader.records import Outcome
 
 MAX_SUBMISSION_BYTES = 1024 * 1024
 IDENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]{0,59}$")
@@ -19,6 +26,18 @@ BUILTIN_EXCEPTIONS = frozenset(
     for name, value in vars(builtins).items()
     if isinstance(value, type) and issubclass(value, BaseException)
 )
+# Compiling a hostile 1 MiB file can recurse deeply in C (Python 3.10 overflows an 8 MiB
+# stack on a long attribute chain); on a thread this large it ends in RecursionError instead.
+COMPILE_STACK_BYTES = 256 * 1024 * 1024
+_stack_lock = threading.Lock()
+
+
+class Static(NamedTuple):
+    """The parent's own verdict on a file it has not run: None, or why it cannot load."""
+
+    outcome: Outcome | None
+    message: str = ""
+    imports: frozenset[str] = frozenset()
 
 
 class Source(NamedTuple):
@@ -43,6 +62,11 @@ class Source(NamedTuple):
             return number
         return None
 
+    def line_text(self, number: int) -> str:
+        """Return line ``number`` of the file, stripped and bounded, for a syntax error."""
+        lines = self.text.splitlines()
+        return lines[number - 1].strip()[:200] if 1 <= number <= len(lines) else ""
+
 
 def read_submission(path: Path) -> Source:
     """Read the learner's file, refusing what cannot be a Python source file."""
@@ -53,5 +77,126 @@ def read_submission(path: Path) -> Source:
     size = path.stat().st_size
     if size > MAX_SUBMISSION_BYTES:
         raise GraderError(f"{path.name} is {size} bytes; submissions may be at most 1 MiB")
-    data = path.read_bytes()
+    data = path.read_bytes()[: MAX_SUBMISSION_BYTES + 1]
+    if len(data) > MAX_SUBMISSION_BYTES:  # it grew between the two looks
+        raise GraderError(f"{path.name} is over 1 MiB; submissions may be at most 1 MiB")
     return Source(name=path.name, text=data.decode("utf-8", "replace"), data=data)
+
+
+def check_source(src: Source, function: str) -> Static:
+    """Compile and inspect the file without running it; say why it cannot load, if it cannot."""
+    box: list[Static] = []
+
+    def work() -> None:
+        try:
+            box.append(_check(src, function))
+        except Exception:  # noqa: BLE001 - inspecting a strange tree: let the child decide
+            box.append(Static(None))
+
+    with _stack_lock:
+        old = threading.stack_size(COMPILE_STACK_BYTES)
+        try:
+            worker = threading.Thread(target=work, name="compile-check")
+            worker.start()
+        except (RuntimeError, MemoryError):
+            worker = None  # no room for a large stack here: check on this thread instead
+        finally:
+            threading.stack_size(old)
+    if worker is None:
+        work()
+    else:
+        worker.join()
+    return box[0]
+
+
+def _check(src: Source, function: str) -> Static:
+    try:
+        tree = ast.parse(src.data, filename=src.name)
+        compile(tree, src.name, "exec", dont_inherit=True)
+    except SyntaxError as exc:
+        line = src.line(exc.lineno)
+        where = f" at line {line}" if line else ""
+        text = src.line_text(line) if line else ""
+        return Static(
+            Outcome.SYNTAX_ERROR,
+            f"{src.name} has a syntax error{where}: {exc.msg}" + (f"\n    {text}" if text else ""),
+        )
+    except ValueError:
+        return Static(Outcome.SYNTAX_ERROR, f"{src.name} holds null bytes: it is not a text file")
+    except (RecursionError, MemoryError):
+        return Static(
+            Outcome.SYNTAX_ERROR, f"{src.name} is nested too deeply for Python to compile it"
+        )
+    except Exception:  # noqa: BLE001 - the compiler's failure on this file is a verdict
+        return Static(Outcome.SYNTAX_ERROR, f"{src.name} could not be compiled")
+    imports = _imports(tree)
+    bound = _top_level(tree.body)
+    node = bound.get(function)
+    if node is None:
+        if re.search(rf"\b{re.escape(function)}\b", src.text):
+            return Static(None, imports=imports)  # bound some dynamic way: the child will see
+        return Static(Outcome.MISSING_FUNCTION, _missing(src, function, bound), imports)
+    if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and not _takes_two(node.args):
+        return Static(
+            Outcome.BAD_SIGNATURE,
+            f"{function} must accept two arguments, positions and d_model "
+            f"(yours is {function}({ast.unparse(node.args)}))",
+            imports,
+        )
+    return Static(None, imports=imports)
+
+
+def _top_level(body: list[ast.stmt]) -> dict[str, ast.AST]:
+    """Return the names a module binds at its top level (also inside if/try/with), last wins."""
+    bound: dict[str, ast.AST] = {}
+    for node in body:
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            bound[node.name] = node
+        elif isinstance(node, (ast.Assign, ast.AnnAssign, ast.AugAssign)):
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+            for target in targets:
+                for name in ast.walk(target):
+                    if isinstance(name, ast.Name):
+                        bound[name.id] = node
+        elif isinstance(node, (ast.Import, ast.ImportFrom)):
+            for alias in node.names:
+                bound[(alias.asname or alias.name).split(".")[0]] = node
+        elif isinstance(node, (ast.If, ast.Try, ast.With, ast.For, ast.While)):
+            for field in ("body", "orelse", "finalbody", "handlers"):
+                for child in getattr(node, field, []):
+                    inner = child.body if isinstance(child, ast.ExceptHandler) else [child]
+                    bound.update(_top_level(inner))
+    return bound
+
+
+def _takes_two(args: ast.arguments) -> bool:
+    """Return True if a call with two positional arguments binds to these parameters."""
+    positional = len(args.posonlyargs) + len(args.args)
+    required = positional - len(args.defaults)
+    kw_required = sum(1 for d in args.kw_defaults if d is None)
+    return required <= 2 and (positional >= 2 or args.vararg is not None) and kw_required == 0
+
+
+def _missing(src: Source, function: str, bound: dict[str, ast.AST]) -> str:
+    defined = sorted(
+        name
+        for name, node in bound.items()
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and not name.startswith("_")
+    )
+    text = f"{src.name} has no function named {function}"
+    if not defined:
+        return text + "; it defines no functions"
+    close = difflib.get_close_matches(function, defined, n=1, cutoff=0.7)
+    text += f"; it defines {', '.join(defined[:20])}"
+    return text + (f" (did you mean to name {close[0]} {function}?)" if close else "")
+
+
+def _imports(tree: ast.Module) -> frozenset[str]:
+    """Return the top-level module names the file imports anywhere, for import errors."""
+    names: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            names.update(alias.name.split(".")[0] for alias in node.names)
+        elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
+            names.add(node.module.split(".")[0])
+    return frozenset(names)

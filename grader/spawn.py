@@ -10,6 +10,7 @@ import contextlib
 import fcntl
 import json
 import os
+import shutil
 import signal
 import subprocess
 import tempfile
@@ -41,6 +42,7 @@ class Limits(NamedTuple):
     memory_mb: int = 1024
     file_size_mb: int = 16
     output_bytes: int = 8192
+    budget_seconds: float = 10.0
 
 
 class Process(Protocol):
@@ -137,6 +139,32 @@ def spawn_child(
 Spawner = Callable[..., Started]
 
 
+def private_folder(source: bytes, root: str | None) -> tuple[str, Path]:
+    """Make a fresh private folder holding the submission; return it and the file's path."""
+    tmp = tempfile.mkdtemp(prefix="grader-", dir=root)
+    submission = Path(tmp) / "submission.py"
+    submission.write_bytes(source)
+    return tmp, submission
+
+
+def remove_tree(path: str) -> None:
+    """Delete a child's folder, whatever it left there; never raise.
+
+    shutil.rmtree recurses, so a few thousand nested folders defeat it (RecursionError), and
+    odd modes can refuse it: then the system's own rm, which walks any depth, finishes.
+    """
+    try:
+        shutil.rmtree(path)
+        return
+    except FileNotFoundError:
+        return
+    except Exception:  # noqa: BLE001 - whatever the submission left, deleting goes on below
+        pass
+    for cmd in (["chmod", "-R", "u+rwx", "--", path], ["rm", "-rf", "--", path]):
+        with contextlib.suppress(OSError, subprocess.SubprocessError):
+            subprocess.run(cmd, capture_output=True, timeout=60, check=False)
+
+
 class Launch:
     """A submission's private folder and its first child, started at once."""
 
@@ -154,9 +182,9 @@ class Launch:
         self.backend = backend
         self.function = function
         self.spawner = spawner
-        self.tmp = tempfile.mkdtemp(prefix="grader-", dir=tmp_root)
-        self.submission = Path(self.tmp) / "submission.py"
-        self.submission.write_bytes(source)
+        self.source = source
+        self.tmp_root = tmp_root
+        self.tmp, self.submission = private_folder(source, tmp_root)
         self.first = spawner(
             tmp=self.tmp,
             submission=str(self.submission),

@@ -224,6 +224,6 @@ def test_internal_error_is_one_line(cli: Cli, monkeypatch: pytest.MonkeyPatch) -
 def test_limits_in_force_are_reported(grade_json: Callable[..., tuple[int, Any]], cli: Cli) -> None:
     """The report's header and JSON say which limits were in force, flags included."""
     _, out, _ = cli("run", CORPUS / "correct" / "lists.py", "--timeout", "2", "--memory", "900")
-    assert "limits: 2 s per case, 60 s CPU, 900 MB memory" in out
+    assert "limits: 2 s per case, 10 s per submission, 60 s CPU, 900 MB memory" in out
     _, doc = grade_json("run", CORPUS / "correct" / "lists.py", "--max-output", "100")
     assert doc["extra_data"]["limits"]["output_bytes"] == 100

@@ -10,6 +10,7 @@ arrives is validated there and compared there.
 
 from __future__ import annotations
 
+import contextlib
 import importlib.util
 import inspect
 import json
@@ -88,6 +89,7 @@ def _exception(exc: BaseException, path: str) -> dict[str, Any]:
         "text": text,
         "frames": frames[-10:],
         "errno": exc.errno if isinstance(exc, OSError) else None,
+        "module": _text(exc.name) if isinstance(exc, ImportError) and exc.name else None,
     }
 
 
@@ -176,7 +178,12 @@ def main() -> None:
 
 
 def serve(fd: int, path: str, function: str, config: dict[str, Any]) -> None:
-    """Confine this process, import the submission, answer the request read from stdin."""
+    """Confine this process, import the submission, then answer the request read from stdin.
+
+    The parent sends the request only once it has read "loaded": while the submission is
+    imported, no input exists in this process, so whatever the import does or says cannot
+    carry one out.
+    """
     channel = Channel(fd)
     try:
         applied = _confine(config)
@@ -189,7 +196,6 @@ def serve(fd: int, path: str, function: str, config: dict[str, Any]) -> None:
     devnull = os.open(os.devnull, os.O_RDONLY)
     os.dup2(devnull, 0)
     os.close(devnull)
-    # Import first: the parent may still be loading its cases meanwhile.
     try:
         loaded = _load(path, function)
     except MemoryError:
@@ -216,7 +222,18 @@ def serve(fd: int, path: str, function: str, config: dict[str, Any]) -> None:
             header, payload = {"kind": "exception", **_exception(exc, path)}, b""
         header["seconds"] = time.perf_counter() - began
         channel.send({"event": "result", "case": case["id"], **header}, payload)
+    _flush_outputs()
     channel.send({"event": "done"})
+    # Every answer is in: leave now, whatever threads the submission left running.
+    os._exit(0)
+
+
+def _flush_outputs() -> None:
+    """Push what the submission printed into the pipes before "done", so the parent has it."""
+    for stream in (sys.stdout, sys.stderr):
+        # The submission may have replaced them with anything.
+        with contextlib.suppress(BaseException):
+            stream.flush()
 
 
 if __name__ == "__main__":

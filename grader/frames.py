@@ -1,0 +1,195 @@
+"""The result channel: frames cut and checked with hard bounds, and the order they may come in.
+
+Pure code, no I/O: the sandbox feeds it the bytes the child wrote, as they arrive. A frame is
+a 4-byte big-endian header length, a JSON header, then ``header["nbytes"]`` bytes of payload
+(see child/run.py). Everything here treats those bytes as data from an adversary: anything
+malformed, oversized, deeply nested, mistyped or out of order raises ProtocolError, and
+nothing else (tests/test_frames.py fuzzes that with Hypothesis).
+"""
+
+from __future__ import annotations
+
+import json
+import struct
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from enum import Enum
+from typing import Any
+
+# A header holds a few scalars, or for the visible examples an exception's message and ten
+# frames of traceback: 64 KiB is plenty, and bounds what one frame can make the parent parse.
+MAX_HEADER = 64 * 1024
+MAX_DEPTH = 3
+MAX_ITEMS = 32
+MAX_STRING = 4096
+MAX_INT = 2**53
+
+# What may come before the submission has been sent any input, and what only after.
+BEFORE_INPUT = frozenset({"confined", "confine_error", "loaded", "load_error"})
+AFTER_INPUT = frozenset({"start", "result", "done"})
+LOAD_KINDS = frozenset(
+    {"syntax", "missing_function", "not_callable", "bad_signature", "memory", "import_exception"}
+)
+RESULT_KINDS = frozenset({"ok", "exception", "bad_value", "memory"})
+
+
+class ProtocolError(Exception):
+    """The child sent something that is not a well-formed frame, or not at this point."""
+
+
+@dataclass(frozen=True)
+class Frame:
+    """One frame as read: its event, its checked header and its payload bytes."""
+
+    event: str
+    header: Mapping[str, Any]
+    payload: bytes = b""
+
+
+def _check(value: object, depth: int) -> None:
+    """Refuse anything but small JSON values nested at most MAX_DEPTH deep."""
+    if value is None or isinstance(value, (bool, float)):
+        return
+    if isinstance(value, int):
+        if abs(value) > MAX_INT:
+            raise ProtocolError("number out of range")
+        return
+    if isinstance(value, str):
+        if len(value) > MAX_STRING:
+            raise ProtocolError("string too long")
+        return
+    if depth >= MAX_DEPTH:
+        raise ProtocolError("header nested too deeply")
+    if isinstance(value, list):
+        if len(value) > MAX_ITEMS:
+            raise ProtocolError("list too long")
+        for item in value:
+            _check(item, depth + 1)
+        return
+    if isinstance(value, dict):
+        if len(value) > MAX_ITEMS:
+            raise ProtocolError("too many keys")
+        for item in value.values():
+            _check(item, depth + 1)
+        return
+    raise ProtocolError("unexpected value")
+
+
+def _int(header: Mapping[str, Any], key: str) -> int:
+    value = header.get(key)
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise ProtocolError(f"{key} is not an integer")
+    return value
+
+
+def parse_header(data: bytes) -> dict[str, Any]:
+    """Return the header as a dict of bounded JSON values, or raise ProtocolError."""
+    try:
+        header = json.loads(data)
+    except (ValueError, RecursionError, UnicodeDecodeError):
+        # RecursionError: a header nested thousands deep; it is data, not our failure.
+        raise ProtocolError("header is not JSON") from None
+    if not isinstance(header, dict):
+        raise ProtocolError("header is not an object")
+    _check(header, 0)
+    event = header.get("event")
+    if not isinstance(event, str) or event not in BEFORE_INPUT | AFTER_INPUT:
+        raise ProtocolError("unknown event")
+    return header
+
+
+class FrameReader:
+    """Cut a byte stream into frames, refusing any frame larger than its bounds."""
+
+    def __init__(self, payload_cap: int) -> None:
+        self.payload_cap = payload_cap
+        self.buf = bytearray()
+
+    @property
+    def pending(self) -> bool:
+        """Return True while bytes of an unfinished frame are waiting."""
+        return bool(self.buf)
+
+    def feed(self, chunk: bytes) -> list[Frame]:
+        """Add ``chunk`` and return every frame it completes."""
+        self.buf += chunk
+        out = []
+        while len(self.buf) >= 4:
+            (size,) = struct.unpack(">I", self.buf[:4])
+            if size > MAX_HEADER:
+                raise ProtocolError("header too large")
+            if len(self.buf) < 4 + size:
+                break
+            header = parse_header(bytes(self.buf[4 : 4 + size]))
+            nbytes = _int(header, "nbytes")
+            if not 0 <= nbytes <= self.payload_cap:
+                raise ProtocolError("payload size out of bounds")
+            if len(self.buf) < 4 + size + nbytes:
+                break
+            with memoryview(self.buf) as view:  # one copy, released before buf shrinks
+                payload = bytes(view[4 + size : 4 + size + nbytes])
+            del self.buf[: 4 + size + nbytes]
+            out.append(Frame(header["event"], header, payload))
+        return out
+
+
+class Phase(Enum):
+    """Where a child is in its conversation with the parent."""
+
+    STARTING = "starting"  # nothing yet: the confinement report comes first
+    CONFINED = "confined"  # walls up; the submission is being imported
+    LOADED = "loaded"  # imported; the inputs have been sent; between cases
+    RUNNING = "running"  # a case has started and has not answered yet
+    DONE = "done"  # every case answered: nothing more is read
+
+
+class Conversation:
+    """The order events must come in, checked frame by frame.
+
+    Only the confinement report and the import's outcome may come before the parent sends
+    any input: the submission knows no input then, so what it says there cannot carry one.
+    After that, cases start one at a time in the order sent, each answers once, and "done"
+    comes only when every case has answered.
+    """
+
+    def __init__(self, case_ids: Sequence[int]) -> None:
+        self.upcoming = list(case_ids)
+        self.answered: set[int] = set()
+        self.phase = Phase.STARTING
+        self.current: int | None = None
+
+    def accept(self, frame: Frame) -> None:
+        """Check that ``frame`` may come now, and move on; raise ProtocolError if not."""
+        event, header = frame.event, frame.header
+        if self.phase is Phase.STARTING:
+            if event not in ("confined", "confine_error"):
+                raise ProtocolError(f"{event} before the confinement report")
+            self.phase = Phase.CONFINED
+        elif self.phase is Phase.CONFINED:
+            if event not in ("loaded", "load_error"):
+                raise ProtocolError(f"{event} while importing")
+            if event == "load_error" and header.get("kind") not in LOAD_KINDS:
+                raise ProtocolError("unknown load error")
+            self.phase = Phase.LOADED if event == "loaded" else Phase.DONE
+        elif self.phase is Phase.LOADED:
+            if event == "start":
+                case = _int(header, "case")
+                if not self.upcoming or case != self.upcoming[0]:
+                    raise ProtocolError("case started out of turn")
+                self.current = self.upcoming.pop(0)
+                self.phase = Phase.RUNNING
+            elif event == "done" and not self.upcoming:
+                self.phase = Phase.DONE
+            else:
+                raise ProtocolError(f"{event} between cases")
+        elif self.phase is Phase.RUNNING:
+            if event != "result" or _int(header, "case") != self.current:
+                raise ProtocolError(f"{event} while a case runs")
+            if header.get("kind") not in RESULT_KINDS:
+                raise ProtocolError("unknown result kind")
+            assert self.current is not None
+            self.answered.add(self.current)
+            self.current = None
+            self.phase = Phase.LOADED
+        else:
+            raise ProtocolError(f"{event} after the last case")

@@ -1,0 +1,164 @@
+"""The closed vocabulary of hidden cases: every sentence a hidden case's report can hold.
+
+On a hidden case a report says only the case's name, pass or fail, one sentence below and
+at most one hint from the diagnosis catalogue. A sentence's slots are filled by the parent
+with its own settings (the limits, the function's name, the file's name), never with
+anything the submission wrote, raised, returned or timed; a name the submission picks (an
+exception, a signal) is shown only when it is in a fixed list. ``hidden_blocks`` lists every
+combination, so its size bounds what one hidden case can carry out: SECURITY.md states it in
+bits and tests/test_secrecy.py holds real reports to it.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterator, Mapping
+from typing import NamedTuple
+
+from grader.records import Outcome
+
+# Exception names common enough to help a learner; any other is "an exception".
+EXCEPTIONS = (
+    "ArithmeticError",
+    "AssertionError",
+    "AttributeError",
+    "EOFError",
+    "FileNotFoundError",
+    "FloatingPointError",
+    "ImportError",
+    "IndexError",
+    "KeyError",
+    "KeyboardInterrupt",
+    "LookupError",
+    "ModuleNotFoundError",
+    "NameError",
+    "NotImplementedError",
+    "OSError",
+    "OverflowError",
+    "PermissionError",
+    "RecursionError",
+    "RuntimeError",
+    "StopIteration",
+    "SystemExit",
+    "TypeError",
+    "UnboundLocalError",
+    "ValueError",
+    "ZeroDivisionError",
+)
+SIGNALS = ("SIGABRT", "SIGBUS", "SIGFPE", "SIGILL", "SIGKILL", "SIGSEGV", "SIGSYS", "SIGTERM")
+ANY_EXCEPTION, ANY_SIGNAL = "an exception", "a signal"
+
+# key: (outcome, sentence). Slots: {function} {file} {case} {startup} {budget} {memory}
+# {cpu} {size} (the parent's limits), {exception} and {signal} (from the lists above).
+SENTENCES: Mapping[str, tuple[Outcome, str]] = {
+    "passed": (Outcome.PASSED, "passed"),
+    "wrong_values": (
+        Outcome.WRONG_ANSWER,
+        "wrong values: part of the table is outside the tolerance",
+    ),
+    "non_finite": (Outcome.WRONG_ANSWER, "wrong values: the table holds NaN or infinite values"),
+    "shape_flat": (
+        Outcome.WRONG_SHAPE,
+        "your result is a flat vector: build a 2-D table, one row per position",
+    ),
+    "shape_ndim": (
+        Outcome.WRONG_SHAPE,
+        "your result is not 2-dimensional: the answer is a 2-D table",
+    ),
+    "shape_transposed": (
+        Outcome.WRONG_SHAPE,
+        "looks transposed: rows must be positions and columns the d_model features",
+    ),
+    "shape_rows": (
+        Outcome.WRONG_SHAPE,
+        "wrong number of rows: there must be one row per entry of positions, repeats included",
+    ),
+    "shape_cols": (
+        Outcome.WRONG_SHAPE,
+        "wrong number of columns: there must be exactly d_model columns",
+    ),
+    "shape_both": (Outcome.WRONG_SHAPE, "both the number of rows and of columns are wrong"),
+    "returned_none": (Outcome.BAD_VALUE, "returned None: is a `return` statement missing?"),
+    "ragged": (
+        Outcome.BAD_VALUE,
+        "returned rows of different lengths: every row must have d_model values",
+    ),
+    "complex": (Outcome.BAD_VALUE, "returned complex numbers: the table must hold real floats"),
+    "too_large": (Outcome.BAD_VALUE, "returned far more values than the table can hold"),
+    "not_numbers": (Outcome.BAD_VALUE, "returned something that is not a table of numbers"),
+    "raised": (Outcome.EXCEPTION, "{function} raised {exception}"),
+    "raised_file_limit": (
+        Outcome.EXCEPTION,
+        "{function} raised {exception}: it wrote a file larger than the limit of {size}",
+    ),
+    "memory": (Outcome.MEMORY_LIMIT, "ran out of memory (limit {memory})"),
+    "timeout": (Outcome.TIMEOUT, "took longer than the time limit of {case}"),
+    "import_timeout": (Outcome.TIMEOUT, "importing {file} took longer than {startup}"),
+    "not_run": (
+        Outcome.NOT_RUN,
+        "not run: earlier cases used up the time budget of {budget} for the whole submission",
+    ),
+    "cpu_limit": (Outcome.CRASH, "used more CPU time than the limit of {cpu}"),
+    "file_limit": (Outcome.CRASH, "wrote a file larger than the limit of {size}"),
+    "signal": (Outcome.CRASH, "the process was killed by {signal} during the call"),
+    "exited": (Outcome.CRASH, "the process exited during the call before returning a result"),
+    "import_exited": (Outcome.CRASH, "the process exited while importing {file}"),
+    "reload_failed": (
+        Outcome.CRASH,
+        "{file} did not load again in a fresh process after an earlier case ended its process",
+    ),
+    "channel": (
+        Outcome.CRASH,
+        "broke the result channel: something in {file} wrote to the grader's channel "
+        "or replaced its code",
+    ),
+}
+
+# Hints that only a table of another shape can earn, and those a same-shape table can.
+SHAPE_HINTS = frozenset({"transposed", "flattened", "positions_deduplicated"})
+
+
+class Block(NamedTuple):
+    """What a hidden case's report holds: outcome, sentence, and the hint's code or None."""
+
+    outcome: Outcome
+    sentence: str
+    hint: str | None
+
+
+def sentence(key: str, slots: Mapping[str, str], **names: str) -> str:
+    """Return the sentence ``key`` with its slots filled; names must come from the lists."""
+    if names.get("exception", ANY_EXCEPTION) not in (*EXCEPTIONS, ANY_EXCEPTION):
+        raise ValueError(f"exception name outside the vocabulary: {names['exception']!r}")
+    if names.get("signal", ANY_SIGNAL) not in (*SIGNALS, ANY_SIGNAL):
+        raise ValueError(f"signal name outside the vocabulary: {names['signal']!r}")
+    return SENTENCES[key][1].format(**slots, **names)
+
+
+def hints_for(outcome: Outcome, codes: frozenset[str]) -> frozenset[str]:
+    """Return the hint codes a hidden case with ``outcome`` may carry."""
+    if outcome is Outcome.WRONG_SHAPE:
+        return codes & SHAPE_HINTS
+    if outcome is Outcome.WRONG_ANSWER:
+        return codes - (SHAPE_HINTS - {"transposed"})
+    return frozenset()
+
+
+def hidden_blocks(slots: Mapping[str, str], codes: frozenset[str]) -> Iterator[Block]:
+    """Yield every block a hidden case can render to, given the parent's slots and the hints."""
+    for key, (outcome, _) in SENTENCES.items():
+        choices: list[dict[str, str]] = [{}]
+        if key.startswith("raised"):
+            choices = [{"exception": e} for e in (*EXCEPTIONS, ANY_EXCEPTION)]
+        elif key == "signal":
+            choices = [{"signal": s} for s in (*SIGNALS, ANY_SIGNAL)]
+        for names in choices:
+            text = sentence(key, slots, **names)
+            yield Block(outcome, text, None)
+            for code in sorted(hints_for(outcome, codes)):
+                yield Block(outcome, text, code)
+
+
+def bits(count: int) -> float:
+    """Return how many bits a choice among ``count`` things can carry."""
+    return math.log2(count) if count > 1 else 0.0
