@@ -1,0 +1,152 @@
+"""The result channel's reader: bounded, typed, in order, and impossible to crash."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import struct
+from typing import Any
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from grader.frames import (
+    MAX_HEADER,
+    Conversation,
+    Frame,
+    FrameReader,
+    Phase,
+    ProtocolError,
+    parse_header,
+)
+
+
+def frame(header: dict[str, Any], payload: bytes = b"") -> bytes:
+    """Return the bytes of one frame, as the child writes it."""
+    head = json.dumps({**header, "nbytes": len(payload)}).encode()
+    return struct.pack(">I", len(head)) + head + payload
+
+
+GOOD = [
+    frame({"event": "confined", "backend": "landlock"}),
+    frame({"event": "loaded"}),
+    frame({"event": "start", "case": 0}),
+    frame({"event": "result", "case": 0, "kind": "ok", "shape": [1], "dtype": "f8"}, b"\0" * 8),
+    frame({"event": "start", "case": 1}),
+    frame({"event": "result", "case": 1, "kind": "exception", "exc_type": "ValueError"}),
+    frame({"event": "done"}),
+]
+
+
+def talk(chunks: list[bytes], cases: tuple[int, ...] = (0, 1)) -> Conversation:
+    """Feed the chunks through a reader and a conversation, as the sandbox does."""
+    reader, order = FrameReader(payload_cap=1 << 16), Conversation(list(cases))
+    for chunk in chunks:
+        for f in reader.feed(chunk):
+            order.accept(f)
+    return order
+
+
+def test_a_whole_conversation_is_accepted_in_any_chunking() -> None:
+    """The frames of a good run are read whole, however the bytes are cut."""
+    data = b"".join(GOOD)
+    for size in (1, 3, 7, len(data)):
+        order = talk([data[i : i + size] for i in range(0, len(data), size)])
+        assert order.phase is Phase.DONE and order.answered == {0, 1}
+
+
+@pytest.mark.parametrize(
+    ("chunks", "why"),
+    [
+        ([struct.pack(">I", MAX_HEADER + 1)], "header too large"),
+        ([struct.pack(">I", 2) + b"[]"], "not an object"),
+        ([frame({"event": ["confined"]})], "unknown event"),  # unhashable: once a TypeError
+        (
+            [GOOD[0], frame({"event": "load_error", "kind": "syntax", "message": "x" * 5000})],
+            "long",
+        ),
+        ([GOOD[0], GOOD[2]], "while importing"),  # a case before the import's outcome
+        ([GOOD[1]], "before the confinement report"),
+        ([*GOOD[:2], frame({"event": "start", "case": 1})], "out of turn"),
+        ([*GOOD[:3], frame({"event": "start", "case": 0})], "while a case runs"),
+        ([*GOOD[:4], GOOD[-1]], "between cases"),  # "done" before every case answered
+        ([*GOOD[:2], frame({"event": "load_error", "kind": "syntax"})], "between cases"),
+        ([*GOOD, GOOD[0]], "after the last case"),
+        ([*GOOD[:3], frame({"event": "result", "case": 0, "kind": "passed"})], "result kind"),
+        ([GOOD[0], frame({"event": "confined"})], "while importing"),
+        ([struct.pack(">I", 35) + b'{"event": "loaded", "nbytes": true}'], "nbytes"),
+    ],
+)
+def test_malformed_or_out_of_order_frames_are_protocol_errors(
+    chunks: list[bytes], why: str
+) -> None:
+    """Each kind of bad frame ends the conversation with a ProtocolError that says why."""
+    with pytest.raises(ProtocolError, match=why.split()[-1]):
+        talk(chunks)
+
+
+def test_deep_nesting_is_refused_not_a_recursion_error() -> None:
+    """A header nested 60000 deep (a RecursionError in json) is one more protocol error."""
+    deep = b'{"event": "confined", "x": ' + b"[" * 60000 + b"]" * 60000 + b"}"
+    with pytest.raises(ProtocolError):
+        parse_header(deep)
+    with pytest.raises(ProtocolError, match="deeply"):
+        parse_header(json.dumps({"event": "confined", "x": [[[[1]]]]}).encode())
+
+
+def test_payload_larger_than_the_cap_is_refused() -> None:
+    """A frame announcing more payload than any case may return is refused before it arrives."""
+    reader = FrameReader(payload_cap=64)
+    head = json.dumps({"event": "result", "nbytes": 65}).encode()
+    with pytest.raises(ProtocolError, match="payload"):
+        reader.feed(struct.pack(">I", len(head)) + head)
+
+
+json_values = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats() | st.text(max_size=20),
+    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=8), inner),
+    max_leaves=12,
+)
+headers = st.dictionaries(
+    st.sampled_from(["event", "case", "kind", "shape", "nbytes", "message", "x"]), json_values
+) | st.fixed_dictionaries(
+    {"event": st.sampled_from(["confined", "loaded", "start", "result", "done", "load_error"])},
+    optional={
+        "case": st.integers(-2, 3),
+        "kind": st.sampled_from(["ok", "exception", "syntax", "memory", "x"]),
+        "shape": json_values,
+    },
+)
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.lists(st.binary(max_size=64) | headers.map(lambda h: json.dumps(h).encode()), max_size=8))
+def test_fuzzed_streams_raise_only_protocol_errors(parts: list[bytes]) -> None:
+    """Random bytes and random headers, framed or not, never raise anything else."""
+    stream = b"".join(struct.pack(">I", len(p)) + p if i % 2 else p for i, p in enumerate(parts))
+    with contextlib.suppress(ProtocolError):
+        talk([stream])
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.permutations(GOOD), st.integers(1, 40))
+def test_fuzzed_orders_are_accepted_only_in_the_one_right_order(
+    frames: list[bytes], size: int
+) -> None:
+    """Any reordering of a good conversation is refused, unless it is the good one."""
+    data = b"".join(frames)
+    try:
+        order = talk([data[i : i + size] for i in range(0, len(data), size)])
+    except ProtocolError:
+        assert frames != GOOD
+    else:
+        assert frames == GOOD and order.phase is Phase.DONE
+
+
+def test_frame_record_keeps_payload_apart() -> None:
+    """A frame's payload is its own bytes, not a view of the reader's buffer."""
+    reader = FrameReader(payload_cap=16)
+    (got,) = reader.feed(GOOD[0])
+    assert got == Frame("confined", {"event": "confined", "backend": "landlock", "nbytes": 0})
+    assert not reader.pending
