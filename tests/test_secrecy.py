@@ -1,0 +1,218 @@
+"""Hidden cases speak a closed vocabulary, and no submission can take the grader down.
+
+Every attack in tests/attacks/secrecy.yaml runs through the real CLI under each backend; the
+report it gets must hold nothing but the lines the vocabulary lists (grader/vocabulary.py),
+whatever the submission wrote, raised, returned or timed.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+import re
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from grader.cases import load_problem
+from grader.diagnose import HINTS
+from grader.grade import PRINTED_WARNING, slots
+from grader.layout import FUNCTION_NAME
+from grader.records import Outcome
+from grader.spawn import Limits
+from grader.vocabulary import Block, bits, hidden_blocks
+from tests.conftest import ROOT, backends
+
+ATTACKS = Path(__file__).resolve().parent / "attacks"
+SECRECY: dict[str, dict[str, Any]] = yaml.safe_load((ATTACKS / "secrecy.yaml").read_text())
+Cli = Callable[..., tuple[int, str, str]]
+FLAGS = ("--timeout", "1", "--budget", "4")
+LIMITS = Limits(case_seconds=1.0, budget_seconds=4.0)
+HIDDEN = load_problem(ROOT).hidden
+
+
+def vocabulary(file: str, limits: Limits = LIMITS) -> set[Block]:
+    """Return every block a hidden case of ``file`` may render to under ``limits``."""
+    return set(hidden_blocks(slots(limits, file), frozenset(HINTS)))
+
+
+def output_of(block: Block) -> str:
+    """Return a block as the JSON test's output holds it."""
+    return block.sentence + (f"\nhint: {HINTS[block.hint]}" if block.hint else "")
+
+
+def assert_closed(
+    doc: dict[str, Any], file: str, limits: Limits = LIMITS, *, batch: bool = False
+) -> None:
+    """Fail unless every part of a submit report is one the vocabulary allows."""
+    blocks = vocabulary(file, limits)
+    outputs = {output_of(b): b for b in blocks}
+    for test, case in zip(doc["tests"], HIDDEN, strict=True):
+        assert test["name"] == case.name
+        assert test["output"] in outputs, test["output"]
+        block = outputs[test["output"]]
+        assert test["extra_data"] == {
+            "outcome": block.outcome.value,
+            **({"diagnosis": block.hint} if block.hint else {}),
+        }
+        assert test["status"] == ("passed" if block.outcome is Outcome.PASSED else "failed")
+    assert doc["execution_time"] == int(doc["execution_time"])
+    extra = doc["extra_data"]
+    assert set(extra) <= {
+        "schema_version",
+        "mode",
+        "submission",
+        "sandbox",
+        "tolerance",
+        "limits",
+        "warnings",
+        "diagnoses",
+        *(["batch"] if batch else []),
+    }
+    assert set(extra["warnings"]) <= {PRINTED_WARNING}
+    lines = set(doc["output"].splitlines())
+    allowed = {"", f"warning: {PRINTED_WARNING}"}
+    allowed |= {f"{mark} {c.name}" for c in HIDDEN for mark in ("PASS", "FAIL")}
+    allowed |= {f"     {line}" for b in blocks for line in b.sentence.splitlines()}
+    allowed |= {f"     hint: {h}" for h in HINTS.values()}
+    allowed |= {f"likely mistake: {h}" for h in HINTS.values()}
+    allowed |= {f"score: {k}/{len(HIDDEN)}" for k in range(len(HIDDEN))}
+    allowed |= {f"score: {len(HIDDEN)}/{len(HIDDEN)}  all passed"}
+    header = doc["output"].splitlines()[:3]
+    assert header[0] == f"grader submit: {file} on {len(HIDDEN)} hidden cases"
+    assert header[1].startswith("sandbox: ") and header[2].startswith("limits: ")
+    assert lines - set(header) <= allowed, lines - set(header) - allowed
+
+
+def assert_no_hidden_numbers(text: str) -> None:
+    """Fail if a hidden input that the grader's own words never hold turns up in ``text``."""
+    numbers = {str(p) for c in HIDDEN for p in c.positions if p >= 100}
+    numbers |= {str(c.d_model) for c in HIDDEN if c.d_model >= 100}
+    own = {"1000", "1024", "10000", "8192", "100"}  # limits and the formula's constants
+    assert not (numbers - own) & set(re.findall(r"\d+", text))
+
+
+@pytest.mark.parametrize("backend", backends())
+@pytest.mark.parametrize("attack", sorted(SECRECY))
+def test_attack_gets_only_the_vocabulary(attack: str, backend: str, cli: Cli) -> None:
+    """The attack's report holds vocabulary alone, the grader survives, answers are kept."""
+    expect = SECRECY[attack]
+    path = ATTACKS / f"{attack}.py"
+    timing = ("--timeout", "3") if attack == "crash_nested_folders" else FLAGS
+    code, out, err = cli("submit", path, "--sandbox", backend, *timing, "--format", "json")
+    assert code in (0, 1), err
+    doc = json.loads(out)
+    limits = LIMITS if timing == FLAGS else Limits(budget_seconds=4.0)
+    assert_closed(doc, path.name, limits)
+    outcomes = {t["extra_data"]["outcome"] for t in doc["tests"]}
+    assert outcomes <= set(expect["outcomes"]), outcomes
+    if "score" in expect:
+        assert doc["score"] == expect["score"]
+    assert doc["extra_data"]["sandbox"].startswith(backend)
+    assert "LEAK" not in out and "Leak" not in out
+    assert_no_hidden_numbers(out)
+
+
+def test_vocabulary_is_small_and_stated() -> None:
+    """A hidden case carries at most 8 bits, and SECURITY.md states the budget it computes."""
+    count = len(vocabulary("submission.py", Limits()))
+    assert bits(count) <= 8.0
+    security = (ROOT / "SECURITY.md").read_text()
+    assert f"{count} blocks" in security and f"{bits(count):.2f} bits" in security
+
+
+def test_vocabulary_slots_hold_no_numbers_of_the_submission() -> None:
+    """Sentences change with the parent's limits and the file's name, and with nothing else."""
+    one = vocabulary("a.py", Limits())
+    two = vocabulary("a.py", Limits(case_seconds=7.0))
+    assert len(one) == len(two) and one != two
+    for block in one:
+        numbers = set(re.findall(r"\d+", block.sentence))
+        assert numbers <= {"2", "10", "3", "60", "1024", "16"}, block.sentence
+
+
+def test_text_report_speaks_the_vocabulary(cli: Cli) -> None:
+    """The terminal rendering of a hostile run holds no number, name or time of its own."""
+    code, out, _ = cli("submit", ATTACKS / "chooser_a.py", *FLAGS)
+    assert code == 1
+    assert " ms)" not in out and "line" not in out and "Leak" not in out
+    assert_no_hidden_numbers(out)
+
+
+def test_import_errors_before_any_input_keep_their_detail(cli: Cli, tmp_path: Path) -> None:
+    """A module the file imports is named on submit: the file said it, before any input."""
+    path = tmp_path / "uses_torch.py"
+    path.write_text("import numpy\nimport torch_not_here\n\ndef sinusoidal_positions(p, d):\n")
+    path.write_text(path.read_text() + "    return None\n")
+    code, out, _ = cli("submit", path)
+    assert code == 1
+    assert "importing uses_torch.py raised ModuleNotFoundError at line 2" in out
+    assert "no module named 'torch_not_here' here" in out
+
+
+@pytest.mark.parametrize(
+    ("text", "outcome", "words"),
+    [
+        ("def sinusoidal_positions(p, d:\n    pass\n", "syntax_error", "syntax error at line 1"),
+        ("def sinusoidal_position(p, d):\n    pass\n", "missing_function", "did you mean"),
+        ("def sinusoidal_positions(p):\n    pass\n", "bad_signature", "(yours is "),
+        ("x = 1\n" + "x = a" + ".b" * 300000 + "\n", "syntax_error", "nested too deeply"),
+        ("x = 1\0\n", "syntax_error", "null bytes"),
+    ],
+)
+def test_parent_decides_what_needs_no_run(
+    cli: Cli, tmp_path: Path, text: str, outcome: str, words: str
+) -> None:
+    """Syntax, the function's name and its signature are the parent's verdicts, with detail."""
+    path = tmp_path / "sub.py"
+    path.write_text(text)
+    code, out, err = cli("submit", path, "--format", "json")
+    assert code == 1, err
+    doc = json.loads(out)
+    assert {t["extra_data"]["outcome"] for t in doc["tests"]} == {outcome}
+    assert words in doc["tests"][0]["output"]
+
+
+def test_a_forged_function_check_cannot_pass_for_a_load_error(cli: Cli) -> None:
+    """The child's own "missing function" frame after the inputs is a broken channel, no more."""
+    code, out, _ = cli("submit", ATTACKS / "leak_forged_load_error.py", "--format", "json")
+    doc = json.loads(out)
+    assert code == 1 and {t["extra_data"]["outcome"] for t in doc["tests"]} == {"crash"}
+
+
+def test_budget_stops_a_hanging_submission(cli: Cli, tmp_path: Path) -> None:
+    """Past the whole-submission budget, the cases left are reported as not run, and why."""
+    path = tmp_path / "hang.py"
+    path.write_text(f"import time\ndef {FUNCTION_NAME}(p, d):\n    time.sleep(60)\n")
+    code, out, _ = cli("submit", path, "--timeout", "1", "--budget", "2.5", "--format", "json")
+    outcomes = [t["extra_data"]["outcome"] for t in json.loads(out)["tests"]]
+    assert code == 1 and outcomes[:2] == ["timeout", "timeout"] and outcomes[-1] == "not_run"
+    assert set(outcomes) == {"timeout", "not_run"} and outcomes.count("timeout") <= 4
+    assert "time budget of 2.5 s" in json.loads(out)["tests"][-1]["output"]
+
+
+@pytest.mark.parametrize("backend", backends())
+def test_batch_survives_the_attacks(backend: str, cli: Cli, tmp_path: Path) -> None:
+    """In a batch, every attack is one row, and summary.csv lists them all."""
+    folder = tmp_path / "class"
+    folder.mkdir()
+    for attack in SECRECY:
+        (folder / f"{attack}.py").write_bytes((ATTACKS / f"{attack}.py").read_bytes())
+    code, _, err = cli(
+        "batch", folder, "--out", tmp_path / "out", "--sandbox", backend, *FLAGS, "--no-progress"
+    )
+    assert code == 0, err
+    with (tmp_path / "out" / "summary.csv").open() as handle:
+        rows = {row["submission"]: row for row in csv.DictReader(handle)}
+    assert set(rows) == set(SECRECY)
+    for attack, row in rows.items():
+        assert row["status"] == "graded"
+        doc = json.loads((tmp_path / "out" / "results" / f"{attack}.json").read_text())
+        assert_closed(doc, f"{attack}.py", batch=True)
+        del doc["extra_data"]["batch"]  # digests: hex digits, not the submission's
+        assert_no_hidden_numbers(json.dumps(doc))
+        if "score" in SECRECY[attack]:
+            assert float(row["score"]) == SECRECY[attack]["score"], attack
