@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import csv
 import hashlib
 import json
@@ -142,7 +143,16 @@ class Batch:
         return None
 
     def grade_one(self, entry: Entry) -> Row:
-        """Grade one entry, or reuse its results; never raise for the submission's sake."""
+        """Grade one entry, or reuse its results; whatever fails, the entry gets its row."""
+        try:
+            return self._grade_one(entry)
+        except Exception as exc:  # noqa: BLE001 - one learner's failure must not end the batch
+            doc = _error_doc(entry, self.checked, f"the grader failed ({type(exc).__name__})")
+            with contextlib.suppress(OSError):
+                self._write(entry, doc)
+            return _row_from(doc, entry.id, "not_graded")
+
+    def _grade_one(self, entry: Entry) -> Row:
         began = time.monotonic()
         if entry.path is None:
             doc = _error_doc(entry, self.checked, entry.problem)

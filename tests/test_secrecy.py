@@ -201,8 +201,17 @@ def test_batch_survives_the_attacks(backend: str, cli: Cli, tmp_path: Path) -> N
     folder.mkdir()
     for attack in SECRECY:
         (folder / f"{attack}.py").write_bytes((ATTACKS / f"{attack}.py").read_bytes())
+    # Time enough for the 3000 folders of crash_nested_folders on a busy machine.
+    limits = Limits(case_seconds=3.0, budget_seconds=6.0)
     code, _, err = cli(
-        "batch", folder, "--out", tmp_path / "out", "--sandbox", backend, *FLAGS, "--no-progress"
+        "batch",
+        folder,
+        "--out",
+        tmp_path / "out",
+        "--sandbox",
+        backend,
+        "--no-progress",
+        *("--timeout", "3", "--budget", "6"),
     )
     assert code == 0, err
     with (tmp_path / "out" / "summary.csv").open() as handle:
@@ -211,8 +220,34 @@ def test_batch_survives_the_attacks(backend: str, cli: Cli, tmp_path: Path) -> N
     for attack, row in rows.items():
         assert row["status"] == "graded"
         doc = json.loads((tmp_path / "out" / "results" / f"{attack}.json").read_text())
-        assert_closed(doc, f"{attack}.py", batch=True)
+        assert_closed(doc, f"{attack}.py", limits, batch=True)
         del doc["extra_data"]["batch"]  # digests: hex digits, not the submission's
         assert_no_hidden_numbers(json.dumps(doc))
         if "score" in SECRECY[attack]:
             assert float(row["score"]) == SECRECY[attack]["score"], attack
+
+
+def test_a_grader_failure_on_one_submission_is_its_row(
+    cli: Cli, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """An unexpected failure while grading one learner costs that learner's row, no more."""
+    import grader.batch
+
+    real = grader.batch.grade_in
+
+    def flaky(session: Any, **kwargs: Any) -> Any:
+        if kwargs["src"].name == "b.py":
+            raise RuntimeError("boom")
+        return real(session, **kwargs)
+
+    monkeypatch.setattr(grader.batch, "grade_in", flaky)
+    folder = tmp_path / "class"
+    folder.mkdir()
+    for name in ("a.py", "b.py"):
+        (folder / name).write_bytes((ROOT / "solutions" / "reference.py").read_bytes())
+    code, _, err = cli("batch", folder, "--out", tmp_path / "out", "--no-progress")
+    assert code == 0, err
+    with (tmp_path / "out" / "summary.csv").open() as handle:
+        rows = {row["submission"]: row for row in csv.DictReader(handle)}
+    assert rows["a"]["status"] == "graded" and rows["a"]["score"] == "10"
+    assert rows["b"]["status"] == "not_graded"
