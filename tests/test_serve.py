@@ -131,6 +131,16 @@ def test_submit_page_shows_no_hidden_data(served: Server) -> None:
     assert "999999" not in text and "tables" not in doc
 
 
+@pytest.mark.parametrize("attack", ["leak_forged_load_error", "leak_mismatch_figures"])
+def test_submit_page_speaks_the_vocabulary(served: Server, attack: str) -> None:
+    """An attack submitted through the page gets the closed vocabulary, as on the CLI."""
+    from tests.test_secrecy import ATTACKS, assert_closed, assert_no_hidden_numbers
+
+    _, doc = _post(served, "submit", (ATTACKS / f"{attack}.py").read_text())
+    assert_closed(doc, "submission.py", Limits())
+    assert_no_hidden_numbers(json.dumps(doc))
+
+
 # ---- the page in a real browser ----
 
 
