@@ -115,7 +115,7 @@ def load_failure(raw: Raw, src: Source, static: Static, visible: bool) -> tuple[
             f"{FUNCTION_NAME} must accept two arguments, positions and d_model"
         )
     if kind == "syntax":
-        return Outcome.SYNTAX_ERROR, f"{src.name} could not be compiled"
+        return Outcome.SYNTAX_ERROR, f"{src.name} could not be compiled in the sandbox"
     if kind == "memory":
         return Outcome.MEMORY_LIMIT, f"importing {src.name} ran out of memory"
     if visible:

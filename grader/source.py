@@ -127,8 +127,10 @@ def _check(src: Source, function: str) -> Static:
         return Static(
             Outcome.SYNTAX_ERROR, f"{src.name} is nested too deeply for Python to compile it"
         )
-    except Exception:  # noqa: BLE001 - the compiler's failure on this file is a verdict
-        return Static(Outcome.SYNTAX_ERROR, f"{src.name} could not be compiled")
+    except Exception as exc:  # noqa: BLE001 - the compiler's failure on this file is a verdict
+        return Static(
+            Outcome.SYNTAX_ERROR, f"{src.name} could not be compiled ({type(exc).__name__})"
+        )
     imports = _imports(tree)
     bound = _top_level(tree.body)
     node = bound.get(function)

@@ -1,5 +1,5 @@
-# Answers correctly after leaving 3000 nested folders in its work folder: once the cleanup's
-# recursive removal failed and took the grader down.
+# Answers correctly after leaving 1500 nested folders in its work folder, deeper than
+# shutil.rmtree can recurse: once the cleanup failed and took the grader down.
 import os
 
 import numpy as np
