@@ -190,7 +190,7 @@ def _missing(src: Source, function: str, bound: dict[str, ast.AST]) -> str:
         return text + "; it defines no functions"
     close = difflib.get_close_matches(function, defined, n=1, cutoff=0.7)
     text += f"; it defines {', '.join(defined[:20])}"
-    return text + (f" (did you mean to name {close[0]} {function}?)" if close else "")
+    return text + (f" (a typo? it must be named {function}, not {close[0]})" if close else "")
 
 
 def _imports(tree: ast.Module) -> frozenset[str]:

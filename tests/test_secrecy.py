@@ -157,7 +157,7 @@ def test_import_errors_before_any_input_keep_their_detail(cli: Cli, tmp_path: Pa
     ("text", "outcome", "words"),
     [
         ("def sinusoidal_positions(p, d:\n    pass\n", "syntax_error", "syntax error at line 1"),
-        ("def sinusoidal_position(p, d):\n    pass\n", "missing_function", "did you mean"),
+        ("def sinusoidal_position(p, d):\n    pass\n", "missing_function", "a typo?"),
         ("def sinusoidal_positions(p):\n    pass\n", "bad_signature", "(yours is "),
         ("x = 1\n" + "x = a" + ".b" * 300000 + "\n", "syntax_error", "nested too deeply"),
         ("x = 1\0\n", "syntax_error", "null bytes"),
