@@ -19,6 +19,10 @@ PROBLEM_ENV = "GRADER_PROBLEM"
 # Present at the root of a learner bundle: the statement and examples, no answers.
 BUNDLE_FILE = "bundle.yaml"
 LEARNER_BUNDLE = "learner"
+# Inside the learner kit's grader package: its problem files, so that an installed kit finds
+# them, and the known mistakes' tables for its public inputs (the kit has no formula).
+KIT_DATA_DIR = "kit_data"
+KNOWN_TABLES = "known_tables.npz"
 
 
 def find_problem_root(explicit: str | None) -> Path:
