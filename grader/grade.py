@@ -18,7 +18,7 @@ from grader.walls import Choice, check_hidden_unreachable
 
 if TYPE_CHECKING:
     from grader.cases import Case, Checked, Problem
-    from grader.records import Report
+    from grader.records import CaseResult, Report
     from grader.sandbox import CaseInput, Run, Session
 
 
@@ -56,6 +56,11 @@ def limits_text(limits: Limits) -> dict[str, str]:
         "cpu": f"{limits.cpu_seconds} s",
         "file": f"{limits.file_size_mb} MB",
     }
+
+
+def run_cases(problem: Problem, mode: str) -> tuple[Case, ...]:
+    """Return the cases the child answers: the examples and the public probes, or the hidden."""
+    return problem.examples + problem.probes if mode == "run" else problem.hidden
 
 
 def inputs(cases: Sequence[Case]) -> list[CaseInput]:
@@ -102,7 +107,7 @@ def grade(
         from grader.cases import check_expected, load_problem
 
         problem = load_problem(problem_root)
-        cases = problem.examples if mode == "run" else problem.hidden
+        cases = run_cases(problem, mode)
         # The reference computes the expected tables while the child computes its answers.
         with ThreadPoolExecutor(max_workers=1) as helper:
             expected = helper.submit(
@@ -117,9 +122,7 @@ def grade(
 
 def grade_in(session: Session, *, src: Source, checked: Checked, mode: str, began: float) -> Report:
     """Run the cases of ``mode`` in an open session and judge them into a report."""
-    problem = checked.problem
-    cases = problem.examples if mode == "run" else problem.hidden
-    run = session.run(inputs(cases))
+    run = session.run(inputs(run_cases(checked.problem, mode)))
     return judge_run(run, src=src, checked=checked, mode=mode, began=began, limits=session.limits)
 
 
@@ -137,6 +140,15 @@ def judge_run(
         judge(case, run.results[i], checked.expected[case.name], src, limits_text=texts)
         for i, case in enumerate(cases)
     )
+    advice: tuple[str, ...] = ()
+    if mode == "run" and all(r.passed for r in results):
+        advice = tuple(
+            _advice(
+                judge(probe, run.results[i], checked.expected[probe.name], src, limits_text=texts)
+            )
+            for i, probe in enumerate(problem.probes, start=len(cases))
+        )
+        advice = tuple(a for a in advice if a)
     warnings = list(run.notes)
     output = ""
     if mode == "run":
@@ -160,4 +172,13 @@ def judge_run(
         warnings=tuple(warnings),
         output=output,
         extra={"spawns": run.spawns},
+        advice=advice,
     )
+
+
+def _advice(probe: CaseResult) -> str:
+    """Return what a failing public probe tells a learner whose examples pass, or ''."""
+    if probe.passed:
+        return ""
+    said = probe.diagnosis.hint if probe.diagnosis else probe.message.splitlines()[0]
+    return f"on the public probe {probe.name}: {said}"

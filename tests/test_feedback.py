@@ -7,6 +7,7 @@ import re
 import sys
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
@@ -155,3 +156,27 @@ def test_constant_scale_and_clamp() -> None:
     assert found is not None and found.code == "table_capped"
     clamped[:] = 0.0
     assert diagnose(positions, d_model, clamped, want) is None
+
+
+def test_run_warns_from_the_public_probes(
+    cli: Cli, grade_json: Callable[..., tuple[int, Any]]
+) -> None:
+    """A float32 table passes the examples; run says it drifts, and the score stays whole."""
+    code, out, _ = cli("run", CORPUS / "wrong" / "keras_float32.py")
+    assert code == 0 and "score: 2/2" in out
+    assert (
+        "passes the examples, but: on the public probe probe_large_positions: "
+        + HINTS["low_precision_float32"]
+    ) in out
+    _, doc = grade_json("run", CORPUS / "wrong" / "keras_float32.py")
+    assert doc["extra_data"]["advice"] and [t["name"] for t in doc["tests"]] == [
+        "two_positions_d4",
+        "single_pair_d2",
+    ]
+
+
+@pytest.mark.parametrize("name", ["correct/float32_output", "wrong/swapped"])
+def test_no_probe_note(grade_json: Callable[..., tuple[int, Any]], name: str) -> None:
+    """No note for a right table, nor for one that fails the examples already."""
+    _, doc = grade_json("run", CORPUS / f"{name}.py")
+    assert doc["extra_data"]["advice"] == []
