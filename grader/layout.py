@@ -26,7 +26,7 @@ KNOWN_TABLES = "known_tables.npz"
 
 
 def find_problem_root(explicit: str | None) -> Path:
-    """Return the problem folder: ``--problem``, then $GRADER_PROBLEM, then the source tree."""
+    """Return the problem folder: --problem, $GRADER_PROBLEM, the source tree, the package."""
     if explicit is not None:
         return _checked_root(Path(explicit), "from --problem")
     env = os.environ.get(PROBLEM_ENV)
@@ -36,6 +36,10 @@ def find_problem_root(explicit: str | None) -> Path:
     here = Path(__file__).resolve().parent.parent
     if (here / EXAMPLES_FILE).is_file():
         return here
+    # An installed learner kit (pip, pipx) carries its problem inside the package.
+    packaged = Path(__file__).resolve().parent / KIT_DATA_DIR
+    if (packaged / EXAMPLES_FILE).is_file():
+        return packaged
     raise GraderError(
         f"cannot find the problem folder (no {EXAMPLES_FILE} next to the grader package); "
         f"pass --problem DIR or set ${PROBLEM_ENV}"
@@ -50,6 +54,9 @@ def _checked_root(path: Path, origin: str) -> Path:
 
 def protected_paths(root: Path) -> list[Path]:
     """Return what no submission may ever read: the hidden cases and the solutions."""
+    if is_learner_bundle(root):
+        # A learner kit holds neither; installed, it lives where submissions may read.
+        return []
     return [root / HIDDEN_DIR, root / "solutions"]
 
 
