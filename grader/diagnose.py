@@ -124,7 +124,7 @@ class _Known:
 
 def diagnose(positions: tuple[int, ...], d_model: int, got: Array, want: Array) -> Diagnosis | None:
     """Return the known mistake ``got`` matches, or None; ``got`` is known to be wrong."""
-    p = np.asarray(positions, dtype=np.float64)
+    p = _as_array(positions)
     if got.shape != want.shape:
         return _shape_mistake(positions, d_model, got, want)
     if d_model == p.size and _close(got.T, want):
@@ -142,7 +142,8 @@ def _close(got: Array, table: Array, slack: float | Array = MATCH_TOL) -> bool:
     if got.shape != table.shape:
         return False
     with np.errstate(invalid="ignore"):
-        return bool(np.all(np.abs(got - table).max(axis=-1) <= slack))
+        diff = np.subtract(got, table)
+        return bool(np.all(np.abs(diff, out=diff).max(axis=-1) <= slack))
 
 
 def _float32_slack(p: Array) -> Array:
@@ -176,6 +177,14 @@ def _known_mistake(known: _Known, p: Array, got: Array) -> str | None:
             if _close(got, known.full(int(k)), full_slack):
                 return known.codes[k]
     return None
+
+
+@functools.lru_cache(maxsize=64)
+def _as_array(positions: tuple[int, ...]) -> Array:
+    """Return the positions as floats, once per input: converting 100000 ints takes a while."""
+    p = np.asarray(positions, dtype=np.float64)
+    p.setflags(write=False)
+    return p
 
 
 def _sample(positions: tuple[int, ...]) -> Index:
