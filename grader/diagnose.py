@@ -181,7 +181,7 @@ def _known_mistake(known: _Known, p: Array, got: Array) -> str | None:
 
 @functools.lru_cache(maxsize=64)
 def _as_array(positions: tuple[int, ...]) -> Array:
-    """Return the positions as floats, once per input: converting 100000 ints takes a while."""
+    """Return the positions as floats, once per input: converting a long tuple takes a while."""
     p = np.asarray(positions, dtype=np.float64)
     p.setflags(write=False)
     return p
