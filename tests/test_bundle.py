@@ -78,6 +78,18 @@ def _grader(python: Path, *args: str, cwd: Path) -> subprocess.CompletedProcess[
     )
 
 
+def _imported_grader(python: Path, cwd: Path) -> Path:
+    """Return the folder of the grader package that ``python`` imports from ``cwd``."""
+    proc = subprocess.run(
+        [str(python), "-c", "import grader; print(grader.__file__)"],
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    return Path(proc.stdout.strip()).parent
+
+
 def test_learner_bundle_runs_examples(learner: tuple[Path, Path], tmp_path: Path) -> None:
     """In the installed kit, run grades a correct and a wrong file as in the repo."""
     _, python = learner
@@ -95,14 +107,7 @@ def test_learner_bundle_runs_examples(learner: tuple[Path, Path], tmp_path: Path
 def test_learner_bundle_is_the_one_imported(learner: tuple[Path, Path], tmp_path: Path) -> None:
     """The venv's grader is the bundle's copy, not the repository's."""
     bundle, python = learner
-    proc = subprocess.run(
-        [str(python), "-c", "import grader; print(grader.__file__)"],
-        cwd=tmp_path,
-        capture_output=True,
-        text=True,
-        check=True,
-    )
-    assert proc.stdout.strip() == str(bundle / "grader" / "__init__.py")
+    assert _imported_grader(python, tmp_path) == bundle / "grader"
 
 
 def test_learner_bundle_refuses_submit(learner: tuple[Path, Path], tmp_path: Path) -> None:
@@ -164,14 +169,7 @@ def test_installed_kit_finds_its_problem(installed_kit: Path, tmp_path: Path) ->
 
 def test_installed_kit_is_not_the_folder(installed_kit: Path, tmp_path: Path) -> None:
     """The installed grader is the venv's copy, with the problem packaged inside it."""
-    proc = subprocess.run(
-        [str(installed_kit), "-c", "import grader; print(grader.__file__)"],
-        cwd=tmp_path,
-        capture_output=True,
-        text=True,
-        check=True,
-    )
-    package = Path(proc.stdout.strip()).parent
+    package = _imported_grader(installed_kit, tmp_path)
     assert "site-packages" in package.parts
     assert (package / "kit_data" / "examples.yaml").is_file()
     assert (package / "kit_data" / "known_tables.npz").is_file()
