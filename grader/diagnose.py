@@ -328,10 +328,19 @@ def _past_a_table(p: Array, got: Array, row_err: Array) -> Diagnosis | None:
         return _named("table_capped")
     one_row = past[0]
     pairs = one_row[0::2] ** 2 + one_row[1::2] ** 2
+    # The last row of a table encodes a position at least as large as every right one: the
+    # repeated row cannot be the encoding of a smaller position seen right, nor of position
+    # 0 ([0, 1, 0, 1, ...], whose row every answer knows).
+    right_p = p[order[:first]]
+    same = np.abs(got[order[:first]] - one_row).max(axis=1) <= MATCH_TOL
+    zero_row = np.zeros_like(one_row)
+    zero_row[1::2] = 1.0
     if (
         np.unique(p[order[first:]]).size > 1
         and bool(np.all(past == one_row))
         and bool(np.all(np.abs(pairs - 1) <= MATCH_TOL))
+        and bool(np.all(right_p[same] == right_p.max()))
+        and not _close(one_row, zero_row)
     ):
         return _named("table_clamped")
     return None
