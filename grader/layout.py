@@ -53,11 +53,12 @@ def _checked_root(path: Path, origin: str) -> Path:
 
 
 def protected_paths(root: Path) -> list[Path]:
-    """Return what no submission may ever read: the hidden cases and the solutions."""
-    if is_learner_bundle(root):
-        # A learner kit holds neither; installed, it lives where submissions may read.
-        return []
-    return [root / HIDDEN_DIR, root / "solutions"]
+    """Return what no submission may ever read: the hidden cases and the solutions.
+
+    Only those present: an installed learner kit has neither, and lives where submissions
+    may read (site-packages).
+    """
+    return [p for p in (root / HIDDEN_DIR, root / "solutions") if p.exists()]
 
 
 def is_learner_bundle(root: Path) -> bool:
