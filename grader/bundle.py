@@ -2,17 +2,21 @@
 
 from __future__ import annotations
 
+import re
 import shutil
 import tempfile
 import zipfile
 from collections.abc import Iterable
 from pathlib import Path
+from typing import Any
 
 from grader.errors import GraderError
 from grader.layout import (
     BUNDLE_FILE,
     EXAMPLES_FILE,
     HIDDEN_DIR,
+    KIT_DATA_DIR,
+    KNOWN_TABLES,
     LEARNER_BUNDLE,
     REFERENCE_FILE,
 )
@@ -21,6 +25,11 @@ PUBLIC_FILES = ("pyproject.toml", EXAMPLES_FILE, "problem/statement.md", "proble
 GRADESCOPE_CONFIG = "gradescope.yaml"
 VISIBILITIES = ("visible", "hidden", "after_due_date", "after_published")
 TEMPLATES = Path(__file__).resolve().parent / "templates"
+# The one module that evaluates the formula: the kit carries its tables as data instead.
+KIT_LEAVES_OUT = ("grader/variants.py",)
+# A call of sin or cos in Python code: the kit's code must make none (the practice page's
+# drawing code is part of the statement, and is JavaScript).
+FORMULA_CALL = re.compile(r"\b(?:sin|cos)\s*\(")
 
 
 def _package_files(root: Path) -> list[Path]:
@@ -70,13 +79,16 @@ def _secret_lines(root: Path, public: set[str]) -> tuple[dict[str, str], set[str
 
 
 # A file holding this share of the reference's lines of code holds the reference. The
-# grader's diagnosis shares half of them: it computes the right table too, in the same
+# grader's variants.py shares half of them: it computes the right table too, in the same
 # idiomatic numpy, to name the mistakes against it.
 REFERENCE_SHARE = 0.75
 
 
 def verify_learner(root: Path, bundle: Path) -> list[str]:
-    """Check that no file of ``bundle`` holds a hidden case or the reference; list its files."""
+    """Check that no file of ``bundle`` holds a hidden case, the reference or the formula.
+
+    Return the bundle's files.
+    """
     files = sorted(p for p in bundle.rglob("*") if p.is_file())
     names = [str(p.relative_to(bundle)) for p in files]
     forbidden = [n for n in names if n.split("/")[0] in (HIDDEN_DIR, "solutions", "tests")]
@@ -89,7 +101,8 @@ def verify_learner(root: Path, bundle: Path) -> list[str]:
     }
     cases, reference = _secret_lines(root, public)
     for path in files:
-        lines = {line.strip() for line in path.read_text("utf-8", errors="replace").splitlines()}
+        text = path.read_text("utf-8", errors="replace")
+        lines = {line.strip() for line in text.splitlines()}
         for line in sorted(lines & cases.keys()):
             raise GraderError(
                 f"learner bundle file {path.relative_to(bundle)} contains a line of "
@@ -100,6 +113,11 @@ def verify_learner(root: Path, bundle: Path) -> list[str]:
                 f"learner bundle file {path.relative_to(bundle)} contains the reference's code "
                 f"({len(lines & reference)} of its {len(reference)} lines)"
             )
+        if path.suffix == ".py" and FORMULA_CALL.search(text):
+            raise GraderError(
+                f"learner bundle file {path.relative_to(bundle)} computes sin or cos: the kit "
+                "must carry no implementation of the formula"
+            )
     return names
 
 
@@ -108,16 +126,66 @@ def build_learner(root: Path, out: Path) -> list[str]:
     with tempfile.TemporaryDirectory() as tmp:
         stage = Path(tmp) / "bundle"
         stage.mkdir()
-        _copy(root, stage, [*PUBLIC_FILES, *_package_files(root)])
+        code = [p for p in _package_files(root) if str(p) not in KIT_LEAVES_OUT]
+        _copy(root, stage, [*PUBLIC_FILES, *code])
         shutil.copy(TEMPLATES / "learner_README.md", stage / "README.md")
         (stage / BUNDLE_FILE).write_text(
             f"# A learner bundle: the statement and the visible examples, no answers.\n"
             f"kind: {LEARNER_BUNDLE}\n",
             encoding="utf-8",
         )
+        _kit_data(root, stage)
         names = verify_learner(root, stage)
         _emit(stage, out)
     return names
+
+
+def _kit_data(root: Path, stage: Path) -> None:
+    """Give the kit its public inputs' tables, and a copy of its problem inside the package.
+
+    The probes' expected tables go into the kit's examples.yaml (it has no reference to
+    compute them), and every known mistake's table on the public inputs into a data file
+    for the diagnosis. The copy inside the package is what an installed kit (pip, pipx)
+    finds when it is not run from the kit's folder.
+    """
+    import numpy as np
+    import yaml
+
+    from grader import variants
+    from grader.cases import check_problem
+
+    checked = check_problem(root, hidden=False)
+    problem = checked.problem
+    text = (root / EXAMPLES_FILE).read_text(encoding="utf-8")
+    if problem.probes:
+        head, _, _ = text.partition("\nprobes:")
+        raw = yaml.safe_load(text)["probes"]
+        for entry, probe in zip(raw, problem.probes, strict=True):
+            entry["expected"] = checked.expected[probe.name].tolist()
+        text = (
+            head
+            + "\n"
+            + yaml.safe_dump({"probes": raw}, sort_keys=False, width=100, default_flow_style=None)
+        )
+    (stage / EXAMPLES_FILE).write_text(text, encoding="utf-8")
+    data = stage / "grader" / KIT_DATA_DIR
+    (data / "problem").mkdir(parents=True)
+    for name in (EXAMPLES_FILE, BUNDLE_FILE, *PUBLIC_FILES[2:]):
+        shutil.copy(stage / name, data / name)
+    # Any: numpy's stub types the keyword arguments of savez as its own options.
+    arrays: dict[str, Any] = {"inputs": np.asarray(len(problem.examples + problem.probes))}
+    public = problem.examples + problem.probes
+    for i, case in enumerate(public):
+        reshaped = variants.reshaped_tables(case.positions, case.d_model)
+        arrays |= {
+            f"i{i}_positions": np.asarray(case.positions, dtype=np.int64),
+            f"i{i}_right": variants.right_table(case.positions, case.d_model),
+            f"i{i}_codes": np.asarray(variants.CODES),
+            f"i{i}_tables": variants.row_tables(case.positions, case.d_model),
+            f"i{i}_reshaped_codes": np.asarray([c for c, _ in reshaped], dtype=str),
+            **{f"i{i}_reshaped{j}": table for j, (_, table) in enumerate(reshaped)},
+        }
+    np.savez_compressed(data / KNOWN_TABLES, **arrays)
 
 
 def build_gradescope(

@@ -62,6 +62,8 @@ class Problem:
     tolerance: Tolerance
     examples: tuple[Case, ...]
     hidden: tuple[Case, ...]
+    # Public inputs that `run` also tries, never scored: see the statement's "Public probes".
+    probes: tuple[Case, ...] = ()
 
     @property
     def reference_path(self) -> Path:
@@ -180,7 +182,7 @@ def _tolerance(raw: object, base: Tolerance) -> Tolerance:
 CASE_KEYS = frozenset({"name", "why", "input", "expected", "tolerance", "max_score"})
 
 
-def _case(raw: object, *, where: str, visible: bool, base: Tolerance) -> Case:
+def _case(raw: object, *, where: str, visible: bool, base: Tolerance, probe: bool = False) -> Case:
     if not isinstance(raw, dict):
         raise _Bad("(top)", f"a case must be a mapping, got {type(raw).__name__}")
     unknown = sorted(set(raw) - CASE_KEYS)
@@ -205,7 +207,7 @@ def _case(raw: object, *, where: str, visible: bool, base: Tolerance) -> Case:
     expected = None
     if raw.get("expected") is not None:
         expected = _table(raw["expected"], (len(positions), d_model))
-    elif visible:
+    elif visible and not probe:
         raise _Bad("expected", "a visible example must list its expected values")
     max_score = raw.get("max_score", 1.0)
     if isinstance(max_score, bool) or not isinstance(max_score, int | float) or max_score <= 0:
@@ -242,21 +244,31 @@ def load_problem(root: Path) -> Problem:
     examples: list[Case] = []
     try:
         top = _read_yaml(root / EXAMPLES_FILE)
-        if not isinstance(top, dict) or not set(top) <= {"tolerance", "examples"}:
-            raise _Bad("(top)", "must be a mapping with the keys tolerance and examples")
+        if not isinstance(top, dict) or not set(top) <= {"tolerance", "examples", "probes"}:
+            raise _Bad("(top)", "must be a mapping with the keys tolerance, examples, probes")
         base = _tolerance(top.get("tolerance"), base)
         raw_examples = top.get("examples")
         if not isinstance(raw_examples, list) or not raw_examples:
             raise _Bad("examples", "must be a non-empty list")
+        raw_probes = top.get("probes") or []
+        if not isinstance(raw_probes, list):
+            raise _Bad("probes", "must be a list")
     except _Bad as bad:
         issues.append(Issue(EXAMPLES_FILE, bad.field, str(bad)))
-        raw_examples = []
+        raw_examples, raw_probes = [], []
     for i, raw in enumerate(raw_examples):
         where = f"{EXAMPLES_FILE}: examples[{i}]"
         try:
             examples.append(_case(raw, where=where, visible=True, base=base))
         except _Bad as bad:
             issues.append(Issue(EXAMPLES_FILE, f"examples[{i}].{bad.field}", str(bad)))
+    probes: list[Case] = []
+    for i, raw in enumerate(raw_probes):
+        where = f"{EXAMPLES_FILE}: probes[{i}]"
+        try:
+            probes.append(_case(raw, where=where, visible=True, base=base, probe=True))
+        except _Bad as bad:
+            issues.append(Issue(EXAMPLES_FILE, f"probes[{i}].{bad.field}", str(bad)))
     hidden: list[Case] = []
     hidden_dir = root / HIDDEN_DIR
     files = sorted(hidden_dir.glob("*.yaml")) if hidden_dir.is_dir() else []
@@ -269,7 +281,7 @@ def load_problem(root: Path) -> Problem:
         except _Bad as bad:
             issues.append(Issue(where, bad.field, str(bad)))
     seen: dict[str, str] = {}
-    for case in examples + hidden:
+    for case in examples + probes + hidden:
         if case.name in seen:
             issues.append(
                 Issue(case.source, "name", f"{case.name!r} is already used by {seen[case.name]}")
@@ -277,7 +289,13 @@ def load_problem(root: Path) -> Problem:
         seen.setdefault(case.name, case.source)
     if issues:
         raise ProblemInvalid(issues)
-    return Problem(root=root, tolerance=base, examples=tuple(examples), hidden=tuple(hidden))
+    return Problem(
+        root=root,
+        tolerance=base,
+        examples=tuple(examples),
+        hidden=tuple(hidden),
+        probes=tuple(probes),
+    )
 
 
 Reference = Callable[[list[int], int], Any]
@@ -331,7 +349,8 @@ def check_expected(problem: Problem, *, examples: bool = True, hidden: bool = Tr
 
     from grader.compare import compare
 
-    cases = (problem.examples if examples else ()) + (problem.hidden if hidden else ())
+    public = problem.examples + problem.probes
+    cases = (public if examples else ()) + (problem.hidden if hidden else ())
     if is_learner_bundle(problem.root) and all(c.expected is not None for c in cases):
         # A learner bundle ships no reference: its examples carry their tables.
         return Checked(

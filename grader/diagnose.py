@@ -1,37 +1,61 @@
 """Name the learner's mistake by matching a wrong answer against known wrong answers.
 
-Every candidate mistake is recomputed here, in the grader, from the case's inputs: the child
-never sees them. A wrong answer that matches none of them gets no hint at all rather than a
-guess. Hints are fixed sentences, so on a hidden case they reveal nothing of its data.
+The known wrong tables come from grader/variants.py, computed from the case's inputs in the
+grader (the child never sees them), or, in the learner kit, from tables stored at bundle
+time for its public inputs. A hint is given only when one known mistake explains the whole
+answer: within MATCH_TOL on every row, or within the error of float32 (float16) arithmetic
+for the precision mistakes. Anything else gets no hint at all rather than a guess. Hints are
+fixed sentences, so on a hidden case they reveal nothing of its data.
 """
 
 from __future__ import annotations
 
 import functools
 from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
 
 import numpy as np
 import numpy.typing as npt
 
 from grader.compare import Array
+from grader.layout import KIT_DATA_DIR, KNOWN_TABLES
 from grader.records import Diagnosis
 
-# How close a wrong answer must be to a known mistake to be called that mistake: looser
-# than the grading tolerance, so that a learner's own rounding still matches.
-MATCH_RTOL = 1e-4
-MATCH_ATOL = 1e-4
+# How close a wrong answer must be to a known mistake to be called that mistake, for values
+# in [-1, 1]: looser than the grading tolerance, so that a learner's own rounding matches.
+MATCH_TOL = 2e-4
 FLOAT32_EPS = float(np.finfo(np.float32).eps)
 FLOAT16_EPS = float(np.finfo(np.float16).eps)
+# A precision explains a row if its error is within a few eps of the angle p * frequency.
+# Where that allowance passes this bound, any value would fit: such rows prove nothing, so
+# a precision is named only when some row is tighter.
+TELLING_SLACK = 0.01
 
 HINTS: dict[str, str] = {
     "swapped_sin_cos": "columns 2i and 2i+1 look swapped: column 2i should hold the sine "
     "and 2i+1 the cosine",
-    "halves_concatenated": "the sines and cosines look placed in two halves instead of "
-    "interleaved: sine in column 2i, cosine in column 2i+1",
+    "tensor2tensor_halves": "this is the tensor2tensor/fairseq layout (also whisper's and "
+    "diffusers'): sines in the first half, cosines in the second, frequencies "
+    "1 / 10000 ** (k / (d_model/2 - 1)). The exercise interleaves them instead: sine in column "
+    "2i, cosine in column 2i+1, frequency 1 / 10000 ** (2i / d_model)",
+    "tensor2tensor_halves_cos_first": "this is the halves layout with the cosine half first "
+    "(diffusers' timestep embedding with flip_sin_to_cos=True), frequencies "
+    "1 / 10000 ** (k / (d_model/2 - 1)). The exercise interleaves them instead: sine in column "
+    "2i, cosine in column 2i+1, frequency 1 / 10000 ** (2i / d_model)",
+    "halves_concatenated": "the sines and cosines are placed in two halves (the layout of "
+    "tensor2tensor, fairseq and diffusers) instead of interleaved: sine in column 2i, cosine "
+    "in column 2i+1",
     "exponent_i_over_d": "the frequencies look like 1 / 10000 ** (i / d_model): the exponent "
     "should be 2i / d_model, where i is the pair index",
     "exponent_column_index": "the frequencies use the column index where the pair index "
     "belongs: columns 2i and 2i+1 share the frequency 1 / 10000 ** (2i / d_model)",
+    "column_index_doubled": "column j uses 1 / 10000 ** (2j / d_model) with j the column, as "
+    "in a well-known early PyTorch implementation: j is the pair index there. Columns 2i and "
+    "2i+1 share the frequency 1 / 10000 ** (2i / d_model)",
+    "exponent_4i_over_d": "pair i uses 1 / 10000 ** (4i / d_model): the index was doubled "
+    "twice (a loop over the even columns 0, 2, 4, ... that multiplies by 2 again). Pair i's "
+    "exponent is 2i / d_model",
     "pair_off_by_one": "every frequency is one pair too slow: pair i uses 2i / d_model, "
     "starting from i = 0 (frequency 1)",
     "integer_division": "every pair has frequency 1: the exponent 2i / d_model was computed "
@@ -39,6 +63,11 @@ HINTS: dict[str, str] = {
     "wrong_base": "the frequencies use the wrong base: it is 10000, in 1 / 10000 ** (2i / d_model)",
     "angles_in_degrees": "the angles look converted between degrees and radians: sin and cos "
     "take p * frequency as it is, in radians",
+    "padding_row": "every row is right except those of position 0, which are all zeros: a "
+    "padding index was zeroed (fairseq and others do so when padding_idx is set). Here "
+    "position 0 encodes as [0, 1, 0, 1, ...] like any other",
+    "constant_scale": "the table is right up to one constant factor (such as d_model ** -0.5, "
+    "which some models apply to embeddings): return the encodings unscaled",
     "positions_ignored": "every row holds the encoding of position 0: the position values "
     "are not used",
     "row_index_not_position": "each row encodes its row number instead of the position "
@@ -52,146 +81,192 @@ HINTS: dict[str, str] = {
     "flattened": "the values are right but flattened into one vector: return a 2-D table of "
     "shape (len(positions), d_model)",
     "low_precision_float32": "small positions are right but larger ones drift: the angles "
-    "look computed in float32; compute in float64",
+    "look computed in float32, as in the popular PyTorch and Keras snippets; compute in "
+    "float64",
     "low_precision_float16": "the values are right to about 3 decimals at best: the table "
     "looks computed in float16; compute in float64",
-    "table_capped": "positions from some size on are wrong while smaller ones are right: is "
-    "a lookup table of limited length being used?",
-    "table_clamped": "different positions got identical rows: are positions past the end of "
-    "a lookup table being clamped to its last row?",
+    "table_capped": "positions up to some size are right and every larger one is all zeros: "
+    "is a lookup table of limited length being used?",
+    "table_clamped": "positions up to some size are right and larger ones all got the same "
+    "row: are positions past the end of a lookup table being clamped to its last row?",
 }
 
 
-def named(code: str) -> Diagnosis:
-    """Return the diagnosis for ``code``, with its fixed sentence from HINTS."""
+def _named(code: str) -> Diagnosis:
+    """Return the diagnosis of ``code``: the one place a Diagnosis is made."""
     return Diagnosis(code, HINTS[code])
 
 
-def _table(
-    positions: Array,
-    d_model: int,
-    *,
-    base: float = 10000.0,
-    exponent: str = "2i/d",
-    degrees: bool = False,
-) -> Array:
-    """Return the encoding with one deliberate change, interleaved sin/cos."""
-    pair = np.arange(d_model // 2, dtype=np.float64)
-    power = {
-        "2i/d": 2 * pair / d_model,
-        "i/d": pair / d_model,
-        "2(i+1)/d": 2 * (pair + 1) / d_model,
-        "2i//d": np.floor(2 * pair / d_model),
-    }[exponent]
-    angle = positions.reshape(-1, 1) / base**power
-    if degrees:
-        angle = np.radians(angle)
-    out = np.empty((positions.size, d_model))
-    out[:, 0::2] = np.sin(angle)
-    out[:, 1::2] = np.cos(angle)
-    return out
+Index = npt.NDArray[np.intp]
+# Rows compared per known mistake before the whole table is checked: enough to rule most
+# of them out, few enough to stay cheap on a 100000-row table.
+SAMPLE_ROWS = 16
 
 
-def _swap_pairs(table: Array) -> Array:
-    out = np.empty_like(table)
-    out[:, 0::2], out[:, 1::2] = table[:, 1::2], table[:, 0::2]
-    return out
+@dataclass(frozen=True)
+class _Known:
+    """The known mistakes of one input: their tables on sampled rows, and on demand in full."""
 
-
-def _halves(table: Array) -> Array:
-    return np.concatenate([table[:, 0::2], table[:, 1::2]], axis=1)
-
-
-def _column_exponent(p: Array, d: int) -> Array:
-    col = np.arange(d, dtype=np.float64)
-    angle = p.reshape(-1, 1) / 10000.0 ** (col / d)
-    return np.asarray(np.where(col % 2 == 0, np.sin(angle), np.cos(angle)), dtype=np.float64)
-
-
-def _dedup_keep_order(positions: Array) -> Array:
-    _, first = np.unique(positions, return_index=True)
-    return positions[np.sort(first)]
-
-
-Variant = Callable[[Array, int], Array]
-
-
-def _same(p: Array) -> Array:
-    return p
-
-
-# Same-shape mistakes, most specific first: (code, the position values each row encodes,
-# how the table is built from them). Row-wise, so they can be checked on a sample of rows.
-VARIANTS: tuple[tuple[str, Callable[[Array], Array], Variant], ...] = (
-    ("swapped_sin_cos", _same, lambda q, d: _swap_pairs(_table(q, d))),
-    ("halves_concatenated", _same, lambda q, d: _halves(_table(q, d))),
-    ("halves_concatenated", _same, lambda q, d: np.roll(_halves(_table(q, d)), d // 2, axis=1)),
-    ("exponent_i_over_d", _same, lambda q, d: _table(q, d, exponent="i/d")),
-    ("exponent_column_index", _same, _column_exponent),
-    ("pair_off_by_one", _same, lambda q, d: _table(q, d, exponent="2(i+1)/d")),
-    ("integer_division", _same, lambda q, d: _table(q, d, exponent="2i//d")),
-    ("angles_in_degrees", _same, lambda q, d: _table(q, d, degrees=True)),
-    ("positions_ignored", np.zeros_like, _table),
-    ("row_index_not_position", lambda p: np.arange(p.size, dtype=np.float64), _table),
-    ("positions_sorted", np.sort, _table),
-    *(("wrong_base", _same, lambda q, d, b=b: _table(q, d, base=b)) for b in (1e3, 1e2, 1e5, 10.0)),
-)
-# Rows compared per variant: enough to tell the mistakes apart, few enough to stay cheap on
-# a 100000-row table.
-SAMPLE_ROWS = 64
-
-
-def _close(got: Array, variant: Array) -> bool:
-    return got.shape == variant.shape and bool(
-        np.allclose(got, variant, rtol=MATCH_RTOL, atol=MATCH_ATOL)
-    )
+    rows: Index
+    codes: tuple[str, ...]
+    sampled: Array  # (mistake, sampled row, column)
+    apart: Array  # (mistake, sampled row): how far each mistake is from the right table
+    full: Callable[[int], Array]
+    reshaped: Callable[[], tuple[tuple[str, Array], ...]]
 
 
 def diagnose(positions: tuple[int, ...], d_model: int, got: Array, want: Array) -> Diagnosis | None:
     """Return the known mistake ``got`` matches, or None; ``got`` is known to be wrong."""
-    p = np.asarray(positions, dtype=np.float64)
-    n = p.size
+    p = _as_array(positions)
     if got.shape != want.shape:
-        return _shape_mistake(p, d_model, got, want)
-    if d_model == n and _close(got.T, want):
-        return named("transposed")
-    rows, variants = _sampled_variants(positions, d_model)
-    got_rows, want_rows = got[rows], want[rows]
-    for code, variant in variants:
-        # A "mistake" that changes nothing on this input (say, the base when d_model is 2)
+        return _shape_mistake(positions, d_model, got, want)
+    if d_model == p.size and _close(got.T, want):
+        return _named("transposed")
+    known = _known(positions, d_model)
+    if known is not None:
+        code = _known_mistake(known, p, got)
+        if code is not None:
+            return _named(code)
+    return _from_right_table(p, got, want)
+
+
+def _close(got: Array, table: Array, slack: float | Array = MATCH_TOL) -> bool:
+    """Return True if every row of ``got`` is within ``slack`` (one per row) of ``table``."""
+    if got.shape != table.shape:
+        return False
+    with np.errstate(invalid="ignore"):
+        diff = np.subtract(got, table)
+        return bool(np.all(np.abs(diff, out=diff).max(axis=-1) <= slack))
+
+
+def _float32_slack(p: Array) -> Array:
+    """Return the error per row that float32 arithmetic can explain, on top of MATCH_TOL."""
+    return 8 * FLOAT32_EPS * (1 + np.abs(p)) + MATCH_TOL
+
+
+def _known_mistake(known: _Known, p: Array, got: Array) -> str | None:
+    """Return the code of the known mistake that explains every row of ``got``, if one does."""
+    rows = got[known.rows]
+    loosest = _float32_slack(p[known.rows])
+    # One row first: most answers that match no known mistake are told by a single row.
+    middle = rows.shape[0] // 2
+    with np.errstate(invalid="ignore"):
+        near = np.abs(known.sampled[:, middle] - rows[middle]).max(axis=1) <= loosest[middle]
+    if not near.any():
+        return None
+    with np.errstate(invalid="ignore"):
+        err = np.full(known.apart.shape, np.inf)
+        err[near] = np.abs(known.sampled[near] - rows).max(axis=2)
+    # As computed, then in float32 (the layouts people adapt often compute in float32).
+    tries: tuple[tuple[float | Array, float | Array], ...] = (
+        (MATCH_TOL, MATCH_TOL),
+        (loosest, _float32_slack(p)),
+    )
+    for slack, full_slack in tries:
+        # A mistake that changes nothing on this input (say, the base when d_model is 2)
         # cannot be what went wrong.
-        if not _close(variant, want_rows) and _close(got_rows, variant):
-            return named(code)
-    return _precision_or_cap(p, got, want)
+        fits = np.all(err <= slack, axis=1) & np.any(known.apart > 2 * slack, axis=1)
+        for k in np.flatnonzero(fits):
+            if _close(got, known.full(int(k)), full_slack):
+                return known.codes[k]
+    return None
 
 
 @functools.lru_cache(maxsize=64)
-def _sampled_variants(
-    positions: tuple[int, ...], d_model: int
-) -> tuple[npt.NDArray[np.intp], tuple[tuple[str, Array], ...]]:
-    """Return the sampled rows and every known mistake's table on them, once per case.
+def _as_array(positions: tuple[int, ...]) -> Array:
+    """Return the positions as floats, once per input: converting a long tuple takes a while."""
+    p = np.asarray(positions, dtype=np.float64)
+    p.setflags(write=False)
+    return p
+
+
+def _sample(positions: tuple[int, ...]) -> Index:
+    """Return rows spread over the table, with those of the smallest and largest position."""
+    p = np.asarray(positions)
+    spread = np.linspace(0, p.size - 1, min(p.size, SAMPLE_ROWS)).astype(np.intp)
+    return np.unique(np.concatenate([spread, [np.argmin(p), np.argmax(p)]]).astype(np.intp))
+
+
+@functools.lru_cache(maxsize=64)
+def _known(positions: tuple[int, ...], d_model: int) -> _Known | None:
+    """Return the known mistakes of one input, once per input.
 
     A batch diagnoses many submissions on the same cases: computing the wrong tables once
     each keeps the cost of a hint from growing with the class.
     """
-    p = np.asarray(positions, dtype=np.float64)
-    rows = np.unique(np.linspace(0, p.size - 1, min(p.size, SAMPLE_ROWS)).astype(np.intp))
-    tables = tuple((code, make(encoded(p)[rows], d_model)) for code, encoded, make in VARIANTS)
-    for _, table in tables:
-        table.setflags(write=False)
-    return rows, tables
+    rows = _sample(positions)
+    stored = _stored_tables().get((positions, d_model))
+    if stored is not None:
+        codes, right, tables, reshaped = stored
+        sampled = tables[:, rows]
+        right_rows = right[rows]
+        full: Callable[[int], Array] = tables.__getitem__
+        more: Callable[[], tuple[tuple[str, Array], ...]] = lambda: reshaped  # noqa: E731
+    else:
+        try:
+            from grader import variants
+        except ImportError:  # the learner kit: it knows the mistakes of its own inputs only
+            return None
+        codes = variants.CODES
+        sampled = variants.row_tables(positions, d_model, rows)
+        right_rows = variants.right_table(positions, d_model, rows)
+
+        def full(k: int) -> Array:
+            return _full_table(positions, d_model, k)
+
+        def more() -> tuple[tuple[str, Array], ...]:
+            return variants.reshaped_tables(positions, d_model)
+
+    sampled.setflags(write=False)
+    apart = np.abs(sampled - right_rows).max(axis=2)
+    return _Known(rows, codes, sampled, apart, full, more)
 
 
-def _shape_mistake(p: Array, d_model: int, got: Array, want: Array) -> Diagnosis | None:
-    n = p.size
+@functools.lru_cache(maxsize=16)
+def _full_table(positions: tuple[int, ...], d_model: int, k: int) -> Array:
+    from grader import variants
+
+    table = variants.variant_table(positions, d_model, k)
+    table.setflags(write=False)
+    return table
+
+
+Stored = tuple[tuple[str, ...], Array, Array, tuple[tuple[str, Array], ...]]
+
+
+@functools.lru_cache(maxsize=1)
+def _stored_tables() -> dict[tuple[tuple[int, ...], int], Stored]:
+    """Return the tables the learner kit carries for its public inputs (none in the grader)."""
+    path = Path(__file__).resolve().parent / KIT_DATA_DIR / KNOWN_TABLES
+    if not path.is_file():
+        return {}
+    out: dict[tuple[tuple[int, ...], int], Stored] = {}
+    with np.load(path, allow_pickle=False) as data:
+        for i in range(int(data["inputs"])):
+            right = data[f"i{i}_right"]
+            key = (tuple(int(x) for x in data[f"i{i}_positions"]), right.shape[1])
+            codes = tuple(str(c) for c in data[f"i{i}_codes"])
+            reshaped = tuple(
+                (str(code), data[f"i{i}_reshaped{j}"])
+                for j, code in enumerate(data[f"i{i}_reshaped_codes"])
+            )
+            out[key] = (codes, right, data[f"i{i}_tables"], reshaped)
+    return out
+
+
+def _shape_mistake(
+    positions: tuple[int, ...], d_model: int, got: Array, want: Array
+) -> Diagnosis | None:
+    n = len(positions)
     if got.shape == (d_model, n):
-        return named("transposed")
+        return _named("transposed")
     if got.ndim == 1 and got.size == want.size and _close(got.reshape(want.shape), want):
-        return named("flattened")
+        return _named("flattened")
     if got.ndim == 2 and got.shape[1] == d_model and got.shape[0] < n:
-        for order in (_dedup_keep_order(p), np.unique(p)):
-            if _close(got, _table(order, d_model)):
-                return named("positions_deduplicated")
+        known = _known(positions, d_model)
+        for code, table in known.reshaped() if known is not None else ():
+            if _close(got, table):
+                return _named(code)
     return None
 
 
@@ -199,34 +274,66 @@ def _within_precision(p: Array, row_err: Array, eps: float, floor: float) -> boo
     """Return True if every row's error fits a computation carried out with epsilon ``eps``.
 
     The angle p * frequency carries a relative error of a few eps, so the error of a row can
-    grow with its position; small positions must then be nearly exact.
+    grow with its position; small positions must then be nearly exact, and some row must be
+    small enough for its allowance to tell anything.
     """
-    return bool(np.all(row_err <= 8 * eps * (1 + p) + floor))
+    slack = 8 * eps * (1 + p) + floor
+    return bool(np.all(row_err <= slack) and np.any(slack <= TELLING_SLACK))
 
 
-def _precision_or_cap(p: Array, got: Array, want: Array) -> Diagnosis | None:
-    """Recognise answers right but for their last digits, or right only below some position."""
-    with np.errstate(invalid="ignore"):
-        err = np.abs(got - want)
-    if not np.all(np.isfinite(err)):
+def _from_right_table(p: Array, got: Array, want: Array) -> Diagnosis | None:
+    """Recognise answers right but for their precision, a factor, or past some position."""
+    # One temporary, reused: on a large table each fresh array costs more than the arithmetic.
+    with np.errstate(invalid="ignore", over="ignore"):
+        err = np.subtract(got, want)
+        row_err = np.abs(err, out=err).max(axis=1)
+    if not np.all(np.isfinite(row_err)):
         return None
-    row_err = err.max(axis=1)
     if _within_precision(p, row_err, FLOAT32_EPS, 1e-6):
-        return named("low_precision_float32")
-    small = p <= 100
+        return _named("low_precision_float32")
+    if _within_precision(p, row_err, FLOAT16_EPS, 2 * FLOAT16_EPS):
+        # A table computed in float16 holds float16 values only, whatever it was returned as.
+        with np.errstate(over="ignore"):
+            if np.array_equal(got.astype(np.float16), got):
+                return _named("low_precision_float16")
+    # Plain ufuncs, not np.vdot: waking BLAS threads costs more than the sums themselves.
+    with np.errstate(invalid="ignore", divide="ignore"):
+        scale = float(np.multiply(got, want, out=err).sum() / np.square(want, out=err).sum())
     if (
-        small.any()
-        and row_err[small].max() > 1e-5
-        and _within_precision(p[small], row_err[small], FLOAT16_EPS, 2e-3)
+        abs(scale) > 10 * MATCH_TOL
+        and abs(scale - 1) > MATCH_TOL
+        and _close(got, scale * want, MATCH_TOL * max(1.0, abs(scale)))
     ):
-        return named("low_precision_float16")
+        return _named("constant_scale")
+    return _past_a_table(p, got, row_err)
+
+
+def _past_a_table(p: Array, got: Array, row_err: Array) -> Diagnosis | None:
+    """Recognise a lookup table too short: right up to a position, then zeros or one row."""
     order = np.argsort(p, kind="stable")
-    wrong_rows = row_err[order] > 1e-4
-    first_wrong = int(np.argmax(wrong_rows))
-    # A capped table gets a run of positions right, some of them past 0, then none.
-    if wrong_rows.any() and (p[order][:first_wrong] > 0).any() and wrong_rows[first_wrong:].all():
-        return named("table_capped")
-    distinct = np.unique(p).size
-    if distinct > 1 and np.unique(got, axis=0).shape[0] < distinct:
-        return named("table_clamped")
+    wrong = row_err[order] > MATCH_TOL
+    first = int(np.argmax(wrong))
+    # A run of positions right, some of them past 0, then none.
+    if not wrong.any() or not (p[order][:first] > 0).any() or not wrong[first:].all():
+        return None
+    past = got[order[first:]]
+    if not past.any():
+        return _named("table_capped")
+    one_row = past[0]
+    pairs = one_row[0::2] ** 2 + one_row[1::2] ** 2
+    # The last row of a table encodes a position at least as large as every right one: the
+    # repeated row cannot be the encoding of a smaller position seen right, nor of position
+    # 0 ([0, 1, 0, 1, ...], whose row every answer knows).
+    right_p = p[order[:first]]
+    same = np.abs(got[order[:first]] - one_row).max(axis=1) <= MATCH_TOL
+    zero_row = np.zeros_like(one_row)
+    zero_row[1::2] = 1.0
+    if (
+        np.unique(p[order[first:]]).size > 1
+        and bool(np.all(past == one_row))
+        and bool(np.all(np.abs(pairs - 1) <= MATCH_TOL))
+        and bool(np.all(right_p[same] == right_p.max()))
+        and not _close(one_row, zero_row)
+    ):
+        return _named("table_clamped")
     return None

@@ -18,7 +18,7 @@ from grader.walls import Choice, check_hidden_unreachable
 
 if TYPE_CHECKING:
     from grader.cases import Case, Checked, Problem
-    from grader.records import Report
+    from grader.records import CaseResult, Report
     from grader.sandbox import CaseInput, Run, Session
 
 
@@ -62,6 +62,11 @@ def slots(limits: Limits, file: str) -> dict[str, str]:
         "cpu": f"{limits.cpu_seconds} s",
         "size": f"{limits.file_size_mb} MB",
     }
+
+
+def run_cases(problem: Problem, mode: str) -> tuple[Case, ...]:
+    """Return the cases the child answers: the examples and the public probes, or the hidden."""
+    return problem.examples + problem.probes if mode == "run" else problem.hidden
 
 
 def inputs(cases: Sequence[Case]) -> list[CaseInput]:
@@ -110,7 +115,7 @@ def grade(
         # What can be decided without running the file is decided here, not by the child.
         static = check_source(src, FUNCTION_NAME)
         problem = load_problem(problem_root)
-        cases = problem.examples if mode == "run" else problem.hidden
+        cases = run_cases(problem, mode)
         # The reference computes the expected tables while the child computes its answers.
         with ThreadPoolExecutor(max_workers=1) as helper:
             expected = helper.submit(
@@ -131,10 +136,8 @@ def grade(
 
 def grade_in(session: Session, *, src: Source, checked: Checked, mode: str, began: float) -> Report:
     """Run the cases of ``mode`` in an open session and judge them into a report."""
-    problem = checked.problem
-    cases = problem.examples if mode == "run" else problem.hidden
     static = check_source(src, FUNCTION_NAME)
-    run = session.run([] if static.outcome else inputs(cases))
+    run = session.run([] if static.outcome else inputs(run_cases(checked.problem, mode)))
     return judge_run(
         run, src=src, static=static, checked=checked, mode=mode, began=began, limits=session.limits
     )
@@ -169,6 +172,22 @@ def judge_run(
         )
         for i, case in enumerate(cases)
     )
+    advice: tuple[str, ...] = ()
+    if mode == "run" and all(r.passed for r in results):
+        advice = tuple(
+            _advice(
+                judge(
+                    probe,
+                    run.results.get(i, NOT_ANSWERED),
+                    checked.expected[probe.name],
+                    src,
+                    slots=said,
+                    static=static,
+                )
+            )
+            for i, probe in enumerate(problem.probes, start=len(cases))
+        )
+        advice = tuple(a for a in advice if a)
     warnings = list(run.notes)
     output = ""
     if mode == "run":
@@ -193,4 +212,13 @@ def judge_run(
         warnings=tuple(warnings),
         output=output,
         extra={"spawns": run.spawns} if mode == "run" else {},
+        advice=advice,
     )
+
+
+def _advice(probe: CaseResult) -> str:
+    """Return what a failing public probe tells a learner whose examples pass, or ''."""
+    if probe.passed:
+        return ""
+    said = probe.diagnosis.hint if probe.diagnosis else probe.message.splitlines()[0]
+    return f"on the public probe {probe.name}: {said}"

@@ -19,10 +19,14 @@ PROBLEM_ENV = "GRADER_PROBLEM"
 # Present at the root of a learner bundle: the statement and examples, no answers.
 BUNDLE_FILE = "bundle.yaml"
 LEARNER_BUNDLE = "learner"
+# Inside the learner kit's grader package: its problem files, so that an installed kit finds
+# them, and the known mistakes' tables for its public inputs (the kit has no formula).
+KIT_DATA_DIR = "kit_data"
+KNOWN_TABLES = "known_tables.npz"
 
 
 def find_problem_root(explicit: str | None) -> Path:
-    """Return the problem folder: ``--problem``, then $GRADER_PROBLEM, then the source tree."""
+    """Return the problem folder: --problem, $GRADER_PROBLEM, the source tree, the package."""
     if explicit is not None:
         return _checked_root(Path(explicit), "from --problem")
     env = os.environ.get(PROBLEM_ENV)
@@ -32,6 +36,10 @@ def find_problem_root(explicit: str | None) -> Path:
     here = Path(__file__).resolve().parent.parent
     if (here / EXAMPLES_FILE).is_file():
         return here
+    # An installed learner kit (pip, pipx) carries its problem inside the package.
+    packaged = Path(__file__).resolve().parent / KIT_DATA_DIR
+    if (packaged / EXAMPLES_FILE).is_file():
+        return packaged
     raise GraderError(
         f"cannot find the problem folder (no {EXAMPLES_FILE} next to the grader package); "
         f"pass --problem DIR or set ${PROBLEM_ENV}"
@@ -45,8 +53,12 @@ def _checked_root(path: Path, origin: str) -> Path:
 
 
 def protected_paths(root: Path) -> list[Path]:
-    """Return what no submission may ever read: the hidden cases and the solutions."""
-    return [root / HIDDEN_DIR, root / "solutions"]
+    """Return what no submission may ever read: the hidden cases and the solutions.
+
+    Only those present: an installed learner kit has neither, and lives where submissions
+    may read (site-packages).
+    """
+    return [p for p in (root / HIDDEN_DIR, root / "solutions") if p.exists()]
 
 
 def is_learner_bundle(root: Path) -> bool:

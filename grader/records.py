@@ -134,6 +134,8 @@ class Report:
     output: str = ""
     extra: dict[str, Any] = field(default_factory=dict)
     limits: dict[str, float] = field(default_factory=dict)
+    # Notes from the public probes for a run whose examples pass: never part of the score.
+    advice: tuple[str, ...] = ()
 
     @property
     def score(self) -> float:

@@ -72,6 +72,9 @@ def render_text(report: Report, *, colour: bool = False) -> str:
         lines += ["", paint(YELLOW, f"likely mistake: {common}")]
     if report.output.strip():
         lines += ["", "your file printed:", report.output.rstrip()]
+    if report.advice:
+        lines.append("")
+        lines += [paint(YELLOW, f"passes the examples, but: {note}") for note in report.advice]
     lines += [
         "",
         f"score: {_score(report.score)}/{_score(report.max_score)}"
@@ -148,6 +151,7 @@ def to_json(report: Report) -> dict[str, Any]:
             "limits": report.limits,
             "warnings": list(report.warnings),
             "diagnoses": sorted({c.diagnosis.code for c in report.cases if c.diagnosis}),
+            "advice": list(report.advice),
             **report.extra,
         },
     }

@@ -16,7 +16,7 @@ from typing import Any
 
 import pytest
 
-from grader.bundle import verify_learner
+from grader.bundle import FORMULA_CALL, verify_learner
 from grader.cases import load_problem
 from grader.errors import GraderError
 from tests.conftest import CORPUS, ROOT, SAMPLES
@@ -78,6 +78,18 @@ def _grader(python: Path, *args: str, cwd: Path) -> subprocess.CompletedProcess[
     )
 
 
+def _imported_grader(python: Path, cwd: Path) -> Path:
+    """Return the folder of the grader package that ``python`` imports from ``cwd``."""
+    proc = subprocess.run(
+        [str(python), "-c", "import grader; print(grader.__file__)"],
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    return Path(proc.stdout.strip()).parent
+
+
 def test_learner_bundle_runs_examples(learner: tuple[Path, Path], tmp_path: Path) -> None:
     """In the installed kit, run grades a correct and a wrong file as in the repo."""
     _, python = learner
@@ -95,14 +107,7 @@ def test_learner_bundle_runs_examples(learner: tuple[Path, Path], tmp_path: Path
 def test_learner_bundle_is_the_one_imported(learner: tuple[Path, Path], tmp_path: Path) -> None:
     """The venv's grader is the bundle's copy, not the repository's."""
     bundle, python = learner
-    proc = subprocess.run(
-        [str(python), "-c", "import grader; print(grader.__file__)"],
-        cwd=tmp_path,
-        capture_output=True,
-        text=True,
-        check=True,
-    )
-    assert proc.stdout.strip() == str(bundle / "grader" / "__init__.py")
+    assert _imported_grader(python, tmp_path) == bundle / "grader"
 
 
 def test_learner_bundle_refuses_submit(learner: tuple[Path, Path], tmp_path: Path) -> None:
@@ -135,6 +140,55 @@ def test_learner_bundle_holds_no_answers(learner: tuple[Path, Path]) -> None:
             )
 
 
+@pytest.fixture(scope="module")
+def installed_kit(learner: tuple[Path, Path], tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """Install the kit as pip and pipx do, not editable, into a fresh venv; return its python."""
+    bundle, _ = learner
+    python = _venv(tmp_path_factory.mktemp("installed") / "venv")
+    subprocess.run([str(python), "-m", "pip", "install", *OFFLINE, str(bundle)], check=True)
+    return python
+
+
+def test_installed_kit_finds_its_problem(installed_kit: Path, tmp_path: Path) -> None:
+    """Installed without -e and run from elsewhere, the kit grades, names mistakes, warns."""
+    good = _grader(installed_kit, "run", str(CORPUS / "correct" / "lists.py"), cwd=tmp_path)
+    assert good.returncode == 0, good.stderr
+    assert "score: 2/2" in good.stdout
+    halves = _grader(
+        installed_kit,
+        "run",
+        str(CORPUS / "wrong" / "timing_signal_halves.py"),
+        "--format",
+        "json",
+        cwd=tmp_path,
+    )
+    assert json.loads(halves.stdout)["extra_data"]["diagnoses"] == ["tensor2tensor_halves"]
+    drift = _grader(installed_kit, "run", str(CORPUS / "wrong" / "keras_float32.py"), cwd=tmp_path)
+    assert drift.returncode == 0 and "passes the examples, but: on the public probe" in drift.stdout
+
+
+def test_installed_kit_is_not_the_folder(installed_kit: Path, tmp_path: Path) -> None:
+    """The installed grader is the venv's copy, with the problem packaged inside it."""
+    package = _imported_grader(installed_kit, tmp_path)
+    assert "site-packages" in package.parts
+    assert (package / "kit_data" / "examples.yaml").is_file()
+    assert (package / "kit_data" / "known_tables.npz").is_file()
+
+
+def test_kit_carries_no_formula(learner: tuple[Path, Path], installed_kit: Path) -> None:
+    """No Python file of the kit, in its folder or installed, calls sin or cos."""
+    bundle, _ = learner
+    package = installed_kit.parent.parent / "lib"
+    files = [*bundle.rglob("*.py"), *package.glob("python3*/site-packages/grader/**/*.py")]
+    assert len(files) > 40
+    for path in files:
+        assert not FORMULA_CALL.search(path.read_text()), path
+    assert not (bundle / "grader" / "variants.py").exists()
+    # The pattern is the one the bundle's own check uses: it does find the formula.
+    assert FORMULA_CALL.search((ROOT / "grader" / "variants.py").read_text())
+    assert FORMULA_CALL.search((CORPUS / "correct" / "vectorised.py").read_text())
+
+
 def test_learner_zip(cli: Cli, tmp_path: Path) -> None:
     """A .zip out path gives the same files, zipped."""
     code, out, _ = cli("bundle", "learner", tmp_path / "kit.zip")
@@ -157,6 +211,10 @@ def test_verification_catches_a_leak(tmp_path: Path) -> None:
     (kit / "grader" / "data.yaml").unlink()
     shutil.copy(ROOT / "solutions" / "reference.py", kit / "grader" / "helper.py")
     with pytest.raises(GraderError, match="reference's code"):
+        verify_learner(ROOT, kit)
+    (kit / "grader" / "helper.py").unlink()
+    shutil.copy(ROOT / "grader" / "variants.py", kit / "grader" / "variants.py")
+    with pytest.raises(GraderError, match="computes sin or cos"):
         verify_learner(ROOT, kit)
 
 

@@ -7,6 +7,7 @@ import re
 import sys
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
@@ -83,3 +84,121 @@ def test_colour_only_on_a_terminal(monkeypatch: pytest.MonkeyPatch) -> None:
     assert not use_colour(io.StringIO())
     monkeypatch.setenv("NO_COLOR", "1")
     assert not use_colour(_Tty())
+
+
+def _hidden(name: str) -> tuple[tuple[int, ...], int, np.ndarray]:
+    """Return a hidden case's inputs and its right table."""
+    from grader.variants import right_table
+
+    case = next(c for c in load_problem(ROOT).hidden if c.name == name)
+    return case.positions, case.d_model, right_table(case.positions, case.d_model)
+
+
+def test_every_known_mistake_is_named_on_the_wide_case() -> None:
+    """Each known wrong table gets its own code, or one whose table is the same."""
+    from grader.variants import CODES, variant_table
+
+    positions, d_model, want = _hidden("realistic_block")
+    for k, code in enumerate(CODES):
+        got = variant_table(positions, d_model, k)
+        if np.allclose(got, want, rtol=1e-6, atol=1e-6):
+            continue  # sorting positions that are sorted already
+        found = diagnose(positions, d_model, got, want)
+        assert found is not None, code
+        same = variant_table(positions, d_model, CODES.index(found.code))
+        assert found.code == code or np.allclose(same, got), (code, found.code)
+
+
+def test_a_match_on_the_sampled_rows_is_not_enough() -> None:
+    """A known mistake that explains all rows but one gets no hint: the whole table counts."""
+    from grader.variants import CODES, variant_table
+
+    positions, d_model, want = _hidden("many_rows")
+    got = variant_table(positions, d_model, CODES.index("tensor2tensor_halves"))
+    assert diagnose(positions, d_model, got, want) is not None
+    got[1001, 3] += 0.01  # a row the sample leaves out
+    assert diagnose(positions, d_model, got, want) is None
+
+
+def test_float16_needs_float16_values() -> None:
+    """Errors the size of float16's are called float16 only if the values are float16."""
+    positions, d_model, want = _hidden("realistic_block")
+    as_float16 = want.astype(np.float16).astype(np.float64)
+    found = diagnose(positions, d_model, as_float16, want)
+    assert found is not None and found.code == "low_precision_float16"
+    nudged = as_float16 + 1e-5
+    assert diagnose(positions, d_model, nudged, want) is None
+
+
+def test_precision_is_not_claimed_where_it_could_explain_anything() -> None:
+    """On large positions alone, float32's allowance fits any value: no float32 hint."""
+    d_model = 8
+    positions = (900_000, 950_000, 999_999)
+    from grader.variants import right_table
+
+    want = right_table(positions, d_model)
+    noise = np.random.default_rng(1).uniform(-1, 1, want.shape)
+    assert diagnose(positions, d_model, noise, want) is None
+
+
+def test_constant_scale_and_clamp() -> None:
+    """A scaled table is named; a clamped one needs right rows below and one row above."""
+    positions, d_model, want = _hidden("reversed_long")
+    found = diagnose(positions, d_model, want * 0.25, want)
+    assert found is not None and found.code == "constant_scale"
+    clamped = want.copy()
+    past = np.asarray(positions) >= 5000
+    clamped[past] = want[np.asarray(positions) == 4997][0]
+    found = diagnose(positions, d_model, clamped, want)
+    assert found is not None and found.code == "table_clamped"
+    clamped[past] = 0.0
+    found = diagnose(positions, d_model, clamped, want)
+    assert found is not None and found.code == "table_capped"
+    clamped[:] = 0.0
+    assert diagnose(positions, d_model, clamped, want) is None
+
+
+def test_run_warns_from_the_public_probes(
+    cli: Cli, grade_json: Callable[..., tuple[int, Any]]
+) -> None:
+    """A float32 table passes the examples; run says it drifts, and the score stays whole."""
+    code, out, _ = cli("run", CORPUS / "wrong" / "keras_float32.py")
+    assert code == 0 and "score: 2/2" in out
+    assert (
+        "passes the examples, but: on the public probe probe_large_positions: "
+        + HINTS["low_precision_float32"]
+    ) in out
+    _, doc = grade_json("run", CORPUS / "wrong" / "keras_float32.py")
+    assert doc["extra_data"]["advice"] and [t["name"] for t in doc["tests"]] == [
+        "two_positions_d4",
+        "single_pair_d2",
+    ]
+
+
+@pytest.mark.parametrize("name", ["correct/float32_output", "wrong/swapped"])
+def test_no_probe_note(grade_json: Callable[..., tuple[int, Any]], name: str) -> None:
+    """No note for a right table, nor for one that fails the examples already."""
+    _, doc = grade_json("run", CORPUS / f"{name}.py")
+    assert doc["extra_data"]["advice"] == []
+
+
+@pytest.mark.parametrize("name", ["odd_pair_count", "unordered_repeats", "square_table"])
+def test_mixtures_of_two_mistakes_get_no_hint(name: str) -> None:
+    """Rows taken half from one known mistake, half from another: neither explains them.
+
+    Small positions only: near position 10**6 float32's own error spans any value, so
+    there a row of anything is "explained" and only the smaller rows decide.
+    """
+    from grader.variants import CODES, variant_table
+
+    positions, d_model, want = _hidden(name)
+    rng = np.random.default_rng(14)
+    tables = [variant_table(positions, d_model, k) for k in range(len(CODES))]
+    for one, first in zip(CODES, tables, strict=True):
+        for other, second in zip(CODES, tables, strict=True):
+            mixed = np.where(rng.random((len(positions), 1)) < 0.5, first, second)
+            if other == one or any(
+                np.allclose(mixed, t, rtol=1e-6, atol=1e-3) for t in (first, second, want)
+            ):
+                continue
+            assert diagnose(positions, d_model, mixed, want) is None, (one, other)

@@ -1,0 +1,154 @@
+"""The known wrong encodings, computed from a case's inputs: what diagnose.py matches against.
+
+This is the one module of the grader that evaluates the formula (right and wrong). The
+learner kit leaves it out and carries these tables, computed at bundle time for its public
+inputs, as data instead: a learner must not find the answer in the kit's code.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import numpy as np
+import numpy.typing as npt
+
+from grader.compare import Array
+
+Index = npt.NDArray[np.intp]
+BASE = 10000.0
+
+
+def _pair_exponents(d_model: int, rule: str) -> Array:
+    """Return each pair's exponent e_i in 1 / 10000 ** e_i, right or as a known mistake has it."""
+    pair = np.arange(d_model // 2, dtype=np.float64)
+    half = d_model // 2
+    return {
+        "2i/d": 2 * pair / d_model,
+        "i/d": pair / d_model,
+        "4i/d": 4 * pair / d_model,
+        "2(i+1)/d": 2 * (pair + 1) / d_model,
+        "2i//d": np.floor(2 * pair / d_model),
+        # tensor2tensor and fairseq: a geometric series from 1 down to exactly 1e-4.
+        "k/(h-1)": pair / max(half - 1, 1),
+    }[rule]
+
+
+def _angles(q: Array, d_model: int, rule: str = "2i/d", base: float = BASE) -> Array:
+    return q.reshape(-1, 1) / base ** _pair_exponents(d_model, rule)
+
+
+def _interleaved(sines: Array, cosines: Array) -> Array:
+    out = np.empty((sines.shape[0], 2 * sines.shape[1]))
+    out[:, 0::2] = sines
+    out[:, 1::2] = cosines
+    return out
+
+
+def right(q: Array, d_model: int) -> Array:
+    """Return the exercise's encoding of the position values ``q``."""
+    angle = _angles(q, d_model)
+    return _interleaved(np.sin(angle), np.cos(angle))
+
+
+def _rule(rule: str, base: float = BASE, degrees: bool = False) -> Callable[[Array, int], Array]:
+    def make(q: Array, d: int) -> Array:
+        angle = _angles(q, d, rule, base)
+        if degrees:
+            angle = np.radians(angle)
+        return _interleaved(np.sin(angle), np.cos(angle))
+
+    return make
+
+
+def _halves(rule: str, *, cos_first: bool = False) -> Callable[[Array, int], Array]:
+    def make(q: Array, d: int) -> Array:
+        angle = _angles(q, d, rule)
+        parts = [np.cos(angle), np.sin(angle)] if cos_first else [np.sin(angle), np.cos(angle)]
+        return np.concatenate(parts, axis=1)
+
+    return make
+
+
+def _swapped(q: Array, d: int) -> Array:
+    angle = _angles(q, d)
+    return _interleaved(np.cos(angle), np.sin(angle))
+
+
+def _column_exponent(scale: float) -> Callable[[Array, int], Array]:
+    """Column j computed with exponent scale * j / d_model: the column index for the pair's."""
+
+    def make(q: Array, d: int) -> Array:
+        col = np.arange(d, dtype=np.float64)
+        angle = q.reshape(-1, 1) / BASE ** (scale * col / d)
+        return np.asarray(np.where(col % 2 == 0, np.sin(angle), np.cos(angle)), dtype=np.float64)
+
+    return make
+
+
+def _padding_row(q: Array, d: int) -> Array:
+    out = right(q, d)
+    out[q == 0] = 0.0
+    return out
+
+
+Encode = Callable[[Array], Array]
+Make = Callable[[Array, int], Array]
+
+
+def _same(p: Array) -> Array:
+    return p
+
+
+# Same-shape mistakes, most specific first: (code, the position values each row encodes,
+# how the table is built from them). Row-wise, so they can be checked on a sample of rows.
+ROW_WISE: tuple[tuple[str, Encode, Make], ...] = (
+    ("swapped_sin_cos", _same, _swapped),
+    ("tensor2tensor_halves", _same, _halves("k/(h-1)")),
+    ("tensor2tensor_halves_cos_first", _same, _halves("k/(h-1)", cos_first=True)),
+    ("halves_concatenated", _same, _halves("2i/d")),
+    ("halves_concatenated", _same, _halves("2i/d", cos_first=True)),
+    ("exponent_i_over_d", _same, _rule("i/d")),
+    ("exponent_column_index", _same, _column_exponent(1.0)),
+    ("column_index_doubled", _same, _column_exponent(2.0)),
+    ("exponent_4i_over_d", _same, _rule("4i/d")),
+    ("pair_off_by_one", _same, _rule("2(i+1)/d")),
+    ("integer_division", _same, _rule("2i//d")),
+    ("angles_in_degrees", _same, _rule("2i/d", degrees=True)),
+    ("padding_row", _same, _padding_row),
+    ("positions_ignored", np.zeros_like, right),
+    ("row_index_not_position", lambda p: np.arange(p.size, dtype=np.float64), right),
+    ("positions_sorted", np.sort, right),
+    *(("wrong_base", _same, _rule("2i/d", base=b)) for b in (1e3, 1e2, 1e5, 10.0)),
+)
+CODES = tuple(code for code, _, _ in ROW_WISE)
+
+
+def row_tables(positions: tuple[int, ...], d_model: int, rows: Index | None = None) -> Array:
+    """Return every ROW_WISE mistake's table, stacked, on ``rows`` (all rows when None)."""
+    p = np.asarray(positions, dtype=np.float64)
+    picked = slice(None) if rows is None else rows
+    return np.stack([make(encode(p)[picked], d_model) for _, encode, make in ROW_WISE])
+
+
+def variant_table(positions: tuple[int, ...], d_model: int, k: int) -> Array:
+    """Return the whole table of the ``k``-th ROW_WISE mistake."""
+    _, encode, make = ROW_WISE[k]
+    return make(encode(np.asarray(positions, dtype=np.float64)), d_model)
+
+
+def right_table(positions: tuple[int, ...], d_model: int, rows: Index | None = None) -> Array:
+    """Return the right table on ``rows`` (all rows when None)."""
+    p = np.asarray(positions, dtype=np.float64)
+    return right(p if rows is None else p[rows], d_model)
+
+
+def reshaped_tables(positions: tuple[int, ...], d_model: int) -> tuple[tuple[str, Array], ...]:
+    """Return the mistakes that change the number of rows: repeats dropped, in two orders."""
+    p = np.asarray(positions, dtype=np.float64)
+    _, first = np.unique(p, return_index=True)
+    if first.size == p.size:
+        return ()
+    return tuple(
+        ("positions_deduplicated", right(order, d_model))
+        for order in (p[np.sort(first)], np.unique(p))
+    )
