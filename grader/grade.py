@@ -9,7 +9,7 @@ from __future__ import annotations
 import time
 from collections.abc import Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from grader.layout import FUNCTION_NAME, protected_paths
 from grader.source import Source, read_submission
@@ -45,6 +45,12 @@ def describe_backend(run: Run) -> str:
     if run.confinement.get("forked"):
         text += ", forked from a template"
     return text
+
+
+def walls(confinement: dict[str, Any]) -> dict[str, str]:
+    """Return how the task and write limits and the namespaces held for this child."""
+    keys = ("tasks", "writes", "namespaces")
+    return {k: str(confinement[k]) for k in keys if k in confinement}
 
 
 def limits_text(limits: Limits) -> dict[str, str]:
@@ -149,6 +155,8 @@ def judge_run(
         warnings.append(f"output limit: only the first {limits.output_bytes} bytes were kept")
     if run.backend == "none":
         warnings.append("no sandbox: the submission ran as a plain child process")
+    elif run.confinement.get("seccomp") is False:
+        warnings.append("no seccomp filter: the allowlist has no table for this architecture")
     return Report(
         mode=mode,
         submission=src.name,
@@ -159,5 +167,5 @@ def judge_run(
         seconds=time.monotonic() - began,
         warnings=tuple(warnings),
         output=output,
-        extra={"spawns": run.spawns},
+        extra={"spawns": run.spawns, "walls": walls(run.confinement)},
     )

@@ -86,7 +86,7 @@ class _Popen(subprocess.Popen[bytes]):
 def tasks_rule(limits: Limits, group: tasks.TaskGroup | None, backend: str) -> str:
     """Return how the task limit holds, as the report states it."""
     if group is not None:
-        return f"{limits.tasks} tasks (pids cgroup)"
+        return f"{limits.tasks} (pids cgroup)"
     if backend == "none":
         return "none"
     # RLIMIT_NPROC counts a user's processes; it does not bind uid 0 outside a user namespace.

@@ -10,6 +10,7 @@ from __future__ import annotations
 import functools
 import importlib.util
 import os
+import platform
 import shutil
 import subprocess
 import sys
@@ -173,6 +174,12 @@ def resolve_backend(requested: str, *, require: bool) -> Choice:
     if requested == "bwrap" and shutil.which("bwrap") is None:
         raise GraderError("--sandbox bwrap: bubblewrap (bwrap) is not installed")
     if requested == "landlock" and not landlock_usable():
+        from grader.child import confine
+
+        if not confine.seccomp_supported():
+            raise GraderError(
+                f"--sandbox landlock: the seccomp allowlist has no table for {platform.machine()}"
+            )
         raise GraderError("--sandbox landlock: this kernel has no usable Landlock")
     if requested != "auto":
         return Choice(requested)

@@ -162,6 +162,8 @@ def _confine(config: dict[str, Any]) -> dict[str, Any]:
     applied["tasks"] = config["tasks_rule"]
     applied["writes"] = config["writes_rule"]
     private = config.get("private")
+    if backend == "bwrap" and not config.get("forked"):
+        applied["namespaces"] = "all of bwrap's"
     if private:
         # Before leaving root (or the template's capability): namespaces need it.
         uid = config["uid"] if config["drop"] == "uid" else os.getuid()
