@@ -9,8 +9,10 @@ import os
 import platform
 import shutil
 import socket
+import threading
 from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -225,3 +227,74 @@ def test_unknown_architecture_is_said(monkeypatch: pytest.MonkeyPatch, cli: Cli)
     monkeypatch.setattr(confine, "ARCHES", {})
     code, _, err = cli("submit", CORPUS / "correct" / "lists.py", "--sandbox", "landlock")
     assert code == 2 and "the seccomp allowlist has no table for x86_64" in err
+
+
+def _killing_spawns(monkeypatch: pytest.MonkeyPatch, *, delay: float, every: bool) -> None:
+    """Make the batch template die: ``delay`` seconds into the first spawn, or at every one."""
+    from grader.pool import Pool
+
+    original = Pool.spawn
+    calls: list[int] = []
+
+    def spawn(self: Pool, **kwargs: Any) -> Any:
+        calls.append(1)
+        if every or len(calls) == 1:
+            victim = self.template.proc
+            threading.Timer(delay, victim.kill).start()
+            if every:
+                victim.kill()
+                victim.wait()
+        return original(self, **kwargs)
+
+    monkeypatch.setattr(Pool, "spawn", spawn)
+
+
+def _class_with_slow_first(tmp_path: Path) -> Path:
+    klass = tmp_path / "class"
+    klass.mkdir()
+    (klass / "a_slow.py").write_text(
+        "import time\n"
+        + (CORPUS / "correct" / "lists.py").read_text()
+        + "\n_real = sinusoidal_positions\n"
+        "def sinusoidal_positions(positions, d_model):\n"
+        "    time.sleep(0.6)\n"
+        "    return _real(positions, d_model)\n"
+    )
+    for name in ("b", "c", "d"):
+        shutil.copy(CORPUS / "correct" / "vectorised.py", klass / f"{name}.py")
+    return klass
+
+
+@pytest.mark.parametrize("backend", backends())
+def test_batch_survives_its_template_dying(
+    backend: str, cli: Cli, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The template dies under a submission: that one is marked with the reason, the
+    template is restarted, the others are graded and summary.csv is written."""
+    _killing_spawns(monkeypatch, delay=0.3, every=False)
+    out = tmp_path / "out"
+    code, _, err = cli(
+        "batch", _class_with_slow_first(tmp_path), "--out", out, "--sandbox", backend, "--jobs", "1"
+    )
+    assert code == 0, err
+    rows = _summary(out)
+    assert rows["a_slow"]["status"] == "not_graded"
+    slow = json.loads((out / "results" / "a_slow.json").read_text())
+    assert "the template process died" in slow["output"]
+    assert all(rows[n]["score"] == "10" for n in ("b", "c", "d"))
+
+
+@pytest.mark.parametrize("backend", backends())
+def test_batch_that_cannot_go_on_says_so(
+    backend: str, cli: Cli, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A template that dies at every fork ends the batch with exit 2 and one line, after
+    summary.csv is written with a row for everyone."""
+    _killing_spawns(monkeypatch, delay=0.0, every=True)
+    out = tmp_path / "out"
+    code, _, err = cli(
+        "batch", _class_with_slow_first(tmp_path), "--out", out, "--sandbox", backend, "--jobs", "1"
+    )
+    assert code == 2
+    assert "the template process died" in err and len(err.strip().splitlines()) == 1
+    assert set(_summary(out)) == {"a_slow", "b", "c", "d"}
