@@ -89,8 +89,9 @@ def tasks_rule(limits: Limits, group: tasks.TaskGroup | None, backend: str) -> s
         return f"{limits.tasks} (pids cgroup)"
     if backend == "none":
         return "none"
-    # RLIMIT_NPROC counts a user's processes; it does not bind uid 0 outside a user namespace.
-    binding = backend == "bwrap" or os.geteuid() != 0 or privilege_plan(backend) == "uid"
+    # RLIMIT_NPROC counts a user's processes, and does not bind the real root: neither a
+    # Landlock child that stays uid 0 nor bwrap's uid 65534 when that maps to root outside.
+    binding = os.geteuid() != 0 or privilege_plan(backend) == "uid"
     return f"{limits.tasks} processes of its user (RLIMIT_NPROC)" + (
         "" if binding else ", not binding root"
     )
