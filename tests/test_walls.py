@@ -298,3 +298,15 @@ def test_batch_that_cannot_go_on_says_so(
     assert code == 2
     assert "the template process died" in err and len(err.strip().splitlines()) == 1
     assert set(_summary(out)) == {"a_slow", "b", "c", "d"}
+
+
+@pytest.mark.parametrize("backend", backends())
+def test_task_limit_without_cgroup_is_said(
+    backend: str, cli: Cli, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Without a pids cgroup the report names RLIMIT_NPROC, and says when it cannot bind root."""
+    monkeypatch.setattr(tasks, "new_group", lambda _: None)
+    code, out, _ = cli("submit", CORPUS / "correct" / "lists.py", "--sandbox", backend)
+    assert code == 0 and "tasks 64 processes of its user (RLIMIT_NPROC)" in out
+    if os.geteuid() == 0 and backend == "bwrap":
+        assert "not binding root" in out
