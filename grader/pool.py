@@ -216,20 +216,23 @@ class Pool:
                     child.finish(message["returncode"])
 
     def _lost(self, template: Template) -> None:
-        """The template is gone: nothing will report on the children it forked."""
+        """The template's socket closed: if it is still the current one, it died."""
         with self.lock:
-            if template is not self.template:
-                return  # an old template closed on purpose
-            code = template.proc.poll()
-            reason = "the template process died" + (f" (exit status {code})" if code else "")
-            for child in self.children.values():
-                child.finish(-9, lost=f"{reason} while this submission was graded")
-            self.children.clear()
-            for event, box in self.pending.values():
-                box.append({"op": "fork_failed", "error": reason})
-                event.set()
-            self.pending.clear()
-            self.template_dead = True
+            if template is self.template:
+                self._orphan(template)
+
+    def _orphan(self, template: Template) -> None:
+        """Fail what a dead template will never report on; called with the lock held."""
+        code = template.proc.poll()
+        reason = "the template process died" + (f" (exit status {code})" if code else "")
+        for child in self.children.values():
+            child.finish(-9, lost=f"{reason} while this submission was graded")
+        self.children.clear()
+        for event, box in self.pending.values():
+            box.append({"op": "fork_failed", "error": reason})
+            event.set()
+        self.pending.clear()
+        self.template_dead = True
 
     def _alive(self) -> Template:
         """Return a running template, restarting a dead one (a few times at most)."""
@@ -245,6 +248,8 @@ class Pool:
                 if self.restarts > MAX_RESTARTS:
                     self.broken = f"the template process died {self.restarts} times"
                     raise GraderError(self.broken)
+                # Its children are gone too, whether or not its reader has noticed yet.
+                self._orphan(template)
                 template.close()
                 try:
                     self.template = Template(root=self.root, backend=self.outer)
