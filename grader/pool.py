@@ -204,7 +204,8 @@ class Pool:
     def _handle(self, message: dict[str, Any]) -> None:
         with self.lock:
             if message["op"] in ("forked", "fork_failed"):
-                event, box = self.pending.pop(message["id"])
+                # Absent when spawn gave up waiting: the fork finds its pipes closed and ends.
+                event, box = self.pending.pop(message["id"], (threading.Event(), []))
                 box.append(message)
                 event.set()
             elif message["op"] == "exited":
