@@ -165,6 +165,53 @@ def test_thread_bomb_is_bounded(backend: str, cli: Cli, tmp_path: Path) -> None:
     assert rows["bomb1"]["single_pair"] == rows["bomb2"]["single_pair"] == "wrong_answer"
 
 
+@pytest.mark.parametrize("backend", backends())
+def test_thread_bomb_gets_some_threads_not_many(backend: str, cli: Cli, tmp_path: Path) -> None:
+    """Threads are allowed (the bomb starts some) but stop below the task limit."""
+    code, out, _ = cli("run", _attack_file(tmp_path, "w_thread_bomb", 0), "--sandbox", backend)
+    held = [int(line.split()[1]) for line in out.splitlines() if line.startswith("held ")]
+    assert code == 1 and held and all(0 < n < 64 for n in held), out
+
+
+ORDINARY = """
+import json, math, os, random, tempfile, time
+from concurrent.futures import ThreadPoolExecutor
+
+import numpy as np
+
+
+def _row(args):
+    p, d = args
+    angles = [p / 10000 ** (2 * (i // 2) / d) for i in range(d)]
+    return [math.sin(a) if i % 2 == 0 else math.cos(a) for i, a in enumerate(angles)]
+
+
+def sinusoidal_positions(positions, d_model):
+    random.seed(time.time())
+    with tempfile.TemporaryDirectory(dir=".") as folder:
+        path = os.path.join(folder, "positions.json")
+        with open(path, "w") as handle:
+            json.dump(list(positions), handle)
+        with open(path) as handle:
+            positions = json.load(handle)
+    print(sorted(os.listdir(".")), os.cpu_count(), flush=True)
+    with ThreadPoolExecutor(max_workers=4) as pool:
+        return np.array(list(pool.map(_row, [(p, d_model) for p in positions])))
+"""
+
+
+@pytest.mark.parametrize("backend", backends())
+def test_ordinary_python_still_works(backend: str, cli: Cli, tmp_path: Path) -> None:
+    """Threads, temporary files, printing, randomness and clocks pass the allowlist, in submit
+    and in batch."""
+    path = tmp_path / "ordinary.py"
+    path.write_text(ORDINARY)
+    code, out, _ = cli("submit", path, "--sandbox", backend)
+    assert code == 0 and "score: 10/10" in out, out
+    code, _, _ = cli("batch", path, "--out", tmp_path / "out", "--sandbox", backend)
+    assert code == 0 and _summary(tmp_path / "out")["ordinary"]["score"] == "10"
+
+
 @pytest.mark.skipif(not tasks.available(), reason="no pids cgroup can be made here")
 @pytest.mark.parametrize("backend", backends())
 def test_task_limit_names_the_cgroup(backend: str, cli: Cli) -> None:
