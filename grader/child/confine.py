@@ -23,11 +23,11 @@ PR_SET_SECCOMP = 22
 SECCOMP_MODE_FILTER = 2
 
 # The seccomp allowlist: every system call a child may make once its submission is imported,
-# grouped by purpose (traced with strace over correct, wrong, broken and hostile submissions
-# under both backends with bench/syscalls.py). Everything else fails with
-# EPERM: sockets of every family, io_uring, SysV IPC, POSIX message queues, keyrings, bpf,
-# userfaultfd, perf events, ptrace and process_vm_*, pidfd_getfd, memfd_create, mount and
-# namespace calls, exec, new processes, personality, and whatever a kernel adds later.
+# grouped by purpose, traced with strace over correct, wrong, broken and hostile submissions
+# under both backends (bench/syscalls.py). Everything else fails with EPERM: sockets of every
+# family, io_uring, SysV IPC, POSIX message queues, keyrings, bpf, userfaultfd, perf events,
+# ptrace and process_vm_*, pidfd_getfd, memfd_create, mount and namespace calls, exec, new
+# processes, personality, and whatever a kernel adds later.
 ALLOWED: tuple[tuple[str, str], ...] = (
     # Hot calls first: the filter tries the groups in this order.
     ("memory: the allocator, numpy's buffers", "brk mmap munmap mremap mprotect madvise mincore"),
