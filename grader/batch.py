@@ -181,7 +181,7 @@ class Batch:
                 report = grade_in(
                     session, src=src, checked=self.checked, mode="submit", began=began
                 )
-        except GraderError as exc:
+        except (GraderError, OSError) as exc:
             # Not the learner's doing (the template died, say): say so, and go on.
             doc = _error_doc(entry, self.checked, f"the grader failed: {exc}")
             self._write(entry, doc)
@@ -259,7 +259,11 @@ def run_batch(
         rows = _grade_all(batch, entries, jobs or os.cpu_count() or 1, progress)
         backend = pool.describe()
         notes = tuple(pool.notes)
+        broken = pool.broken
     write_summary(out / SUMMARY_FILE, rows, [c.name for c in checked.problem.hidden])
+    if broken:
+        missed = sum(1 for r in rows if r.status == "not_graded")
+        raise GraderError(f"{broken}; {missed} submissions not graded, see {SUMMARY_FILE}")
     return Summary(rows=tuple(rows), backend=backend, seconds=time.monotonic() - began, notes=notes)
 
 

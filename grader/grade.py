@@ -9,7 +9,7 @@ from __future__ import annotations
 import time
 from collections.abc import Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from grader.layout import FUNCTION_NAME, protected_paths
 from grader.source import Source, Static, check_source, read_submission
@@ -48,6 +48,12 @@ def describe_backend(run: Run) -> str:
     if run.confinement.get("forked"):
         text += ", forked from a template"
     return text
+
+
+def walls(confinement: dict[str, Any]) -> dict[str, str]:
+    """Return how the task and write limits and the namespaces held for this child."""
+    keys = ("tasks", "writes", "namespaces")
+    return {k: str(confinement[k]) for k in keys if k in confinement}
 
 
 def slots(limits: Limits, file: str) -> dict[str, str]:
@@ -201,6 +207,8 @@ def judge_run(
         warnings.append(PRINTED_WARNING)
     if run.backend == "none":
         warnings.append("no sandbox: the submission ran as a plain child process")
+    elif run.confinement.get("seccomp") is False:
+        warnings.append("no seccomp filter: the allowlist has no table for this architecture")
     return Report(
         mode=mode,
         submission=src.name,
@@ -211,7 +219,9 @@ def judge_run(
         seconds=time.monotonic() - began,
         warnings=tuple(warnings),
         output=output,
-        extra={"spawns": run.spawns} if mode == "run" else {},
+        # The walls come from the child's confinement report, sent before the submission
+        # ran; the number of children started is the submission's doing, so run mode only.
+        extra={"walls": walls(run.confinement)} | ({"spawns": run.spawns} if mode == "run" else {}),
         advice=advice,
     )
 

@@ -8,6 +8,7 @@ template never holds a case, an expected value or the reference, so a fork canno
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import shutil
@@ -18,6 +19,7 @@ import threading
 import time
 from typing import IO, Any
 
+from grader import tasks
 from grader.errors import GraderError
 from grader.spawn import Limits, Started, child_config, widen_pipe
 from grader.walls import (
@@ -36,30 +38,50 @@ from grader.walls import (
 
 ZYGOTE_SCRIPT = CHILD_DIR / "zygote.py"
 READY_SECONDS = 30.0
+# A template that keeps dying is a failure of the batch itself, not of a submission.
+MAX_RESTARTS = 3
+# The template holds this inside bwrap's user namespace only to give each fork its own
+# namespaces and tmpfs; every fork drops it before its submission is imported.
+TEMPLATE_CAPABILITIES = ("CAP_SYS_ADMIN",)
 
 
 class ForkedProcess:
     """A child forked by the template: Popen's interface, served over the control socket."""
 
-    def __init__(self, pool: Pool, pid: int, pipes: tuple[int, int, int]) -> None:
+    def __init__(
+        self, pool: Pool, pid: int, pipes: tuple[int, int, int], group: tasks.TaskGroup | None
+    ) -> None:
         self.pool = pool
         self.pid = pid
+        self.group = group
         self.stdin: IO[bytes] | None = os.fdopen(pipes[0], "wb", buffering=0)
         self.stdout: IO[bytes] | None = os.fdopen(pipes[1], "rb", buffering=0)
         self.stderr: IO[bytes] | None = os.fdopen(pipes[2], "rb", buffering=0)
         self.returncode: int | None = None
+        # Set when the template died under this child: the grader's failure, not the child's.
+        self.lost = ""
         self.exited = threading.Event()
+
+    def finish(self, returncode: int, lost: str = "") -> None:
+        """Record how the child ended (the template reaped it, or the template is gone)."""
+        self.returncode, self.lost = returncode, lost
+        if self.group is not None:
+            tasks.release(self.group.path)
+        self.exited.set()
 
     def wait(self, timeout: float | None = None) -> int:
         """Wait until the template reports this child's exit; return its return code.
 
         With a timeout, raise subprocess.TimeoutExpired as Popen.wait does; without one,
-        give up after READY_SECONDS, as the template must report within that.
+        give up after READY_SECONDS, as the template must report within that. A child lost
+        with its template raises GraderError, so that its submission is marked, not judged.
         """
         if not self.exited.wait(READY_SECONDS if timeout is None else timeout):
             if timeout is not None:
                 raise subprocess.TimeoutExpired(f"forked child {self.pid}", timeout)
             raise GraderError("the template process stopped reporting on its children")
+        if self.lost:
+            raise GraderError(self.lost)
         assert self.returncode is not None
         return self.returncode
 
@@ -69,40 +91,14 @@ class ForkedProcess:
             self.pool.send({"op": "kill", "pid": self.pid})
 
 
-class Pool:
-    """One template process, its control socket, and the children it forked."""
+class Template:
+    """One template process and its control socket, ready to fork."""
 
-    def __init__(self, *, choice: Choice, limits: Limits) -> None:
-        self.limits = limits
-        self.root = tempfile.mkdtemp(prefix="grader-batch-")
-        # Children that run as another uid must pass through, not list, the batch folder.
-        os.chmod(self.root, 0o711)
-        self.lock = threading.Lock()
-        self.pending: dict[int, tuple[threading.Event, list[int]]] = {}
-        self.children: dict[int, ForkedProcess] = {}
-        self.early_exits: dict[int, int] = {}
-        self.next_id = 0
-        self.dead = threading.Event()
-        self.notes: list[str] = []
-        self.outer = choice.backend
-        try:
-            self._start(choice.backend)
-        except _TemplateFailed as exc:
-            if choice.backend != "bwrap" or choice.fallback is None:
-                raise GraderError(f"the template process could not start: {exc}") from None
-            second = second_choice(require=choice.fallback == FALLBACK_REQUIRED)
-            self.notes.append(f"bubblewrap could not start here ({exc}); used {second}")
-            self.outer = second
-            self._start(second)
-        # Each fork walls itself in with Landlock where the kernel has it; inside bwrap,
-        # that also keeps one submission's folder from the next one's.
-        self.inner = "landlock" if landlock_usable() and self.outer != "none" else self.outer
-        self.reader = threading.Thread(target=self._read, daemon=True)
-        self.reader.start()
-
-    def _start(self, backend: str) -> None:
+    def __init__(self, *, root: str, backend: str) -> None:
         ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
-        prefix = bwrap_command(self.root) if backend == "bwrap" else []
+        prefix = (
+            bwrap_command(root, capabilities=TEMPLATE_CAPABILITIES) if backend == "bwrap" else []
+        )
         cmd = [
             *prefix,
             *python_command(),
@@ -117,11 +113,14 @@ class Pool:
             stderr=subprocess.PIPE,
             pass_fds=(theirs.fileno(),),
             start_new_session=True,
-            cwd=self.root,
-            env=child_env(self.root),
+            cwd=root,
+            env=child_env(root),
         )
         theirs.close()
         self.control = ours
+        self._wait_ready()
+
+    def _wait_ready(self) -> None:
         self.control.settimeout(READY_SECONDS)
         try:
             ready = self.control.recv(65536)
@@ -135,41 +134,164 @@ class Pool:
             self.control.close()
             raise _TemplateFailed(first)
 
+    def close(self) -> None:
+        """Stop the template; its children die with it."""
+        with contextlib.suppress(OSError):
+            self.control.shutdown(socket.SHUT_RDWR)
+        self.control.close()
+        self.proc.kill()
+        self.proc.wait()
+        if self.proc.stderr is not None:
+            self.proc.stderr.close()
+
+
+class Pool:
+    """A template process, restarted when it dies, and the children it forked."""
+
+    def __init__(self, *, choice: Choice, limits: Limits) -> None:
+        self.limits = limits
+        self.root = tempfile.mkdtemp(prefix="grader-batch-")
+        # Children that run as another uid must pass through, not list, the batch folder.
+        os.chmod(self.root, 0o711)
+        self.lock = threading.Lock()
+        self.pending: dict[int, tuple[threading.Event, list[dict[str, Any]]]] = {}
+        self.children: dict[int, ForkedProcess] = {}
+        self.early_exits: dict[int, int] = {}
+        self.next_id = 0
+        self.notes: list[str] = []
+        self.restarts = 0
+        # Why the batch cannot go on, once the template cannot be brought back.
+        self.broken = ""
+        self.template_dead = False
+        self.outer = choice.backend
+        self.template = self._first_template(choice)
+        # Each fork walls itself in with Landlock where the kernel has it; inside bwrap,
+        # that also keeps one submission's folder from the next one's.
+        self.inner = "landlock" if landlock_usable() and self.outer != "none" else self.outer
+        self._listen()
+
+    def _first_template(self, choice: Choice) -> Template:
+        try:
+            return Template(root=self.root, backend=choice.backend)
+        except _TemplateFailed as exc:
+            if choice.backend != "bwrap" or choice.fallback is None:
+                raise GraderError(f"the template process could not start: {exc}") from None
+            second = second_choice(require=choice.fallback == FALLBACK_REQUIRED)
+            self.notes.append(f"bubblewrap could not start here ({exc}); used {second}")
+            self.outer = second
+            return Template(root=self.root, backend=second)
+
+    def _listen(self) -> None:
+        template = self.template
+        threading.Thread(target=self._read, args=(template,), daemon=True).start()
+
     def send(self, message: dict[str, Any], fds: list[int] | None = None) -> None:
         data = json.dumps(message).encode()
-        with self.lock:
-            socket.send_fds(self.control, [data], fds or [])
+        with self.lock, contextlib.suppress(OSError):  # a dead template: its reader says so
+            socket.send_fds(self.template.control, [data], fds or [])
 
-    def _read(self) -> None:
+    def _read(self, template: Template) -> None:
         while True:
             try:
-                data = self.control.recv(65536)
+                data = template.control.recv(65536)
             except OSError:
                 data = b""
             if not data:
                 break
-            message = json.loads(data)
-            with self.lock:
-                if message["op"] == "forked":
-                    event, box = self.pending.pop(message["id"])
-                    box.append(message["pid"])
-                    event.set()
-                elif message["op"] == "exited":
-                    child = self.children.pop(message["pid"], None)
-                    if child is None:
-                        # Exited before spawn() registered it: keep the status for spawn.
-                        self.early_exits[message["pid"]] = message["returncode"]
-                    else:
-                        child.returncode = message["returncode"]
-                        child.exited.set()
-        # The template is gone: nothing will report on the children still listed.
-        self.dead.set()
+            self._handle(json.loads(data))
+        self._lost(template)
+
+    def _handle(self, message: dict[str, Any]) -> None:
         with self.lock:
-            for child in self.children.values():
-                child.returncode = -9
-                child.exited.set()
-            for event, _ in self.pending.values():
+            if message["op"] in ("forked", "fork_failed"):
+                # Absent when spawn gave up waiting: the fork finds its pipes closed and ends.
+                event, box = self.pending.pop(message["id"], (threading.Event(), []))
+                box.append(message)
                 event.set()
+            elif message["op"] == "exited":
+                child = self.children.pop(message["pid"], None)
+                if child is None:
+                    # Exited before spawn() registered it: keep the status for spawn.
+                    self.early_exits[message["pid"]] = message["returncode"]
+                else:
+                    child.finish(message["returncode"])
+
+    def _lost(self, template: Template) -> None:
+        """The template's socket closed: if it is still the current one, it died."""
+        with self.lock:
+            if template is self.template:
+                self._orphan(template)
+
+    def _orphan(self, template: Template) -> None:
+        """Fail what a dead template will never report on; called with the lock held."""
+        code = template.proc.poll()
+        reason = "the template process died" + (f" (exit status {code})" if code else "")
+        for child in self.children.values():
+            child.finish(-9, lost=f"{reason} while this submission was graded")
+        self.children.clear()
+        for event, box in self.pending.values():
+            box.append({"op": "fork_failed", "error": reason})
+            event.set()
+        self.pending.clear()
+        self.template_dead = True
+
+    def _alive(self) -> Template:
+        """Return a running template, restarting a dead one (a few times at most)."""
+        with self.lock:
+            template, dead = self.template, self.template_dead
+        if not dead and template.proc.poll() is None:
+            return template
+        with self.lock:
+            if self.broken:
+                raise GraderError(self.broken)
+            if self.template is template:  # no other thread restarted it meanwhile
+                self.restarts += 1
+                if self.restarts > MAX_RESTARTS:
+                    self.broken = f"the template process died {self.restarts} times"
+                    raise GraderError(self.broken)
+                # Its children are gone too, whether or not its reader has noticed yet.
+                self._orphan(template)
+                template.close()
+                try:
+                    self.template = Template(root=self.root, backend=self.outer)
+                except _TemplateFailed as exc:
+                    self.broken = f"the template process could not be restarted: {exc}"
+                    raise GraderError(self.broken) from None
+                self.template_dead = False
+                self.notes.append("the template process died and was restarted")
+                self._listen()
+            return self.template
+
+    def _config(self, tmp: str, limits: Limits, group: tasks.TaskGroup | None) -> dict[str, Any]:
+        config = child_config(
+            tmp=tmp,
+            limits=limits,
+            backend=self.inner,
+            group=group,
+            forked=True,
+            private=self.outer != "none",
+        )
+        if group is not None:
+            config["cgroup_fd"] = 4  # where the template puts it, see zygote.py
+        if self.outer == "bwrap":
+            # uid 65534 already, with only the template's capability left to drop.
+            config["drop"] = "capabilities"
+        return config
+
+    def _fork(self, request: dict[str, Any], fds: list[int]) -> dict[str, Any]:
+        """Ask the template for a fork; return its answer ("forked" or "fork_failed")."""
+        event = threading.Event()
+        box: list[dict[str, Any]] = []
+        with self.lock:
+            request["id"] = self.next_id
+            self.next_id += 1
+            self.pending[request["id"]] = (event, box)
+        self.send(request, fds)
+        if not event.wait(READY_SECONDS) or not box:
+            with self.lock:
+                self.pending.pop(request["id"], None)
+            return {"op": "fork_failed", "error": "no answer from the template process"}
+        return box[0]
 
     def spawn(
         self, *, tmp: str, submission: str, function: str, limits: Limits, backend: str
@@ -179,45 +301,49 @@ class Pool:
         if self.outer != "bwrap" and privilege_plan(self.inner) == "uid":
             for path in (tmp, submission):
                 os.chown(path, SANDBOX_UID, SANDBOX_UID)
+        request = {"op": "fork", "tmp": tmp, "path": submission, "function": function}
+        answer: dict[str, Any] = {}
+        for attempt in range(2):  # a dead template is restarted once per spawn
+            self._alive()
+            answer, ours, group = self._fork_with_pipes(request, tmp, limits)
+            if answer["op"] == "forked":
+                return self._adopt(answer["pid"], ours, group)
+            if attempt == 0:
+                time.sleep(0.1)  # out of tasks for a moment, perhaps: try once more
+        raise GraderError(f"the template process could not fork a child: {answer['error']}")
+
+    def _fork_with_pipes(
+        self, request: dict[str, Any], tmp: str, limits: Limits
+    ) -> tuple[dict[str, Any], list[int], tasks.TaskGroup | None]:
         stdin_r, stdin_w = os.pipe()
         stdout_r, stdout_w = os.pipe()
         stderr_r, stderr_w = os.pipe()
         result_r, result_w = os.pipe()
         widen_pipe(result_w)
-        config = child_config(tmp=tmp, limits=limits, backend=self.inner, forked=True)
-        if self.outer == "bwrap":
-            config["drop"] = ""  # already uid 65534 with no capabilities inside bwrap
-        event = threading.Event()
-        box: list[int] = []
-        with self.lock:
-            request_id = self.next_id
-            self.next_id += 1
-            self.pending[request_id] = (event, box)
+        group = tasks.new_group(limits.tasks) if self.inner != "none" else None
+        request["config"] = self._config(tmp, limits, group)
         theirs = [stdin_r, stdout_w, stderr_w, result_w]
+        if group is not None:
+            theirs.append(group.fd)
         try:
-            self.send(
-                {
-                    "op": "fork",
-                    "id": request_id,
-                    "tmp": tmp,
-                    "path": submission,
-                    "function": function,
-                    "config": config,
-                },
-                theirs,
-            )
+            answer = self._fork(request, theirs)
         finally:
             for fd in theirs:
                 os.close(fd)
-        if not event.wait(READY_SECONDS) or not box:
-            for fd in (stdin_w, stdout_r, stderr_r, result_r):
+        ours = [stdin_w, stdout_r, stderr_r, result_r]
+        if answer["op"] != "forked":
+            for fd in ours:
                 os.close(fd)
-            raise GraderError("the template process did not fork a child")
-        proc = ForkedProcess(self, box[0], (stdin_w, stdout_r, stderr_r))
+            if group is not None:
+                tasks.release(group.path)
+        return answer, ours, group
+
+    def _adopt(self, pid: int, ours: list[int], group: tasks.TaskGroup | None) -> Started:
+        stdin_w, stdout_r, stderr_r, result_r = ours
+        proc = ForkedProcess(self, pid, (stdin_w, stdout_r, stderr_r), group)
         with self.lock:
             if proc.pid in self.early_exits:
-                proc.returncode = self.early_exits.pop(proc.pid)
-                proc.exited.set()
+                proc.finish(self.early_exits.pop(proc.pid))
             else:
                 self.children[proc.pid] = proc
         return Started(proc, result_r, time.monotonic())
@@ -230,11 +356,9 @@ class Pool:
 
     def close(self) -> None:
         """Stop the template (it kills its children as it dies) and delete the batch folder."""
-        self.control.close()
-        self.proc.kill()
-        self.proc.wait()
-        if self.proc.stderr is not None:
-            self.proc.stderr.close()
+        with self.lock:
+            template, self.template_dead = self.template, True
+        template.close()
         shutil.rmtree(self.root, ignore_errors=True)
 
     def __enter__(self) -> Pool:

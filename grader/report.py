@@ -33,6 +33,11 @@ def _limits_line(limits: dict[str, float]) -> str:
     )
 
 
+def _walls_line(walls: dict[str, str]) -> str:
+    """Return how the task and write limits hold, which depends on the backend and machine."""
+    return "walls: " + "; ".join(f"{key} {value}" for key, value in walls.items())
+
+
 def render_text(report: Report, *, colour: bool = False) -> str:
     """Return the report as lines for a terminal: header, one line per case, score last."""
 
@@ -44,6 +49,7 @@ def render_text(report: Report, *, colour: bool = False) -> str:
         f"grader {report.mode}: {report.submission} on {len(report.cases)} {what}",
         f"sandbox: {report.backend}; tolerance: {report.tolerance}",
         *([_limits_line(report.limits)] if report.limits else []),
+        *([_walls_line(report.extra["walls"])] if report.extra.get("walls") else []),
     ]
     lines += [paint(RED, f"warning: {w}") for w in report.warnings]
     lines.append("")

@@ -19,6 +19,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import IO, Any, NamedTuple, Protocol
 
+from grader import tasks
 from grader.walls import (
     CHILD_DIR,
     SANDBOX_UID,
@@ -43,6 +44,8 @@ class Limits(NamedTuple):
     file_size_mb: int = 16
     output_bytes: int = 8192
     budget_seconds: float = 10.0
+    tasks: int = 64
+    write_mb: int = 64
 
 
 class Process(Protocol):
@@ -66,27 +69,79 @@ def widen_pipe(fd: int) -> None:
 
 
 class _Popen(subprocess.Popen[bytes]):
+    group: tasks.TaskGroup | None = None
+
     def kill_tree(self) -> None:
         """Kill the child's whole process group (its own session, so nothing else)."""
         with contextlib.suppress(ProcessLookupError, PermissionError):
             os.killpg(self.pid, signal.SIGKILL)
 
+    def wait(self, timeout: float | None = None) -> int:
+        """Wait as Popen does, then remove the child's task group."""
+        code = super().wait(timeout)
+        if self.group is not None:
+            group, self.group = self.group, None
+            tasks.release(group.path)
+        return code
 
-def child_config(*, tmp: str, limits: Limits, backend: str, forked: bool = False) -> dict[str, Any]:
-    """Return what the child applies to itself before it imports the submission."""
+
+def tasks_rule(limits: Limits, group: tasks.TaskGroup | None, backend: str) -> str:
+    """Return how the task limit holds, as the report states it."""
+    if group is not None:
+        return f"{limits.tasks} (pids cgroup)"
+    if backend == "none":
+        return "none"
+    # RLIMIT_NPROC counts a user's processes, and does not bind the real root: neither a
+    # Landlock child that stays uid 0 nor bwrap's uid 65534 when that maps to root outside.
+    binding = os.geteuid() != 0 or privilege_plan(backend) == "uid"
+    return f"{limits.tasks} processes of its user (RLIMIT_NPROC)" + (
+        "" if binding else ", not binding root"
+    )
+
+
+def child_config(
+    *,
+    tmp: str,
+    limits: Limits,
+    backend: str,
+    group: tasks.TaskGroup | None,
+    forked: bool = False,
+    private: bool = False,
+) -> dict[str, Any]:
+    """Return what the child applies to itself before it imports the submission.
+
+    ``private``: the child takes its own namespaces and a size-limited tmpfs on ``tmp``
+    (where bwrap does not give them already).
+    """
+    child_limits = {
+        "cpu_seconds": limits.cpu_seconds,
+        "memory_bytes": limits.memory_mb * 1024 * 1024,
+        "file_bytes": limits.file_size_mb * 1024 * 1024,
+    }
+    if group is None and backend != "none":
+        child_limits["tasks"] = limits.tasks
+    write_bytes = limits.write_mb * 1024 * 1024
     return {
         "backend": backend,
-        "limits": {
-            "cpu_seconds": limits.cpu_seconds,
-            "memory_bytes": limits.memory_mb * 1024 * 1024,
-            "file_bytes": limits.file_size_mb * 1024 * 1024,
-        },
+        "limits": child_limits,
         "read": read_paths() if backend == "landlock" else [],
         "uid": SANDBOX_UID,
         "drop": privilege_plan(backend),
         "write": [tmp, os.devnull],
         "forked": forked,
         "sys_path": import_paths(),
+        "cgroup_fd": None if group is None else group.fd,
+        "tasks_rule": tasks_rule(limits, group, backend),
+        "writes_rule": (
+            f"{limits.write_mb} MB in all (tmpfs)"
+            if backend == "bwrap" and not forked
+            else f"{limits.file_size_mb} MB per file only"
+        ),
+        "private": (
+            {"tmp": tmp, "submission": os.path.join(tmp, "submission.py"), "size": write_bytes}
+            if private
+            else None
+        ),
     }
 
 
@@ -107,9 +162,16 @@ def spawn_child(
             os.chown(path, SANDBOX_UID, SANDBOX_UID)
     read_fd, write_fd = os.pipe()
     widen_pipe(write_fd)
-    config = child_config(tmp=tmp, limits=limits, backend=backend)
+    group = tasks.new_group(limits.tasks) if backend != "none" else None
+    config = child_config(
+        tmp=tmp, limits=limits, backend=backend, group=group, private=backend == "landlock"
+    )
     at = time.monotonic()
-    prefix = bwrap_command(tmp) if backend == "bwrap" else []
+    prefix = (
+        bwrap_command(tmp, submission=submission, write_bytes=limits.write_mb * 1024 * 1024)
+        if backend == "bwrap"
+        else []
+    )
     cmd = [
         *prefix,
         *python_command(),
@@ -125,14 +187,21 @@ def spawn_child(
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
-            pass_fds=(write_fd,),
+            pass_fds=(write_fd,) if group is None else (write_fd, group.fd),
             # Its own session, so that the whole group can be killed at once.
             start_new_session=True,
             cwd=tmp,
             env=child_env(tmp),
         )
+    except BaseException:
+        if group is not None:
+            tasks.release(group.path)
+        raise
     finally:
         os.close(write_fd)
+        if group is not None:
+            os.close(group.fd)
+    proc.group = group
     return Started(proc, read_fd, at)
 
 

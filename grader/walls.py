@@ -10,6 +10,7 @@ from __future__ import annotations
 import functools
 import importlib.util
 import os
+import platform
 import shutil
 import subprocess
 import sys
@@ -86,8 +87,19 @@ def check_hidden_unreachable(protected: Sequence[Path]) -> None:
                 )
 
 
-def bwrap_command(tmp: str) -> list[str]:
-    """Return the bubblewrap prefix: a read-only view of read_paths() and a private tmp."""
+def bwrap_command(
+    tmp: str,
+    *,
+    submission: str | None = None,
+    write_bytes: int = 0,
+    capabilities: Sequence[str] = (),
+) -> list[str]:
+    """Return the bubblewrap prefix: a read-only view of read_paths() and a private tmp.
+
+    With ``write_bytes``, ``tmp`` is a tmpfs of that size holding a read-only ``submission``;
+    otherwise the host folder itself. ``capabilities`` are kept inside the user namespace
+    (the batch template needs CAP_SYS_ADMIN to give each fork its own namespaces).
+    """
     cmd = [
         shutil.which("bwrap") or "bwrap",
         "--die-with-parent",
@@ -101,13 +113,20 @@ def bwrap_command(tmp: str) -> list[str]:
         "--cap-drop",
         "ALL",
     ]
+    for cap in capabilities:
+        cmd += ["--cap-add", cap]
     # Parents before children, so that a nested bind is not hidden by its parent's.
     for path in sorted(read_paths(), key=lambda p: (p.count("/"), p)):
         if os.path.islink(path) and path.count("/") == 1:
             cmd += ["--symlink", os.readlink(path), path]
         else:
             cmd += ["--ro-bind", path, path]
-    cmd += ["--bind", tmp, tmp, "--proc", "/proc", "--dev", "/dev", "--chdir", tmp, "--"]
+    if write_bytes and submission is not None:
+        cmd += ["--size", str(write_bytes), "--tmpfs", tmp, "--ro-bind", submission, submission]
+    else:
+        cmd += ["--bind", tmp, tmp]
+    # A read-only /dev: its device nodes still work, but /dev/shm takes no files.
+    cmd += ["--proc", "/proc", "--dev", "/dev", "--remount-ro", "/dev", "--chdir", tmp, "--"]
     return cmd
 
 
@@ -155,6 +174,12 @@ def resolve_backend(requested: str, *, require: bool) -> Choice:
     if requested == "bwrap" and shutil.which("bwrap") is None:
         raise GraderError("--sandbox bwrap: bubblewrap (bwrap) is not installed")
     if requested == "landlock" and not landlock_usable():
+        from grader.child import confine
+
+        if not confine.seccomp_supported():
+            raise GraderError(
+                f"--sandbox landlock: the seccomp allowlist has no table for {platform.machine()}"
+            )
         raise GraderError("--sandbox landlock: this kernel has no usable Landlock")
     if requested != "auto":
         return Choice(requested)

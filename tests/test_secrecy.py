@@ -70,6 +70,7 @@ def assert_closed(
         "limits",
         "warnings",
         "diagnoses",
+        "walls",
         *(["batch"] if batch else []),
     }
     assert set(extra["warnings"]) <= {PRINTED_WARNING}
@@ -81,9 +82,13 @@ def assert_closed(
     allowed |= {f"likely mistake: {h}" for h in HINTS.values()}
     allowed |= {f"score: {k}/{len(HIDDEN)}" for k in range(len(HIDDEN))}
     allowed |= {f"score: {len(HIDDEN)}/{len(HIDDEN)}  all passed"}
-    header = doc["output"].splitlines()[:3]
+    header = doc["output"].split("\n\n")[0].splitlines()
     assert header[0] == f"grader submit: {file} on {len(HIDDEN)} hidden cases"
     assert header[1].startswith("sandbox: ") and header[2].startswith("limits: ")
+    # The walls line comes from the child's report, sent before the submission ran.
+    walls = [line for line in header[3:] if line.startswith("walls: ")]
+    assert len(walls) <= 1
+    header = header[:3] + walls
     assert lines - set(header) <= allowed, lines - set(header) - allowed
 
 

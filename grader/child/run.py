@@ -157,17 +157,36 @@ def _load(path: str, function: str) -> Any:
 
 def _confine(config: dict[str, Any]) -> dict[str, Any]:
     """Apply limits and the backend's walls; numpy is already imported, the submission not."""
-    confine.apply_limits(config["limits"])
     backend = config["backend"]
     applied: dict[str, Any] = {"backend": backend}
-    if backend == "landlock":
+    if config.get("cgroup_fd") is not None:
+        confine.join_task_limit(config["cgroup_fd"])
+    applied["tasks"] = config["tasks_rule"]
+    applied["writes"] = config["writes_rule"]
+    private = config.get("private")
+    if backend == "bwrap" and not config.get("forked"):
+        applied["namespaces"] = "all of bwrap's"
+    if private:
+        # Before leaving root (or the template's capability): namespaces need it.
+        uid = config["uid"] if config["drop"] == "uid" else os.getuid()
+        gid = config["uid"] if config["drop"] == "uid" else os.getgid()
+        try:
+            applied["namespaces"] = confine.private_folder(uid=uid, gid=gid, **private)
+            applied["writes"] = f"{private['size'] >> 20} MB in all (tmpfs)"
+        except OSError as exc:
+            applied["namespaces"] = f"shared ({exc.strerror})"
+    confine.apply_limits(config["limits"])
+    if config["drop"]:
         confine.drop_privileges(config["drop"], config["uid"])
         applied["dropped"] = config["drop"]
+    if backend == "landlock":
         applied["landlock_abi"] = confine.apply_landlock(read=config["read"], write=config["write"])
-        # Landlock scopes signals itself from ABI 6; before that, seccomp must.
-        applied["seccomp"] = confine.apply_seccomp(deny_kill=applied["landlock_abi"] < 6)
-    elif backend == "bwrap":
-        applied["seccomp"] = confine.apply_seccomp(deny_kill=False)
+    if backend in ("landlock", "bwrap"):
+        # Signals cannot leave Landlock's scope from ABI 6, nor bwrap's PID namespace where
+        # the child is alone in it (a fork shares its template's).
+        alone = backend == "bwrap" and not config.get("forked")
+        scoped = alone or applied.get("landlock_abi", 0) >= 6
+        applied["seccomp"] = confine.apply_seccomp(allow_signals=bool(scoped))
     if config.get("forked"):
         applied["forked"] = True
     return applied

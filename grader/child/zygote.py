@@ -7,10 +7,12 @@ grader to the child directly. Each forked child confines itself (limits, Landloc
 before importing its submission, so nothing one submission does reaches another.
 
 Control messages are JSON over a SOCK_SEQPACKET socket:
-  in:  {"op": "fork", "id": N, "path": ..., "function": ..., "config": {...}} + 4 fds
-       (stdin read end, stdout and stderr write ends, result write end)
+  in:  {"op": "fork", "id": N, "path": ..., "function": ..., "config": {...}} + 4 or 5 fds
+       (stdin read end, stdout and stderr write ends, result write end, and the child's
+       cgroup.procs where it has a task group)
        {"op": "kill", "pid": P}
-  out: {"op": "forked", "id": N, "pid": P}   and   {"op": "exited", "pid": P, "returncode": R}
+  out: {"op": "forked", "id": N, "pid": P}   or   {"op": "fork_failed", "id": N, "error": E}
+       and   {"op": "exited", "pid": P, "returncode": R}
 """
 
 from __future__ import annotations
@@ -37,7 +39,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import run  # type: ignore[import-not-found]
 
 PR_SET_PDEATHSIG = 1
-RESULT_FD = 3
+RESULT_FD, CGROUP_FD = 3, 4
 
 
 def _die_with_parent() -> None:
@@ -48,12 +50,14 @@ def _child(request: dict[str, object], fds: list[int]) -> None:
     """In the forked child: take the pipes, drop every other descriptor, then serve."""
     _die_with_parent()
     os.setsid()
-    stdin, stdout, stderr, result = fds
-    for target, fd in ((0, stdin), (1, stdout), (2, stderr), (RESULT_FD, result)):
+    targets = (0, 1, 2, RESULT_FD, CGROUP_FD)[: len(fds)]
+    # Moved out of the way first, so that no dup2 below overwrites a descriptor still needed.
+    moved = [os.dup(fd) for fd in fds]
+    for target, fd in zip(targets, moved, strict=True):
         os.dup2(fd, target)
     # The control socket and the other children's pipes must not survive into the child.
     signal.set_wakeup_fd(-1)
-    os.closerange(RESULT_FD + 1, os.sysconf("SC_OPEN_MAX"))
+    os.closerange(targets[-1] + 1, os.sysconf("SC_OPEN_MAX"))
     signal.signal(signal.SIGCHLD, signal.SIG_DFL)
     os.chdir(str(request["tmp"]))
     run.serve(RESULT_FD, str(request["path"]), str(request["function"]), request["config"])
@@ -80,12 +84,19 @@ def main() -> None:
             if key.data == "wake":
                 os.read(wake_r, 4096)
             else:
-                message, fds, _, _ = socket.recv_fds(control, 65536, 4)
+                message, fds, _, _ = socket.recv_fds(control, 65536, 5)
                 if not message:
                     return  # the grader closed its end: batch over
                 request = json.loads(message)
                 if request["op"] == "fork":
-                    pid = os.fork()
+                    try:
+                        pid = os.fork()
+                    except OSError as exc:  # out of tasks or memory: the grader decides
+                        for fd in fds:
+                            os.close(fd)
+                        failed = {"op": "fork_failed", "id": request["id"], "error": str(exc)}
+                        control.send(json.dumps(failed).encode())
+                        continue
                     if pid == 0:
                         try:
                             _child(request, fds)

@@ -1,0 +1,359 @@
+"""Walls, round two: sockets through io_uring, kernel objects, neighbours, tasks and bytes."""
+
+from __future__ import annotations
+
+import csv
+import ctypes
+import json
+import os
+import platform
+import shutil
+import socket
+import threading
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from grader import tasks
+from grader.child import confine
+from tests.conftest import CORPUS, backends
+from tests.test_sandbox import _attack_file, _received
+
+Cli = Callable[..., tuple[int, str, str]]
+SYSV_KEY = "0005ec12"
+
+
+def _outcomes(doc: dict[str, object]) -> set[str]:
+    return {t["extra_data"]["outcome"] for t in doc["tests"]}  # type: ignore[attr-defined]
+
+
+def _submit(cli: Cli, path: Path, backend: str) -> dict[str, object]:
+    code, out, err = cli("submit", path, "--sandbox", backend, "--timeout", "1", "--format", "json")
+    assert code == 1, err
+    doc: dict[str, object] = json.loads(out)
+    assert doc["extra_data"]["sandbox"].startswith(backend)  # type: ignore[index]
+    return doc
+
+
+def _summary(out: Path) -> dict[str, dict[str, str]]:
+    with (out / "summary.csv").open() as handle:
+        return {row["submission"]: row for row in csv.DictReader(handle)}
+
+
+def _sysv_leftovers() -> list[str]:
+    found = []
+    for table in ("msg", "shm"):
+        text = Path(f"/proc/sysvipc/{table}").read_text()
+        found += [f"{table} {SYSV_KEY}" for line in text.splitlines() if SYSV_KEY in line]
+    return found + [line for line in Path("/proc/keys").read_text().splitlines() if "walls" in line]
+
+
+@pytest.fixture
+def unix_listener(tmp_path: Path) -> Iterator[tuple[int, socket.socket, socket.socket]]:
+    """A UDP listener on loopback and a root-only unix socket where w_io_uring looks."""
+    udp = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    udp.bind(("127.0.0.1", 0))
+    udp.setblocking(False)
+    port = udp.getsockname()[1]
+    path = f"/tmp/grader-walls-{port}.sock"
+    unix = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    unix.bind(path)
+    os.chmod(path, 0o600)
+    unix.listen(1)
+    unix.setblocking(False)
+    yield port, udp, unix
+    udp.close()
+    unix.close()
+    os.unlink(path)
+
+
+def _heard(udp: socket.socket, unix: socket.socket) -> bool:
+    for sock in (udp, unix):
+        try:
+            if sock is udp:
+                udp.recv(100)
+            else:
+                unix.accept()[0].close()
+            return True
+        except BlockingIOError:
+            continue
+    return False
+
+
+@pytest.mark.parametrize("backend", backends())
+def test_io_uring_reaches_nothing(
+    backend: str,
+    cli: Cli,
+    tmp_path: Path,
+    unix_listener: tuple[int, socket.socket, socket.socket],
+) -> None:
+    """io_uring cannot open a UDP socket to loopback or connect to a unix socket."""
+    port, udp, unix = unix_listener
+    doc = _submit(cli, _attack_file(tmp_path, "w_io_uring", port), backend)
+    assert _outcomes(doc) == {"wrong_answer"}
+    assert not _heard(udp, unix)
+
+
+def test_io_uring_attack_is_real(
+    cli: Cli, tmp_path: Path, unix_listener: tuple[int, socket.socket, socket.socket]
+) -> None:
+    """Without a sandbox the io_uring attack does reach the listener: the walls stop it."""
+    port, udp, unix = unix_listener
+    path = _attack_file(tmp_path, "w_io_uring", port)
+    code, out, _ = cli("submit", path, "--sandbox", "none", "--format", "json")
+    if "io_uring_setup refused" in out or _outcomes(json.loads(out)) == {"wrong_answer"}:
+        pytest.skip("this kernel has io_uring disabled")
+    assert code == 1 and _heard(udp, unix)
+
+
+@pytest.mark.parametrize("backend", backends())
+def test_no_kernel_object_survives(backend: str, cli: Cli, tmp_path: Path) -> None:
+    """A queue, shared memory or a key left by one submission is seen neither by the next,
+    in submit and in batch, nor on the machine afterwards."""
+    path = _attack_file(tmp_path, "w_sysv_leftovers", 0)
+    for _ in range(2):
+        assert _outcomes(_submit(cli, path, backend)) == {"wrong_answer"}
+    klass = tmp_path / "class"
+    klass.mkdir()
+    for name in ("a", "b", "c"):
+        shutil.copy(path, klass / f"{name}.py")
+    code, _, _ = cli("batch", klass, "--out", tmp_path / "out", "--sandbox", backend, "--jobs", "1")
+    assert code == 0
+    assert {r["single_pair"] for r in _summary(tmp_path / "out").values()} == {"wrong_answer"}
+    assert not _sysv_leftovers()
+
+
+@pytest.mark.parametrize("backend", backends())
+def test_batch_neighbours_cannot_talk(
+    backend: str, cli: Cli, tmp_path: Path, listeners: tuple[int, socket.socket, socket.socket]
+) -> None:
+    """Two submissions graded at once cannot exchange UDP datagrams."""
+    port, tcp, udp = listeners
+    klass = tmp_path / "class"
+    klass.mkdir()
+    for name in ("a", "b"):
+        _attack_file(klass, "w_udp_neighbours", port).rename(klass / f"{name}.py")
+    code, _, _ = cli("batch", klass, "--out", tmp_path / "out", "--sandbox", backend, "--jobs", "2")
+    assert code == 0
+    rows = _summary(tmp_path / "out")
+    assert {r["single_pair"] for r in rows.values()} == {"wrong_answer"}
+    assert not _received(tcp, udp)
+
+
+@pytest.mark.parametrize("backend", backends())
+def test_thread_bomb_is_bounded(backend: str, cli: Cli, tmp_path: Path) -> None:
+    """A thread bomb gets at most the task limit, alone and two at once beside a correct file;
+    the batch grades everyone and writes its summary."""
+    path = _attack_file(tmp_path, "w_thread_bomb", 0)
+    doc = _submit(cli, path, backend)
+    assert _outcomes(doc) == {"wrong_answer"}
+    walls = doc["extra_data"]["walls"]  # type: ignore[index]
+    assert walls["tasks"].startswith("64 ")
+    klass = tmp_path / "class"
+    klass.mkdir()
+    shutil.copy(path, klass / "bomb1.py")
+    shutil.copy(path, klass / "bomb2.py")
+    shutil.copy(CORPUS / "correct" / "vectorised.py", klass / "ok.py")
+    out = tmp_path / "out"
+    code, stdout, _ = cli("batch", klass, "--out", out, "--sandbox", backend, "--jobs", "3")
+    assert code == 0, stdout
+    rows = _summary(out)
+    assert set(rows) == {"bomb1", "bomb2", "ok"}
+    assert rows["ok"]["score"] == "10"
+    assert rows["bomb1"]["single_pair"] == rows["bomb2"]["single_pair"] == "wrong_answer"
+
+
+@pytest.mark.parametrize("backend", backends())
+def test_thread_bomb_gets_some_threads_not_many(backend: str, cli: Cli, tmp_path: Path) -> None:
+    """Threads are allowed (the bomb starts some) but stop below the task limit."""
+    code, out, _ = cli("run", _attack_file(tmp_path, "w_thread_bomb", 0), "--sandbox", backend)
+    held = [int(line.split()[1]) for line in out.splitlines() if line.startswith("held ")]
+    assert code == 1 and held and all(0 < n < 64 for n in held), out
+
+
+ORDINARY = """
+import json, math, os, random, tempfile, time
+from concurrent.futures import ThreadPoolExecutor
+
+import numpy as np
+
+
+def _row(args):
+    p, d = args
+    angles = [p / 10000 ** (2 * (i // 2) / d) for i in range(d)]
+    return [math.sin(a) if i % 2 == 0 else math.cos(a) for i, a in enumerate(angles)]
+
+
+def sinusoidal_positions(positions, d_model):
+    random.seed(time.time())
+    with tempfile.TemporaryDirectory(dir=".") as folder:
+        path = os.path.join(folder, "positions.json")
+        with open(path, "w") as handle:
+            json.dump(list(positions), handle)
+        with open(path) as handle:
+            positions = json.load(handle)
+    print(sorted(os.listdir(".")), os.cpu_count(), flush=True)
+    with ThreadPoolExecutor(max_workers=4) as pool:
+        return np.array(list(pool.map(_row, [(p, d_model) for p in positions])))
+"""
+
+
+@pytest.mark.parametrize("backend", backends())
+def test_ordinary_python_still_works(backend: str, cli: Cli, tmp_path: Path) -> None:
+    """Threads, temporary files, printing, randomness and clocks pass the allowlist, in submit
+    and in batch."""
+    path = tmp_path / "ordinary.py"
+    path.write_text(ORDINARY)
+    code, out, _ = cli("submit", path, "--sandbox", backend)
+    assert code == 0 and "score: 10/10" in out, out
+    code, _, _ = cli("batch", path, "--out", tmp_path / "out", "--sandbox", backend)
+    assert code == 0 and _summary(tmp_path / "out")["ordinary"]["score"] == "10"
+
+
+@pytest.mark.skipif(not tasks.available(), reason="no pids cgroup can be made here")
+@pytest.mark.parametrize("backend", backends())
+def test_task_limit_names_the_cgroup(backend: str, cli: Cli) -> None:
+    """Where a pids cgroup can be made, the report says the task limit is one."""
+    code, out, _ = cli("submit", CORPUS / "correct" / "lists.py", "--sandbox", backend)
+    assert code == 0 and "tasks 64 (pids cgroup)" in out
+
+
+@pytest.mark.parametrize("backend", backends())
+def test_writes_are_bounded_in_total(backend: str, cli: Cli, tmp_path: Path) -> None:
+    """Many files under the file-size limit stop at the total write limit; /dev/shm takes
+    nothing; the report says how the bound holds."""
+    doc = _submit(cli, _attack_file(tmp_path, "w_fill_disk", 0), backend)
+    assert _outcomes(doc) == {"wrong_answer"}
+    assert doc["extra_data"]["walls"]["writes"] == "64 MB in all (tmpfs)"  # type: ignore[index]
+    klass = tmp_path / "class"
+    klass.mkdir()
+    _attack_file(klass, "w_fill_disk", 0)
+    code, _, _ = cli("batch", klass, "--out", tmp_path / "out", "--sandbox", backend)
+    assert code == 0 and _summary(tmp_path / "out")["w_fill_disk"]["single_pair"] == "wrong_answer"
+
+
+def _libseccomp() -> ctypes.CDLL | None:
+    try:
+        return ctypes.CDLL("libseccomp.so.2")
+    except OSError:
+        return None
+
+
+@pytest.mark.skipif(_libseccomp() is None, reason="libseccomp is not installed")
+@pytest.mark.parametrize("machine", sorted(confine.ARCHES))
+def test_syscall_numbers_match_libseccomp(machine: str) -> None:
+    """Every number in the allowlist's tables is libseccomp's number for that architecture."""
+    lib = _libseccomp()
+    assert lib is not None
+    lib.seccomp_arch_resolve_name.restype = ctypes.c_uint32
+    lib.seccomp_syscall_resolve_name_arch.argtypes = [ctypes.c_uint32, ctypes.c_char_p]
+    token = lib.seccomp_arch_resolve_name(machine.encode())
+    audit, numbers = confine.ARCHES[machine]
+    assert token == audit
+    wrong = {
+        name: nr
+        for name, nr in numbers.items()
+        if lib.seccomp_syscall_resolve_name_arch(token, name.encode()) != nr
+    }
+    assert not wrong
+
+
+def test_allowlist_names_are_known() -> None:
+    """Each name in the allowlist has a number on x86_64, so none is silently dropped there."""
+    names = [n for _, group in confine.ALLOWED for n in group.split()]
+    names += [*confine.CHECKED, *confine.SIGNALLING.split()]
+    assert set(names) <= set(confine.ARCHES["x86_64"][1])
+    assert confine.seccomp_program("riscv64", allow_signals=False) is None
+
+
+@pytest.mark.skipif(platform.machine() != "x86_64", reason="the filter is checked on x86_64")
+def test_unknown_architecture_is_said(monkeypatch: pytest.MonkeyPatch, cli: Cli) -> None:
+    """Where the allowlist has no table for the machine, Landlock is refused, saying why."""
+    monkeypatch.setattr(confine, "ARCHES", {})
+    code, _, err = cli("submit", CORPUS / "correct" / "lists.py", "--sandbox", "landlock")
+    assert code == 2 and "the seccomp allowlist has no table for x86_64" in err
+
+
+def _killing_spawns(monkeypatch: pytest.MonkeyPatch, *, delay: float, every: bool) -> None:
+    """Make the batch template die: ``delay`` seconds into the first spawn, or at every one."""
+    from grader.pool import Pool
+
+    original = Pool.spawn
+    calls: list[int] = []
+
+    def spawn(self: Pool, **kwargs: Any) -> Any:
+        calls.append(1)
+        if every or len(calls) == 1:
+            victim = self.template.proc
+            threading.Timer(delay, victim.kill).start()
+            if every:
+                victim.kill()
+                victim.wait()
+        return original(self, **kwargs)
+
+    monkeypatch.setattr(Pool, "spawn", spawn)
+
+
+def _class_with_slow_first(tmp_path: Path) -> Path:
+    klass = tmp_path / "class"
+    klass.mkdir()
+    (klass / "a_slow.py").write_text(
+        "import time\n"
+        + (CORPUS / "correct" / "lists.py").read_text()
+        + "\n_real = sinusoidal_positions\n"
+        "def sinusoidal_positions(positions, d_model):\n"
+        "    time.sleep(0.6)\n"
+        "    return _real(positions, d_model)\n"
+    )
+    for name in ("b", "c", "d"):
+        shutil.copy(CORPUS / "correct" / "vectorised.py", klass / f"{name}.py")
+    return klass
+
+
+@pytest.mark.parametrize("backend", backends())
+def test_batch_survives_its_template_dying(
+    backend: str, cli: Cli, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The template dies under a submission: that one is marked with the reason, the
+    template is restarted, the others are graded and summary.csv is written."""
+    _killing_spawns(monkeypatch, delay=0.3, every=False)
+    out = tmp_path / "out"
+    code, _, err = cli(
+        "batch", _class_with_slow_first(tmp_path), "--out", out, "--sandbox", backend, "--jobs", "1"
+    )
+    assert code == 0, err
+    rows = _summary(out)
+    assert rows["a_slow"]["status"] == "not_graded"
+    slow = json.loads((out / "results" / "a_slow.json").read_text())
+    assert "the template process died" in slow["output"]
+    assert all(rows[n]["score"] == "10" for n in ("b", "c", "d"))
+
+
+@pytest.mark.parametrize("backend", backends())
+def test_batch_that_cannot_go_on_says_so(
+    backend: str, cli: Cli, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A template that dies at every fork ends the batch with exit 2 and one line, after
+    summary.csv is written with a row for everyone."""
+    _killing_spawns(monkeypatch, delay=0.0, every=True)
+    out = tmp_path / "out"
+    code, _, err = cli(
+        "batch", _class_with_slow_first(tmp_path), "--out", out, "--sandbox", backend, "--jobs", "1"
+    )
+    assert code == 2
+    assert "the template process died" in err and len(err.strip().splitlines()) == 1
+    assert set(_summary(out)) == {"a_slow", "b", "c", "d"}
+
+
+@pytest.mark.parametrize("backend", backends())
+def test_task_limit_without_cgroup_is_said(
+    backend: str, cli: Cli, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Without a pids cgroup the report names RLIMIT_NPROC, and says when it cannot bind root."""
+    monkeypatch.setattr(tasks, "new_group", lambda _: None)
+    code, out, _ = cli("submit", CORPUS / "correct" / "lists.py", "--sandbox", backend)
+    assert code == 0 and "tasks 64 processes of its user (RLIMIT_NPROC)" in out
+    if os.geteuid() == 0 and backend == "bwrap":
+        assert "not binding root" in out
