@@ -149,6 +149,7 @@ def to_json(report: Report) -> dict[str, Any]:
         "output": render_text(report),
         "tests": [_test(c) for c in report.cases],
         "extra_data": {
+            **report.extra,  # first, so that none of it can stand in for the keys below
             "schema_version": SCHEMA_VERSION,
             "mode": report.mode,
             "submission": report.submission,
@@ -157,8 +158,8 @@ def to_json(report: Report) -> dict[str, Any]:
             "limits": report.limits,
             "warnings": list(report.warnings),
             "diagnoses": sorted({c.diagnosis.code for c in report.cases if c.diagnosis}),
-            "advice": list(report.advice),
-            **report.extra,
+            # The public probes run with the visible examples only.
+            **({"advice": list(report.advice)} if report.mode == "run" else {}),
         },
     }
 
