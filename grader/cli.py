@@ -14,6 +14,8 @@ from typing import Any
 from grader.errors import GraderError
 
 EXIT_PASSED, EXIT_FAILED, EXIT_USAGE, EXIT_INTERNAL = 0, 1, 2, 3
+# 128 + SIGINT, as shells report a command stopped by Ctrl-C.
+EXIT_INTERRUPTED = 130
 
 
 def positive_float(text: str) -> float:
@@ -244,7 +246,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return EXIT_USAGE
     except KeyboardInterrupt:
         print("grader: interrupted", file=sys.stderr)
-        return 130
+        return EXIT_INTERRUPTED
     except BrokenPipeError:
         # The reader left (say, `| head`): nothing more to say, and nowhere to say it.
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
@@ -340,6 +342,9 @@ def _batch(args: argparse.Namespace, root: Path, choice: Any) -> int:
     )
     for note in summary.notes:
         print(f"warning: {note}", file=sys.stderr)
+    for row in sorted(summary.rows, key=lambda r: r.relpath):
+        if row.status == "not_graded":
+            print(f"not graded: {row.relpath}: {row.reason}")
     total = len(summary.rows)
     graded = summary.count("graded")
     print(
@@ -348,6 +353,13 @@ def _batch(args: argparse.Namespace, root: Path, choice: Any) -> int:
         f"{summary.seconds:.1f} s ({graded / max(summary.seconds, 1e-9):.1f} graded per second)"
     )
     print(f"results: {args.out / RESULTS_DIR}/ and {args.out / SUMMARY_FILE}")
+    if summary.interrupted:
+        print(
+            f"interrupted: {summary.found - total} of {summary.found} submissions not graded "
+            "yet; run the same command again to resume (finished results are kept)",
+            file=sys.stderr,
+        )
+        return EXIT_INTERRUPTED
     return EXIT_PASSED
 
 
