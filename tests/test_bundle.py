@@ -423,3 +423,19 @@ def test_autograder_broken_problem_gives_a_result(autograder: Path, tmp_path: Pa
     shutil.copy(CORPUS / "correct" / "lists.py", root / "submission" / "a.py")
     doc = _run_autograder(root)
     assert "not graded: the autograder could not grade this submission" in doc["output"]
+
+
+@pytest.mark.parametrize(("kind", "out"), [("learner", "kit"), ("gradescope", "autograder.zip")])
+def test_broken_problem_is_not_bundled(cli: Cli, tmp_path: Path, kind: str, out: str) -> None:
+    """A malformed hidden case: both bundles refuse with the problem check's messages, exit 2."""
+    problem = tmp_path / "problem"
+    shutil.copytree(
+        ROOT,
+        problem,
+        ignore=shutil.ignore_patterns(".*", "tests", "bench", "*.egg-info", "__pycache__"),
+    )
+    (problem / "hidden_tests" / "11_broken.yaml").write_text("name: broken\nwhy: x\n")
+    code, stdout, err = cli("bundle", kind, tmp_path / out, "--problem", problem)
+    assert code == 2 and stdout == ""
+    assert "the problem is invalid" in err and "hidden_tests/11_broken.yaml: input: missing" in err
+    assert not (tmp_path / out).exists()
