@@ -83,3 +83,18 @@ def test_colour_only_on_a_terminal(monkeypatch: pytest.MonkeyPatch) -> None:
     assert not use_colour(io.StringIO())
     monkeypatch.setenv("NO_COLOR", "1")
     assert not use_colour(_Tty())
+
+
+def test_plot_into_a_folder(cli: Cli, tmp_path: Path) -> None:
+    """--plot DIR writes DIR/<submission>.png and names that file."""
+    pytest.importorskip("matplotlib")
+    code, _, err = cli("run", CORPUS / "wrong" / "swapped.py", "--plot", tmp_path)
+    assert code == 1 and (tmp_path / "swapped.png").is_file()
+    assert f"written to {tmp_path / 'swapped.png'}" in err
+
+
+def test_plot_needs_png_or_folder(cli: Cli, tmp_path: Path) -> None:
+    """--plot to a path that is neither a folder nor .png: exit 2, nothing graded or written."""
+    code, out, err = cli("run", CORPUS / "wrong" / "swapped.py", "--plot", tmp_path / "fig")
+    assert code == 2 and out == "" and "ending in .png or an existing folder" in err
+    assert list(tmp_path.iterdir()) == []
