@@ -18,7 +18,7 @@ from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from grader.cases import Checked, check_problem
 from grader.errors import GraderError
@@ -56,6 +56,15 @@ SAFE_ID = re.compile(r"^[A-Za-z0-9_.-]{1,80}$")
 UNSAFE_ID_CHARS = re.compile(r"[^A-Za-z0-9_.-]")
 
 
+class Found(NamedTuple):
+    """A submission as discovery finds it, before it has an id."""
+
+    name: str
+    file: Path | None
+    relpath: str
+    problem: str
+
+
 def discover(paths: Sequence[Path], *, protected: Sequence[Path] = ()) -> list[Entry]:
     """Find submissions: each .py file given, each .py in a folder, each subfolder's one .py.
 
@@ -63,11 +72,11 @@ def discover(paths: Sequence[Path], *, protected: Sequence[Path] = ()) -> list[E
     problem's ``protected`` folders becomes an entry with a problem, not an error: the
     learner gets a row that says why. Nothing is read through a link.
     """
-    found: list[tuple[str, Path | None, str, str]] = []
+    found: list[Found] = []
     several = len(paths) > 1
     for path in paths:
         if path.is_file():
-            found.append((path.stem, path, shown(path.name), link_problem(path, protected)))
+            found.append(Found(path.stem, path, shown(path.name), link_problem(path, protected)))
         elif path.is_dir():
             prefix = f"{shown(path.resolve().name)}/" if several else ""
             found += _folder(path, prefix, protected)
@@ -76,39 +85,37 @@ def discover(paths: Sequence[Path], *, protected: Sequence[Path] = ()) -> list[E
     return _with_ids(found)
 
 
-def _folder(
-    folder: Path, prefix: str, protected: Sequence[Path]
-) -> list[tuple[str, Path | None, str, str]]:
-    found: list[tuple[str, Path | None, str, str]] = []
+def _folder(folder: Path, prefix: str, protected: Sequence[Path]) -> list[Found]:
+    found: list[Found] = []
     for item in sorted(folder.iterdir()):
         rel = prefix + shown(item.name)
         if item.is_symlink():
             if item.suffix == ".py" or item.is_dir():
                 name = item.stem if item.suffix == ".py" else item.name
-                found.append((name, None, rel, link_problem(item, protected)))
+                found.append(Found(name, None, rel, link_problem(item, protected)))
             continue
         if item.is_file() and item.suffix == ".py":
-            found.append((item.stem, item, rel, link_problem(item, protected)))
+            found.append(Found(item.stem, item, rel, link_problem(item, protected)))
         elif item.is_dir() and not item.name.startswith("."):
             files = sorted(p for p in item.iterdir() if p.suffix == ".py" and not p.is_dir())
             if len(files) == 1:
                 problem = link_problem(files[0], protected)
-                found.append((item.name, files[0], f"{rel}/{shown(files[0].name)}", problem))
+                found.append(Found(item.name, files[0], f"{rel}/{shown(files[0].name)}", problem))
             elif files:
                 names = ", ".join(shown(p.name) for p in files)
-                found.append((item.name, None, f"{rel}/", f"several .py files ({names})"))
+                found.append(Found(item.name, None, f"{rel}/", f"several .py files ({names})"))
             else:
-                found.append((item.name, None, f"{rel}/", "no .py file in the folder"))
+                found.append(Found(item.name, None, f"{rel}/", "no .py file in the folder"))
     return found
 
 
-def _with_ids(found: list[tuple[str, Path | None, str, str]]) -> list[Entry]:
+def _with_ids(found: list[Found]) -> list[Entry]:
     """Give every entry an id: its name where that is safe and unique, else name~hash.
 
     The hash is of the entry's relative path, so an id stays the same from one run to
     the next (resuming relies on it) whatever order the folders are listed in.
     """
-    counts = Counter(name for name, *_ in found)
+    counts = Counter(f.name for f in found)
     used: set[str] = set()
     entries: list[Entry] = []
     for name, file, rel, problem in found:
