@@ -9,19 +9,22 @@ import yaml
 
 from grader.cases import NAME_RE, load_problem, validate_input
 from grader.errors import GraderError
-from grader.layout import HIDDEN_DIR
+from grader.layout import HIDDEN_DIR, STATEMENT_FILE
 from grader.spawn import Limits
 from grader.walls import Choice
 
 
-def new_case_report(root: Path, path: Path, *, limits: Limits, choice: Choice) -> str:
-    """Audit the suite with the new case in it; say what the case catches and adds."""
+def new_case_report(
+    root: Path, path: Path, *, limits: Limits, choice: Choice
+) -> tuple[str, tuple[str, ...]]:
+    """Audit the suite with the new case in it; say what it catches, and list the correct
+    variants that fail it (a case they fail is wrong, not strict)."""
     from grader.audit import audit
 
     try:
         result = audit(problem_root=root, limits=limits, choice=choice)
     except GraderError as exc:
-        return f"not audited: {exc}\n"
+        return f"not audited: {exc}\n", ()
     index = next(i for i, c in enumerate(result.cases) if c.source.endswith(path.name))
     caught = result.catches(index)
     alone = result.sole_catches(index)
@@ -32,10 +35,40 @@ def new_case_report(root: Path, path: Path, *, limits: Limits, choice: Choice) -
         if alone
         else "redundant: every variant it catches is caught by another case too",
     ]
-    failing = [r.variant.name for r in result.failing_correct if index in r.caught_by]
-    if failing:
-        lines.append(f"WARNING: correct variants fail it: {', '.join(failing)}")
-    return "\n".join(lines) + "\n"
+    failing = tuple(r.variant.name for r in result.failing_correct if index in r.caught_by)
+    return "\n".join(lines) + "\n", failing
+
+
+COUNT_IN_STATEMENT = re.compile(r"graded on (\d+) hidden cases?")
+
+
+def statement_issue(root: Path, hidden: int) -> str:
+    """Return what is wrong with the statement's case count, or "" when it is true."""
+    try:
+        text = (root / STATEMENT_FILE).read_text(encoding="utf-8")
+    except FileNotFoundError:
+        return ""
+    said = {int(n) for n in COUNT_IN_STATEMENT.findall(text)}
+    if said and said != {hidden}:
+        return (
+            f"says it is graded on {', '.join(map(str, sorted(said)))} hidden cases; "
+            f"there are {hidden} (grader add-case keeps this number true)"
+        )
+    return ""
+
+
+def update_statement(root: Path) -> None:
+    """Make the statement's "graded on N hidden cases" count the case files there are."""
+    path = root / STATEMENT_FILE
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        return  # a problem folder without a statement has no count to keep true
+    count = len(list((root / HIDDEN_DIR).glob("*.yaml")))
+    words = f"graded on {count} hidden case{'s' if count != 1 else ''}"
+    updated = COUNT_IN_STATEMENT.sub(words, text)
+    if updated != text:
+        path.write_text(updated, encoding="utf-8")
 
 
 def add_case(root: Path, *, positions: list[int], d_model: int, name: str | None, why: str) -> Path:
@@ -50,7 +83,10 @@ def add_case(root: Path, *, positions: list[int], d_model: int, name: str | None
         int(m.group(1)) for p in folder.glob("*.yaml") if (m := re.match(r"^(\d+)_", p.name))
     ]
     number = max(numbers, default=0) + 1
-    name = name or f"case_{number:02d}"
+    if name is None:
+        name = f"case_{number:02d}"
+    if not name.strip():
+        raise GraderError("--name must not be empty (leave it out for the next case_NN)")
     if not NAME_RE.match(name):
         raise GraderError(f"invalid case name {name!r}: use lowercase letters, digits, _ or -")
     taken = {c.name: c.source for c in problem.examples + problem.hidden}

@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import json
+import os
+import traceback
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -12,7 +15,9 @@ from grader.bundle import GRADESCOPE_CONFIG, VISIBILITIES
 from grader.cases import load_problem
 from grader.errors import GraderError
 from grader.grade import grade
+from grader.layout import protected_paths
 from grader.report import not_graded, to_json
+from grader.source import name_problem, read_untrusted, shown
 from grader.spawn import Limits
 from grader.walls import Choice
 
@@ -38,42 +43,139 @@ def _config(source: Path) -> dict[str, str]:
 
 
 def find_submission(folder: Path) -> tuple[Path | None, str]:
-    """Return the one .py file submitted, or None and what is wrong."""
-    files = (
-        sorted(p for p in folder.rglob("*.py") if p.is_file() and "__pycache__" not in p.parts)
-        if folder.is_dir()
-        else []
-    )
+    """Return the one .py file submitted, or None and what is wrong.
+
+    The folder is walked without following links, and a link is never the submission: a
+    Git-based submission can carry one into the autograder's own files.
+    """
+    files: list[Path] = []
+    others: list[Path] = []
+    for parent, dirs, entries in os.walk(folder):
+        dirs[:] = sorted(d for d in dirs if d != "__pycache__")
+        # os.walk lists a link to a folder among the folders (and never enters it).
+        links = [d for d in dirs if Path(parent, d).is_symlink()]
+        for name in sorted([*entries, *links]):
+            path = Path(parent, name)
+            (others if name_problem(path) else files).append(path)
     if not files:
+        if len(others) == 1 and not others[0].is_symlink():
+            # One file, wrongly named: the same words the command line gives.
+            return None, name_problem(others[0])
         return None, "no .py file was submitted: upload your solution file"
     if len(files) > 1:
-        names = ", ".join(str(p.relative_to(folder)) for p in files[:10])
+        names = ", ".join(shown(p.relative_to(folder)) for p in files[:10])
         return None, f"{len(files)} .py files were submitted ({names}): upload exactly one"
     return files[0], ""
 
 
-def autograde(*, root: Path, limits: Limits, choice: Choice) -> dict[str, Any]:
-    """Grade root/submission/*.py with the problem in root/source; write the results file."""
-    source = root / "source"
-    settings = _config(source)
+# What Gradescope's results.json may hold, at the top and per test (its autograder
+# specification); anything else of ours goes under extra_data, which it stores as is.
+RESULT_FIELDS = frozenset(
+    {
+        "score",
+        "execution_time",
+        "output",
+        "output_format",
+        "test_output_format",
+        "test_name_format",
+        "visibility",
+        "stdout_visibility",
+        "extra_data",
+        "tests",
+        "leaderboard",
+    }
+)
+TEST_FIELDS = frozenset(
+    {
+        "score",
+        "max_score",
+        "status",
+        "name",
+        "name_format",
+        "number",
+        "output",
+        "output_format",
+        "tags",
+        "visibility",
+        "extra_data",
+    }
+)
+
+
+def _only_spec(fields: dict[str, Any], allowed: frozenset[str]) -> dict[str, Any]:
+    """Keep the fields Gradescope defines; move the rest under extra_data."""
+    kept = {k: v for k, v in fields.items() if k in allowed}
+    moved = {k: v for k, v in fields.items() if k not in allowed}
+    if moved:
+        kept["extra_data"] = {**kept.get("extra_data", {}), **moved}
+    return kept
+
+
+def gradescope_results(doc: dict[str, Any], settings: dict[str, str]) -> dict[str, Any]:
+    """Return a results document as Gradescope's specification defines it."""
+    results = _only_spec(doc, RESULT_FIELDS)
+    results["tests"] = [
+        {**_only_spec(test, TEST_FIELDS), "visibility": settings["tests_visibility"]}
+        for test in doc.get("tests", [])
+    ]
+    results["stdout_visibility"] = settings["stdout_visibility"]
+    # Gradescope renders a top-level output as HTML by default: ours is plain text.
+    results["output_format"] = "text"
+    return results
+
+
+def _grade(root: Path, source: Path, limits: Limits, choice: Choice) -> dict[str, Any]:
     submission, problem = find_submission(root / "submission")
-    if submission is None:
+    src = None
+    if submission is not None:
+        try:
+            # No link followed, not even one swapped in after the check: graded as read here.
+            src = read_untrusted(submission, protected=[source, *protected_paths(source)])
+        except GraderError as exc:
+            problem = str(exc)
+    if src is None:
         cases = load_problem(source).hidden
-        doc = not_graded([(c.name, c.max_score) for c in cases], problem, submission="")
-    else:
-        doc = to_json(
-            grade(
-                submission=submission,
-                problem_root=source,
-                mode="submit",
-                limits=limits,
-                choice=choice,
-            )
+        return not_graded([(c.name, c.max_score) for c in cases], problem, submission="")
+    return to_json(
+        grade(
+            submission=src,
+            problem_root=source,
+            mode="submit",
+            limits=limits,
+            choice=choice,
         )
-    for test in doc["tests"]:
-        test["visibility"] = settings["tests_visibility"]
-    doc["stdout_visibility"] = settings["stdout_visibility"]
+    )
+
+
+def autograde(*, root: Path, limits: Limits, choose: Callable[[], Choice]) -> dict[str, Any]:
+    """Grade root/submission/*.py with the problem in root/source; write the results file.
+
+    Whatever goes wrong (the sandbox chosen by ``choose`` included), a valid results file
+    says so: Gradescope shows a learner nothing at all for a run that left none.
+    """
+    source = root / "source"
+    settings = {"tests_visibility": "visible", "stdout_visibility": "hidden"}
+    try:
+        settings = _config(source)
+        doc = _grade(root, source, limits, choose())
+    except Exception as exc:  # noqa: BLE001 - whatever it was, the learner gets a verdict
+        doc = _failed(source, exc)
     results = root / "results" / "results.json"
     results.parent.mkdir(parents=True, exist_ok=True)
-    results.write_text(json.dumps(doc, indent=2, allow_nan=False) + "\n", encoding="utf-8")
-    return doc
+    final = gradescope_results(doc, settings)
+    results.write_text(json.dumps(final, indent=2, allow_nan=False) + "\n", encoding="utf-8")
+    return final
+
+
+def _failed(source: Path, exc: Exception) -> dict[str, Any]:
+    """A not-graded document for a run that failed; the cases listed when they load."""
+    if isinstance(exc, GraderError):
+        reason = f"the autograder could not grade this submission: {exc}"
+    else:
+        reason = f"the autograder failed ({type(exc).__name__}); the course staff can see why"
+        traceback.print_exc()  # to Gradescope's stdout, which only the staff see by default
+    try:
+        cases = [(c.name, c.max_score) for c in load_problem(source).hidden]
+    except Exception:  # noqa: BLE001 - a broken problem still gets a results file
+        cases = []
+    return not_graded(cases, reason, submission="")

@@ -4,25 +4,31 @@ from __future__ import annotations
 
 import contextlib
 import csv
+import fcntl
 import hashlib
 import json
 import os
+import re
+import socket
 import sys
+import threading
 import time
-from collections.abc import Iterable, Sequence
-from concurrent.futures import ThreadPoolExecutor, as_completed
-from dataclasses import dataclass, replace
+from collections import Counter
+from collections.abc import Iterable, Iterator, Sequence
+from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
+from contextlib import contextmanager
+from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from grader.cases import Checked, check_problem
 from grader.errors import GraderError
 from grader.grade import grade_in, guard
-from grader.layout import FUNCTION_NAME
+from grader.layout import FUNCTION_NAME, protected_paths
 from grader.pool import Pool
 from grader.report import not_graded, to_json
 from grader.sandbox import Session
-from grader.source import read_submission
+from grader.source import link_problem, read_untrusted, shown
 from grader.spawn import Launch, Limits
 from grader.walls import Choice
 
@@ -32,47 +38,98 @@ SUMMARY_FILE = "summary.csv"
 
 @dataclass(frozen=True)
 class Entry:
-    """One learner's submission: an id for its result files, and its file or why none."""
+    """One learner's submission: a stable id, where it is, and its file or why none.
+
+    ``relpath`` is the submission's path relative to the folder graded (printable text,
+    prefixed with that folder's name when several were given); ``problem`` says why the
+    entry is not graded, or is empty.
+    """
 
     id: str
     path: Path | None
+    relpath: str = ""
     problem: str = ""
 
 
-def discover(paths: Sequence[Path]) -> list[Entry]:
+# Characters an id keeps from a learner's file or folder name; "~" is not among them, so
+# the suffix that tells two same-named learners apart never equals a real learner's name.
+SAFE_ID = re.compile(r"^[A-Za-z0-9_.-]{1,80}$")
+UNSAFE_ID_CHARS = re.compile(r"[^A-Za-z0-9_.-]")
+
+
+class Found(NamedTuple):
+    """A submission as discovery finds it, before it has an id."""
+
+    name: str
+    file: Path | None
+    relpath: str
+    problem: str
+
+
+def discover(paths: Sequence[Path], *, protected: Sequence[Path] = ()) -> list[Entry]:
     """Find submissions: each .py file given, each .py in a folder, each subfolder's one .py.
 
-    A subfolder with no .py or with several becomes an entry with a problem, not an error:
-    the learner gets a row that says why.
+    A subfolder with no .py or with several, a symbolic link, or a file inside the
+    problem's ``protected`` folders becomes an entry with a problem, not an error: the
+    learner gets a row that says why. Nothing is read through a link.
     """
-    found: list[tuple[str, Path | None, str]] = []
+    found: list[Found] = []
+    several = len(paths) > 1
     for path in paths:
         if path.is_file():
-            found.append((path.stem, path, ""))
+            found.append(Found(path.stem, path, shown(path.name), link_problem(path, protected)))
         elif path.is_dir():
-            for item in sorted(path.iterdir()):
-                if item.is_file() and item.suffix == ".py":
-                    found.append((item.stem, item, ""))
-                elif item.is_dir() and not item.name.startswith("."):
-                    files = sorted(p for p in item.iterdir() if p.is_file() and p.suffix == ".py")
-                    if len(files) == 1:
-                        found.append((item.name, files[0], ""))
-                    elif files:
-                        names = ", ".join(p.name for p in files)
-                        found.append((item.name, None, f"several .py files ({names})"))
-                    else:
-                        found.append((item.name, None, "no .py file in the folder"))
+            prefix = f"{shown(path.resolve().name)}/" if several else ""
+            found += _folder(path, prefix, protected)
         else:
-            raise GraderError(f"no such file or folder: {str(path)!r}")
-    entries: list[Entry] = []
+            raise GraderError(f"no such file or folder: {shown(path)!r}")
+    return _with_ids(found)
+
+
+def _folder(folder: Path, prefix: str, protected: Sequence[Path]) -> list[Found]:
+    found: list[Found] = []
+    for item in sorted(folder.iterdir()):
+        rel = prefix + shown(item.name)
+        if item.is_symlink():
+            if item.suffix == ".py" or item.is_dir():
+                name = item.stem if item.suffix == ".py" else item.name
+                found.append(Found(name, None, rel, link_problem(item, protected)))
+            continue
+        if item.is_file() and item.suffix == ".py":
+            found.append(Found(item.stem, item, rel, link_problem(item, protected)))
+        elif item.is_dir() and not item.name.startswith("."):
+            files = sorted(p for p in item.iterdir() if p.suffix == ".py" and not p.is_dir())
+            if len(files) == 1:
+                problem = link_problem(files[0], protected)
+                found.append(Found(item.name, files[0], f"{rel}/{shown(files[0].name)}", problem))
+            elif files:
+                names = ", ".join(shown(p.name) for p in files)
+                found.append(Found(item.name, None, f"{rel}/", f"several .py files ({names})"))
+            else:
+                found.append(Found(item.name, None, f"{rel}/", "no .py file in the folder"))
+    return found
+
+
+def _with_ids(found: list[Found]) -> list[Entry]:
+    """Give every entry an id: its name where that is safe and unique, else name~hash.
+
+    The hash is of the entry's relative path, so an id stays the same from one run to
+    the next (resuming relies on it) whatever order the folders are listed in.
+    """
+    counts = Counter(f.name for f in found)
     used: set[str] = set()
-    for stem, file, problem in found:
-        name, n = stem, 1
-        while name in used:
-            n += 1
-            name = f"{stem}-{n}"
-        used.add(name)
-        entries.append(Entry(name, file, problem))
+    entries: list[Entry] = []
+    for name, file, rel, problem in found:
+        if SAFE_ID.match(name) and not name.startswith(".") and counts[name] == 1:
+            entry_id = name
+        else:
+            base = UNSAFE_ID_CHARS.sub("_", shown(name))[:40].lstrip(".") or "submission"
+            digest = hashlib.sha256(os.fsencode(rel)).hexdigest()[:8]
+            entry_id = f"{base}~{digest}"
+        while entry_id in used:  # two names that print alike: still two ids
+            entry_id += "~"
+        used.add(entry_id)
+        entries.append(Entry(entry_id, None if problem else file, rel, problem))
     return entries
 
 
@@ -97,24 +154,34 @@ class Row:
     outcomes: dict[str, str]
     seconds: float
     status: str
+    relpath: str = ""
+    reason: str = ""
 
 
-def _row_from(doc: dict[str, Any], entry_id: str, status: str) -> Row:
+def _row_from(doc: dict[str, Any], entry: Entry, status: str) -> Row:
     return Row(
-        id=entry_id,
+        id=entry.id,
         score=float(doc["score"]),
-        max_score=float(doc["max_score"]),
+        max_score=sum(float(t["max_score"]) for t in doc["tests"]),
         outcomes={t["name"]: t["extra_data"]["outcome"] for t in doc["tests"]},
         seconds=float(doc.get("execution_time", 0.0)),
         status=status,
+        relpath=entry.relpath,
+        reason=str(doc.get("extra_data", {}).get("error", "")) if status == "not_graded" else "",
     )
 
 
 def _error_doc(entry: Entry, checked: Checked, message: str) -> dict[str, Any]:
     """A results document for a learner whose submission could not be graded at all."""
-    return not_graded(
+    doc = not_graded(
         [(c.name, c.max_score) for c in checked.problem.hidden], message, submission=entry.id
     )
+    doc["extra_data"]["path"] = entry.relpath
+    return doc
+
+
+class Stopped(Exception):
+    """The batch was interrupted: a result finished after that is not kept."""
 
 
 @dataclass
@@ -126,6 +193,8 @@ class Batch:
     pool: Pool
     limits: Limits
     suite: str
+    # Set on Ctrl-C: children are being killed, so what they answer now is not a verdict.
+    stop: threading.Event = field(default_factory=threading.Event)
 
     def result_path(self, entry: Entry) -> Path:
         return self.out / RESULTS_DIR / f"{entry.id}.json"
@@ -146,28 +215,30 @@ class Batch:
         """Grade one entry, or reuse its results; whatever fails, the entry gets its row."""
         try:
             return self._grade_one(entry)
+        except Stopped:
+            raise
         except Exception as exc:  # noqa: BLE001 - one learner's failure must not end the batch
             doc = _error_doc(entry, self.checked, f"the grader failed ({type(exc).__name__})")
             with contextlib.suppress(OSError):
                 self._write(entry, doc)
-            return _row_from(doc, entry.id, "not_graded")
+            return _row_from(doc, entry, "not_graded")
 
     def _grade_one(self, entry: Entry) -> Row:
         began = time.monotonic()
         if entry.path is None:
             doc = _error_doc(entry, self.checked, entry.problem)
             self._write(entry, doc)
-            return _row_from(doc, entry.id, "not_graded")
+            return _row_from(doc, entry, "not_graded")
         try:
-            src = read_submission(entry.path)
+            src = read_untrusted(entry.path, protected=protected_paths(self.checked.problem.root))
         except GraderError as exc:
             doc = _error_doc(entry, self.checked, str(exc))
             self._write(entry, doc)
-            return _row_from(doc, entry.id, "not_graded")
+            return _row_from(doc, entry, "not_graded")
         digest = hashlib.sha256(src.data).hexdigest()
         stored = self.up_to_date(entry, digest)
         if stored is not None:
-            return _row_from(stored, entry.id, "unchanged")
+            return _row_from(stored, entry, "unchanged")
         try:
             launch = Launch(
                 source=src.data,
@@ -182,17 +253,21 @@ class Batch:
                     session, src=src, checked=self.checked, mode="submit", began=began
                 )
         except (GraderError, OSError) as exc:
+            if self.stop.is_set():
+                raise Stopped from None
             # Not the learner's doing (the template died, say): say so, and go on.
             doc = _error_doc(entry, self.checked, f"the grader failed: {exc}")
             self._write(entry, doc)
-            return _row_from(doc, entry.id, "not_graded")
-        stamp = {"sha256": digest, "suite": self.suite, "id": entry.id}
+            return _row_from(doc, entry, "not_graded")
+        stamp = {"sha256": digest, "suite": self.suite, "id": entry.id, "path": entry.relpath}
         report = replace(report, extra={**report.extra, "batch": stamp})
         doc = to_json(report)
         self._write(entry, doc)
-        return _row_from(doc, entry.id, "graded")
+        return _row_from(doc, entry, "graded")
 
     def _write(self, entry: Entry, doc: dict[str, Any]) -> None:
+        if self.stop.is_set():
+            raise Stopped  # graded while its children were being killed: not a verdict
         path = self.result_path(entry)
         tmp = path.with_suffix(".json.tmp")
         text = json.dumps(doc, indent=2, allow_nan=False, default=str) + "\n"
@@ -200,19 +275,24 @@ class Batch:
         os.replace(tmp, path)  # a crash mid-write must not leave a result that looks whole
 
 
+SUMMARY_COLUMNS = ("submission", "path", "score", "max_score", "status", "reason", "seconds")
+
+
 def write_summary(path: Path, rows: Iterable[Row], cases: Sequence[str]) -> None:
     """Write summary.csv: one row per submission, one outcome column per hidden case."""
     tmp = path.with_suffix(".csv.tmp")
     with tmp.open("w", newline="", encoding="utf-8") as handle:
         writer = csv.writer(handle)
-        writer.writerow(["submission", "score", "max_score", "status", "seconds", *cases])
+        writer.writerow([*SUMMARY_COLUMNS, *cases])
         for row in sorted(rows, key=lambda r: r.id):
             writer.writerow(
                 [
                     row.id,
+                    row.relpath,
                     f"{row.score:g}",
                     f"{row.max_score:g}",
                     row.status,
+                    row.reason,
                     f"{row.seconds:.3f}",
                     *(row.outcomes.get(c, "") for c in cases),
                 ]
@@ -228,9 +308,49 @@ class Summary:
     backend: str
     seconds: float
     notes: tuple[str, ...]
+    # Submissions found; more than len(rows) when the batch was interrupted.
+    found: int = 0
+    interrupted: bool = False
 
     def count(self, status: str) -> int:
         return sum(1 for r in self.rows if r.status == status)
+
+
+LOCK_FILE = ".grader-batch.lock"
+
+
+@contextmanager
+def locked(out: Path) -> Iterator[None]:
+    """Hold ``out``'s lock for a whole batch; refuse, naming the holder, if another has it.
+
+    An flock dies with its process, so a batch that was killed leaves no stale lock.
+    """
+    path = out / LOCK_FILE
+    fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW, 0o644)
+    try:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            holder = os.pread(fd, 200, 0).decode("utf-8", "replace").strip() or "another batch"
+            raise GraderError(
+                f"{shown(out)} is in use by {holder}; wait for it or use another --out"
+            ) from None
+        since = time.strftime("%Y-%m-%d %H:%M:%S")
+        holder = f"grader batch, process {os.getpid()} on {socket.gethostname()}, since {since}"
+        os.ftruncate(fd, 0)
+        os.pwrite(fd, holder.encode() + b"\n", 0)
+        yield
+    finally:
+        os.close(fd)  # releases the lock; the file stays, empty of meaning without it
+
+
+def _prepare_out(out: Path) -> None:
+    if out.exists() and not out.is_dir():
+        raise GraderError(f"--out {shown(out)!r} is a file; give a folder for the results")
+    try:
+        (out / RESULTS_DIR).mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise GraderError(f"cannot create {shown(out / RESULTS_DIR)!r}: {exc.strerror}") from None
 
 
 def run_batch(
@@ -243,31 +363,45 @@ def run_batch(
     jobs: int = 0,
     progress: bool | None = None,
 ) -> Summary:
-    """Grade every submission under ``paths`` into ``out``; return the summary."""
+    """Grade every submission under ``paths`` into ``out``; return the summary.
+
+    Ctrl-C stops it within a moment: the children are killed, the results finished so far
+    and summary.csv are written, and the summary says it was interrupted.
+    """
     began = time.monotonic()
-    entries = discover(paths)
+    entries = discover(paths, protected=protected_paths(problem_root))
     if not entries:
         raise GraderError("no submissions found")
-    (out / RESULTS_DIR).mkdir(parents=True, exist_ok=True)
+    _prepare_out(out)
     guard(problem_root, choice)
-    # The template starts first: it imports numpy while this process loads the problem.
-    with Pool(choice=choice, limits=limits) as pool:
-        checked = check_problem(problem_root, examples=False)
-        batch = Batch(
-            out=out, checked=checked, pool=pool, limits=limits, suite=suite_digest(checked)
-        )
-        rows = _grade_all(batch, entries, jobs or os.cpu_count() or 1, progress)
-        backend = pool.describe()
-        notes = tuple(pool.notes)
-        broken = pool.broken
-    write_summary(out / SUMMARY_FILE, rows, [c.name for c in checked.problem.hidden])
+    with locked(out):
+        # The template starts first: it imports numpy while this process loads the problem.
+        with Pool(choice=choice, limits=limits) as pool:
+            checked = check_problem(problem_root, examples=False)
+            batch = Batch(
+                out=out, checked=checked, pool=pool, limits=limits, suite=suite_digest(checked)
+            )
+            rows, interrupted = _grade_all(batch, entries, jobs or os.cpu_count() or 1, progress)
+            backend = pool.describe()
+            notes = tuple(pool.notes)
+            broken = pool.broken
+        write_summary(out / SUMMARY_FILE, rows, [c.name for c in checked.problem.hidden])
     if broken:
         missed = sum(1 for r in rows if r.status == "not_graded")
         raise GraderError(f"{broken}; {missed} submissions not graded, see {SUMMARY_FILE}")
-    return Summary(rows=tuple(rows), backend=backend, seconds=time.monotonic() - began, notes=notes)
+    return Summary(
+        rows=tuple(rows),
+        backend=backend,
+        seconds=time.monotonic() - began,
+        notes=notes,
+        found=len(entries),
+        interrupted=interrupted,
+    )
 
 
-def _grade_all(batch: Batch, entries: list[Entry], jobs: int, progress: bool | None) -> list[Row]:
+def _grade_all(
+    batch: Batch, entries: list[Entry], jobs: int, progress: bool | None
+) -> tuple[list[Row], bool]:
     show = sys.stderr.isatty() if progress is None else progress
     # Worker threads hand the GIL to each other often; the default 5 ms slice would make
     # a thread that only has to pass a message on wait behind one that is judging.
@@ -279,16 +413,43 @@ def _grade_all(batch: Batch, entries: list[Entry], jobs: int, progress: bool | N
         sys.setswitchinterval(interval)
 
 
-def _collect(batch: Batch, entries: list[Entry], jobs: int, show: bool) -> list[Row]:
+# How often the progress bar is redrawn while nothing finishes, so its clock keeps moving.
+TICK_SECONDS = 0.5
+# After Ctrl-C, how long the workers get to notice their children are gone.
+STOP_SECONDS = 2.0
+
+
+def _collect(batch: Batch, entries: list[Entry], jobs: int, show: bool) -> tuple[list[Row], bool]:
     from tqdm import tqdm
 
     rows: list[Row] = []
-    with (
-        tqdm(total=len(entries), unit="sub", disable=not show, file=sys.stderr) as bar,
-        ThreadPoolExecutor(max_workers=jobs) as pool,
-    ):
-        futures = [pool.submit(batch.grade_one, e) for e in entries]
-        for future in as_completed(futures):
+    executor = ThreadPoolExecutor(max_workers=jobs)
+    bar = tqdm(total=len(entries), unit="sub", disable=not show, file=sys.stderr)
+    pending = {executor.submit(batch.grade_one, e) for e in entries}
+    try:
+        while pending:
+            done, pending = wait(pending, timeout=TICK_SECONDS, return_when=FIRST_COMPLETED)
+            for future in done:
+                rows.append(future.result())
+                bar.update(1)
+            bar.refresh()
+    except KeyboardInterrupt:
+        _stop(batch, executor, pending, rows)
+        return rows, True
+    finally:
+        bar.close()
+        executor.shutdown(wait=False, cancel_futures=True)
+    return rows, False
+
+
+def _stop(
+    batch: Batch, executor: ThreadPoolExecutor, pending: set[Future[Row]], rows: list[Row]
+) -> None:
+    """Kill every child now, keep what finished, and let the workers go."""
+    batch.stop.set()
+    executor.shutdown(wait=False, cancel_futures=True)
+    batch.pool.close()  # the template takes every child it forked down with it
+    done, _ = wait(pending, timeout=STOP_SECONDS)
+    for future in done:
+        if not future.cancelled() and future.exception() is None:
             rows.append(future.result())
-            bar.update(1)
-    return rows

@@ -10,6 +10,7 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
+from grader.cases import check_problem
 from grader.errors import GraderError
 from grader.layout import (
     BUNDLE_FILE,
@@ -123,6 +124,7 @@ def verify_learner(root: Path, bundle: Path) -> list[str]:
 
 def build_learner(root: Path, out: Path) -> list[str]:
     """Write a learner bundle to folder ``out`` (or ``out``.zip); return what went in."""
+    check_problem(root)  # a broken problem is refused with every issue, before anything ships
     with tempfile.TemporaryDirectory() as tmp:
         stage = Path(tmp) / "bundle"
         stage.mkdir()
@@ -194,6 +196,7 @@ def build_gradescope(
     """Write a Gradescope autograder zip: setup.sh, run_autograder and the grader with its cases."""
     if out.suffix != ".zip":
         raise GraderError("the Gradescope bundle is a zip: give a path ending in .zip")
+    check_problem(root)  # else every submission would fail on Gradescope
     hidden = sorted(p.relative_to(root) for p in (root / HIDDEN_DIR).glob("*.yaml"))
     if not hidden:
         raise GraderError(f"no hidden cases in {root / HIDDEN_DIR}: nothing to grade with")

@@ -166,6 +166,23 @@ def _expand_positions(raw: object) -> object:
     return range(*args)
 
 
+def _number(value: object) -> float | None:
+    """Return a YAML value as a number, or None; "1e-3" counts.
+
+    YAML 1.1 reads 1e-3 (no dot) as a string, and authors write tolerances that way.
+    """
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, int | float):
+        return float(value)
+    if isinstance(value, str):
+        try:
+            return float(value)
+        except ValueError:
+            return None
+    return None
+
+
 def _tolerance(raw: object, base: Tolerance) -> Tolerance:
     if raw is None:
         return base
@@ -173,51 +190,78 @@ def _tolerance(raw: object, base: Tolerance) -> Tolerance:
         raise _Bad("tolerance", f"takes only rtol and atol, got {raw!r}")
     values: dict[str, float] = {"rtol": base.rtol, "atol": base.atol}
     for key, value in raw.items():
-        if isinstance(value, bool) or not isinstance(value, int | float) or not 0 <= value < 1:
+        number = _number(value)
+        if number is None or not 0 <= number < 1:
             raise _Bad(f"tolerance.{key}", f"must be a number in [0, 1), got {value!r}")
-        values[key] = float(value)
+        values[key] = number
     return Tolerance(**values)
 
 
 CASE_KEYS = frozenset({"name", "why", "input", "expected", "tolerance", "max_score"})
 
 
+class _Bads(Exception):
+    """Everything wrong with one case, each with its field."""
+
+    def __init__(self, bads: list[_Bad]) -> None:
+        super().__init__("; ".join(str(b) for b in bads))
+        self.bads = bads
+
+
 def _case(raw: object, *, where: str, visible: bool, base: Tolerance, probe: bool = False) -> Case:
+    """Validate one case; raise _Bads listing every field that is wrong, not the first."""
     if not isinstance(raw, dict):
-        raise _Bad("(top)", f"a case must be a mapping, got {type(raw).__name__}")
-    unknown = sorted(set(raw) - CASE_KEYS)
-    if unknown:
-        raise _Bad(unknown[0], f"unknown key (allowed: {', '.join(sorted(CASE_KEYS))})")
-    for key in ("name", "why", "input"):
-        if key not in raw:
-            raise _Bad(key, "missing key")
-    name, why = raw["name"], raw["why"]
-    if not isinstance(name, str) or not NAME_RE.match(name):
-        raise _Bad("name", f"must be lowercase letters, digits, _ or -, got {name!r}")
-    if not isinstance(why, str) or not why.strip():
-        raise _Bad("why", "must be a non-empty sentence")
-    inp = raw["input"]
-    if not isinstance(inp, dict) or set(inp) != {"positions", "d_model"}:
-        raise _Bad("input", "must have exactly the keys positions and d_model")
-    try:
-        positions, d_model = validate_input(_expand_positions(inp["positions"]), inp["d_model"])
-    except ValueError as exc:
-        field = "input.d_model" if "d_model" in str(exc) else "input.positions"
-        raise _Bad(field, str(exc)) from None
+        raise _Bads([_Bad("(top)", f"a case must be a mapping, got {type(raw).__name__}")])
+    bads = [
+        _Bad(key, f"unknown key (allowed: {', '.join(sorted(CASE_KEYS))})")
+        for key in sorted(set(raw) - CASE_KEYS, key=str)
+    ]
+    bads += [_Bad(key, "missing key") for key in ("name", "why", "input") if key not in raw]
+    name, why = raw.get("name"), raw.get("why")
+    if "name" in raw and (not isinstance(name, str) or not NAME_RE.match(name)):
+        bads.append(_Bad("name", f"must be lowercase letters, digits, _ or -, got {name!r}"))
+    if "why" in raw and (not isinstance(why, str) or not why.strip()):
+        bads.append(_Bad("why", "must be a non-empty sentence"))
+    positions: tuple[int, ...] = ()
+    d_model = 0
+    inp = raw.get("input")
+    if "input" in raw and (not isinstance(inp, dict) or set(inp) != {"positions", "d_model"}):
+        bads.append(_Bad("input", "must have exactly the keys positions and d_model"))
+    elif isinstance(inp, dict):
+        try:
+            positions, d_model = validate_input(_expand_positions(inp["positions"]), inp["d_model"])
+        except _Bad as bad:
+            bads.append(bad)
+        except ValueError as exc:
+            field = "input.d_model" if "d_model" in str(exc) else "input.positions"
+            bads.append(_Bad(field, str(exc)))
     expected = None
     if raw.get("expected") is not None:
-        expected = _table(raw["expected"], (len(positions), d_model))
+        if positions:
+            try:
+                expected = _table(raw["expected"], (len(positions), d_model))
+            except _Bad as bad:
+                bads.append(bad)
     elif visible and not probe:
-        raise _Bad("expected", "a visible example must list its expected values")
+        bads.append(_Bad("expected", "a visible example must list its expected values"))
     max_score = raw.get("max_score", 1.0)
     if isinstance(max_score, bool) or not isinstance(max_score, int | float) or max_score <= 0:
-        raise _Bad("max_score", f"must be a positive number, got {max_score!r}")
+        bads.append(_Bad("max_score", f"must be a positive number, got {max_score!r}"))
+        max_score = 1.0
+    tolerance = base
+    try:
+        tolerance = _tolerance(raw.get("tolerance"), base)
+    except _Bad as bad:
+        bads.append(bad)
+    if bads:
+        raise _Bads(bads)
+    assert isinstance(name, str) and isinstance(why, str)
     return Case(
         name=name,
         why=why.strip(),
         positions=positions,
         d_model=d_model,
-        tolerance=_tolerance(raw.get("tolerance"), base),
+        tolerance=tolerance,
         visible=visible,
         source=where,
         expected=expected,
@@ -230,8 +274,20 @@ def _read_yaml(path: Path) -> object:
         return yaml.load(path.read_text(encoding="utf-8"), Loader=SAFE_LOADER)
     except OSError as exc:
         raise _Bad("(file)", f"cannot read: {exc.strerror}") from None
+    except UnicodeDecodeError as exc:
+        raise _Bad("(file)", f"not UTF-8 text (byte {exc.start})") from None
     except yaml.YAMLError as exc:
-        raise _Bad("(file)", f"not valid YAML: {exc}".splitlines()[0]) from None
+        raise _Bad("(file)", _yaml_message(exc)) from None
+
+
+def _yaml_message(exc: yaml.YAMLError) -> str:
+    """Say where YAML stopped and why: 'not valid YAML at line 3, column 7: <cause>'."""
+    mark = getattr(exc, "problem_mark", None)
+    where = f" at line {mark.line + 1}, column {mark.column + 1}" if mark is not None else ""
+    cause = " ".join(
+        str(part) for part in (getattr(exc, "context", None), getattr(exc, "problem", None)) if part
+    )
+    return f"not valid YAML{where}: {cause or str(exc).splitlines()[0]}"
 
 
 def load_problem(root: Path) -> Problem:
@@ -260,15 +316,19 @@ def load_problem(root: Path) -> Problem:
         where = f"{EXAMPLES_FILE}: examples[{i}]"
         try:
             examples.append(_case(raw, where=where, visible=True, base=base))
-        except _Bad as bad:
-            issues.append(Issue(EXAMPLES_FILE, f"examples[{i}].{bad.field}", str(bad)))
+        except _Bads as bads:
+            issues += [
+                Issue(EXAMPLES_FILE, f"examples[{i}].{bad.field}", str(bad)) for bad in bads.bads
+            ]
     probes: list[Case] = []
     for i, raw in enumerate(raw_probes):
         where = f"{EXAMPLES_FILE}: probes[{i}]"
         try:
             probes.append(_case(raw, where=where, visible=True, base=base, probe=True))
-        except _Bad as bad:
-            issues.append(Issue(EXAMPLES_FILE, f"probes[{i}].{bad.field}", str(bad)))
+        except _Bads as bads:
+            issues += [
+                Issue(EXAMPLES_FILE, f"probes[{i}].{bad.field}", str(bad)) for bad in bads.bads
+            ]
     hidden: list[Case] = []
     hidden_dir = root / HIDDEN_DIR
     files = sorted(hidden_dir.glob("*.yaml")) if hidden_dir.is_dir() else []
@@ -280,6 +340,8 @@ def load_problem(root: Path) -> Problem:
             hidden.append(_case(_read_yaml(path), where=where, visible=False, base=base))
         except _Bad as bad:
             issues.append(Issue(where, bad.field, str(bad)))
+        except _Bads as bads:
+            issues += [Issue(where, bad.field, str(bad)) for bad in bads.bads]
     seen: dict[str, str] = {}
     for case in examples + probes + hidden:
         if case.name in seen:

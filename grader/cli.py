@@ -7,13 +7,15 @@ import contextlib
 import json
 import os
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple, NoReturn
 
 from grader.errors import GraderError
 
 EXIT_PASSED, EXIT_FAILED, EXIT_USAGE, EXIT_INTERNAL = 0, 1, 2, 3
+# 128 + SIGINT, as shells report a command stopped by Ctrl-C.
+EXIT_INTERRUPTED = 130
 
 
 def positive_float(text: str) -> float:
@@ -54,197 +56,290 @@ def positions_arg(text: str) -> list[int]:
         ) from None
 
 
-def build_parser() -> argparse.ArgumentParser:
-    """Return the argument parser for every subcommand."""
-    parser = argparse.ArgumentParser(
-        prog="grader", description="Grade solutions to the sinusoidal position encodings exercise."
-    )
-    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
-    common = argparse.ArgumentParser(add_help=False)
-    common.add_argument(
+def port_number(text: str) -> int:
+    """Parse a TCP port, 0 to 65535 (0: any free one), naming the bad value otherwise."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a port number: {text!r}") from None
+    if not 0 <= value <= 65535:
+        raise argparse.ArgumentTypeError(f"a port is 0 to 65535, got {text!r}")
+    return value
+
+
+class Parser(argparse.ArgumentParser):
+    """argparse, with a usage error said in one line (and exit 2)."""
+
+    def error(self, message: str) -> NoReturn:
+        self.exit(EXIT_USAGE, f"{self.prog}: error: {message} (see {self.prog} --help)\n")
+
+
+Step = Callable[[argparse.ArgumentParser], None]
+VISIBILITIES = ("visible", "hidden", "after_due_date", "after_published")
+
+
+def _problem_args(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
         "--problem", metavar="DIR", help="problem folder (default: $GRADER_PROBLEM, then the repo)"
     )
-    fmt = argparse.ArgumentParser(add_help=False)
-    fmt.add_argument("--format", choices=("text", "json"), default="text")
-    submission = argparse.ArgumentParser(add_help=False)
-    submission.add_argument("file", type=Path, help="the submission, a .py file")
-    # Sandbox and limits: every command that runs untrusted code takes them.
-    grading = argparse.ArgumentParser(add_help=False)
-    grading.add_argument(
+
+
+def _format_args(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--format", choices=("text", "json"), default="text")
+
+
+def _submission_args(p: argparse.ArgumentParser) -> None:
+    p.add_argument("file", type=Path, help="the submission, a .py file")
+
+
+def _grading_args(p: argparse.ArgumentParser) -> None:
+    """Sandbox and limits: every command that runs untrusted code takes them."""
+    p.add_argument(
         "--sandbox",
         choices=("auto", "bwrap", "landlock", "none"),
         default="auto",
         help="isolation backend (default auto: bwrap, else landlock, else none)",
     )
-    grading.add_argument(
+    p.add_argument(
         "--require-sandbox",
         action="store_true",
         help="refuse to grade without a sandbox instead of warning",
     )
-    grading.add_argument(
-        "--timeout",
-        type=positive_float,
-        default=3.0,
-        metavar="SECONDS",
-        help="wall-clock limit per case (default 3)",
+    limits = (
+        ("--timeout", positive_float, 3.0, "SECONDS", "wall-clock limit per case (default 3)"),
+        (
+            "--budget",
+            positive_float,
+            10.0,
+            "SECONDS",
+            "wall-clock limit for all the cases of one submission together; cases left when it "
+            "runs out are reported as not run (default 10)",
+        ),
+        (
+            "--startup-timeout",
+            positive_float,
+            10.0,
+            "SECONDS",
+            "wall-clock limit for starting and importing the submission (default 10)",
+        ),
+        ("--cpu", positive_int, 60, "SECONDS", "CPU time limit per child process (default 60)"),
+        ("--memory", positive_int, 1024, "MB", "address-space limit per child (default 1024)"),
+        ("--max-file-size", positive_int, 16, "MB", "largest file it may write (default 16)"),
+        (
+            "--max-output",
+            positive_int,
+            8192,
+            "BYTES",
+            "bytes of stdout and of stderr kept; the rest is dropped (default 8192)",
+        ),
     )
-    grading.add_argument(
-        "--budget",
-        type=positive_float,
-        default=10.0,
-        metavar="SECONDS",
-        help="wall-clock limit for all the cases of one submission together; cases left when "
-        "it runs out are reported as not run (default 10)",
-    )
-    grading.add_argument(
-        "--startup-timeout",
-        type=positive_float,
-        default=10.0,
-        metavar="SECONDS",
-        help="wall-clock limit for starting and importing the submission (default 10)",
-    )
-    grading.add_argument(
-        "--cpu",
-        type=positive_int,
-        default=60,
-        metavar="SECONDS",
-        help="CPU time limit per child process (default 60)",
-    )
-    grading.add_argument(
-        "--memory",
-        type=positive_int,
-        default=1024,
-        metavar="MB",
-        help="address-space limit per child process (default 1024)",
-    )
-    grading.add_argument(
-        "--max-file-size",
-        type=positive_int,
-        default=16,
-        metavar="MB",
-        help="largest file the submission may write (default 16)",
-    )
-    grading.add_argument(
-        "--max-output",
-        type=positive_int,
-        default=8192,
-        metavar="BYTES",
-        help="bytes of stdout and of stderr kept; the rest is dropped (default 8192)",
-    )
-    run = sub.add_parser(
-        "run",
-        parents=[common, submission, fmt, grading],
-        help="check a file against the visible examples",
-    )
-    run.add_argument(
+    for flag, kind, default, metavar, text in limits:
+        p.add_argument(flag, type=kind, default=default, metavar=metavar, help=text)
+
+
+def _plot_args(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
         "--plot",
         type=Path,
-        metavar="FILE.png",
-        help="also draw expected, got and |error| heatmaps of the first failing example",
+        metavar="PNG_OR_DIR",
+        help="also draw expected, got and |error| heatmaps of the first failing example, "
+        "to a path ending in .png or into an existing folder",
     )
-    sub.add_parser(
-        "submit",
-        parents=[common, submission, fmt, grading],
-        help="grade a file on the hidden cases",
-    )
-    sub.add_parser(
-        "check", parents=[common], help="validate the problem files against the reference (authors)"
-    )
-    audit = sub.add_parser(
-        "audit",
-        parents=[common, fmt, grading],
-        help="grade the solution corpus on the hidden cases: kill matrix and margins (authors)",
-    )
-    audit.add_argument(
-        "--jobs",
-        type=positive_int,
-        default=None,
-        metavar="N",
-        help="variants graded at once (default: one per core)",
-    )
-    batch = sub.add_parser(
-        "batch",
-        parents=[common, grading],
-        help="grade many submissions on the hidden cases (course staff)",
-    )
-    batch.add_argument(
+
+
+def _jobs_args(what: str) -> Step:
+    def step(p: argparse.ArgumentParser) -> None:
+        p.add_argument(
+            "--jobs",
+            type=positive_int,
+            default=None,
+            metavar="N",
+            help=f"{what} graded at once (default: one per core)",
+        )
+
+    return step
+
+
+def _batch_args(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
         "paths",
         nargs="+",
         type=Path,
         metavar="DIR_OR_FILE",
         help="a .py per learner, or folders of them (or of one folder per learner)",
     )
-    batch.add_argument("--out", type=Path, required=True, metavar="DIR", help="where results go")
-    batch.add_argument(
-        "--jobs",
-        type=positive_int,
-        default=None,
-        metavar="N",
-        help="submissions graded at once (default: one per core)",
+    p.add_argument(
+        "--out",
+        type=Path,
+        required=True,
+        metavar="DIR",
+        help="folder for results/ and summary.csv; rerun with the same one to resume",
     )
-    batch.add_argument(
+    p.add_argument(
         "--progress",
         action=argparse.BooleanOptionalAction,
         default=None,
         help="show a progress bar (default: when stderr is a terminal)",
     )
-    bundle = sub.add_parser(
-        "bundle", parents=[common], help="build a learner bundle or a Gradescope autograder zip"
-    )
-    bundle.add_argument("kind", choices=("learner", "gradescope"))
-    bundle.add_argument("out", type=Path, metavar="OUT", help="a folder, or a path ending in .zip")
-    bundle.add_argument(
+
+
+def _bundle_args(p: argparse.ArgumentParser) -> None:
+    p.add_argument("kind", choices=("learner", "gradescope"))
+    p.add_argument("out", type=Path, metavar="OUT", help="a folder, or a path ending in .zip")
+    p.add_argument(
         "--visibility",
-        choices=("visible", "hidden", "after_due_date", "after_published"),
+        choices=VISIBILITIES,
         default="visible",
         help="Gradescope: when learners see each test (default visible)",
     )
-    bundle.add_argument(
+    p.add_argument(
         "--stdout-visibility",
-        choices=("visible", "hidden", "after_due_date", "after_published"),
+        choices=VISIBILITIES,
         default="hidden",
         help="Gradescope: when learners see the autograder output (default hidden)",
     )
-    autograde = sub.add_parser(
-        "autograde",
-        parents=[grading],
-        help="Gradescope's run_autograder: grade ROOT/submission into ROOT/results/results.json",
-    )
-    autograde.add_argument(
+
+
+def _autograde_args(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
         "--root",
         type=Path,
         default=None,
         metavar="DIR",
         help="the autograder root (default: $AUTOGRADER_ROOT, then /autograder)",
     )
-    serve = sub.add_parser(
-        "serve",
-        parents=[common, grading],
-        help="serve the practice page on 127.0.0.1: statement, widget, editor, Run and Submit",
+
+
+def _serve_args(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "--port",
+        type=port_number,
+        default=8765,
+        metavar="N",
+        help="port on 127.0.0.1, 0 to 65535 (0: any free one; default 8765)",
     )
-    serve.add_argument(
-        "--port", type=int, default=8765, metavar="N", help="port on 127.0.0.1 (0: any free one)"
-    )
-    serve.add_argument(
+    p.add_argument(
         "--no-browser", action="store_true", help="only print the URL; do not open a browser"
     )
-    add = sub.add_parser(
-        "add-case", parents=[common, grading], help="add a hidden case and audit it (authors)"
+
+
+def _add_case_args(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "--positions",
+        type=positions_arg,
+        required=True,
+        metavar="LIST",
+        help="the positions: integers separated by commas (3,1,4), or a range START:STOP or "
+        "START:STOP:STEP as in Python (0:100:7; STOP is left out)",
     )
-    add.add_argument("--positions", type=positions_arg, required=True, metavar="LIST")
-    add.add_argument("--d-model", type=int, required=True, metavar="N")
-    add.add_argument("--name", help="case name (default: case_NN)")
-    add.add_argument("--why", default="Added by an author with grader add-case.")
-    add.add_argument(
+    p.add_argument(
+        "--d-model",
+        type=int,
+        required=True,
+        metavar="N",
+        help="the width of the table: an even integer >= 2",
+    )
+    p.add_argument(
+        "--name",
+        help="case name: lowercase letters, digits, _ or - (default: case_NN, NN its number)",
+    )
+    p.add_argument(
+        "--why",
+        default="Added by an author with grader add-case.",
+        metavar="SENTENCE",
+        help="the mistake the case is meant to catch, kept in its file for the next author",
+    )
+    p.add_argument(
         "--no-audit", action="store_true", help="write the case without grading the corpus on it"
     )
+    p.add_argument(
+        "--force",
+        action="store_true",
+        help="keep the case even if correct solutions of the corpus fail it",
+    )
+
+
+class Command(NamedTuple):
+    """A subcommand: its name, its one-line help, and the steps that add its arguments."""
+
+    name: str
+    help: str
+    steps: tuple[Step, ...]
+
+
+GRADE = (_problem_args, _submission_args, _format_args, _grading_args)
+COMMANDS = (
+    Command("run", "check a file against the visible examples", (*GRADE, _plot_args)),
+    Command("submit", "grade a file on the hidden cases", GRADE),
+    Command(
+        "check", "validate the problem files against the reference (authors)", (_problem_args,)
+    ),
+    Command(
+        "audit",
+        "grade the solution corpus on the hidden cases: kill matrix and margins (authors)",
+        (_problem_args, _format_args, _grading_args, _jobs_args("variants")),
+    ),
+    Command(
+        "batch",
+        "grade many submissions on the hidden cases (course staff)",
+        (_problem_args, _grading_args, _batch_args, _jobs_args("submissions")),
+    ),
+    Command(
+        "bundle",
+        "build a learner bundle or a Gradescope autograder zip",
+        (_problem_args, _bundle_args),
+    ),
+    Command(
+        "autograde",
+        "Gradescope's run_autograder: grade ROOT/submission into ROOT/results/results.json",
+        (_grading_args, _autograde_args),
+    ),
+    Command(
+        "serve",
+        "serve the practice page on 127.0.0.1: statement, widget, editor, Run and Submit",
+        (_problem_args, _grading_args, _serve_args),
+    ),
+    Command(
+        "add-case",
+        "add a hidden case and audit it (authors)",
+        (_problem_args, _grading_args, _add_case_args),
+    ),
+)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """Return the argument parser for every subcommand."""
+    parser = Parser(
+        prog="grader", description="Grade solutions to the sinusoidal position encodings exercise."
+    )
+    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    for command in COMMANDS:
+        p = sub.add_parser(command.name, help=command.help, description=command.help)
+        for step in command.steps:
+            step(p)
     return parser
+
+
+# Options whose value may start with "-" (a negative position): argparse would take
+# "--positions -1,2" for two options, and say nothing a user can act on.
+SIGNED_VALUES = ("--positions",)
+
+
+def _attach_signed(argv: Sequence[str]) -> list[str]:
+    """Turn ``--positions -1,2`` into ``--positions=-1,2``, which argparse reads as a value."""
+    out: list[str] = []
+    for arg in argv:
+        if out and out[-1] in SIGNED_VALUES and arg[:1] == "-" and arg[1:2].isdigit():
+            out[-1] = f"{out[-1]}={arg}"
+        else:
+            out.append(arg)
+    return out
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the grader; return the exit status (0 passed, 1 failed, 2 usage error, 3 bug)."""
     parser = build_parser()
-    args = parser.parse_args(argv)
+    args = parser.parse_args(_attach_signed(sys.argv[1:] if argv is None else argv))
     try:
         return _dispatch(args)
     except GraderError as exc:
@@ -252,7 +347,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return EXIT_USAGE
     except KeyboardInterrupt:
         print("grader: interrupted", file=sys.stderr)
-        return 130
+        return EXIT_INTERRUPTED
     except BrokenPipeError:
         # The reader left (say, `| head`): nothing more to say, and nowhere to say it.
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
@@ -349,6 +444,9 @@ def _batch(args: argparse.Namespace, root: Path, choice: Any) -> int:
     )
     for note in summary.notes:
         print(f"warning: {note}", file=sys.stderr)
+    for row in sorted(summary.rows, key=lambda r: r.relpath):
+        if row.status == "not_graded":
+            print(f"not graded: {row.relpath}: {row.reason}")
     total = len(summary.rows)
     graded = summary.count("graded")
     print(
@@ -357,6 +455,13 @@ def _batch(args: argparse.Namespace, root: Path, choice: Any) -> int:
         f"{summary.seconds:.1f} s ({graded / max(summary.seconds, 1e-9):.1f} graded per second)"
     )
     print(f"results: {args.out / RESULTS_DIR}/ and {args.out / SUMMARY_FILE}")
+    if summary.interrupted:
+        print(
+            f"interrupted: {summary.found - total} of {summary.found} submissions not graded "
+            "yet; run the same command again to resume (finished results are kept)",
+            file=sys.stderr,
+        )
+        return EXIT_INTERRUPTED
     return EXIT_PASSED
 
 
@@ -384,9 +489,13 @@ def _autograde(args: argparse.Namespace) -> int:
     from grader.walls import resolve_backend
 
     root = args.root or Path(os.environ.get("AUTOGRADER_ROOT", "/autograder"))
-    choice = resolve_backend(args.sandbox, require=args.require_sandbox)
-    doc = autograde(root=root, limits=_limits(args), choice=choice)
-    print(f"score {doc['score']:g}/{doc['max_score']:g} written to {root}/results/results.json")
+    doc = autograde(
+        root=root,
+        limits=_limits(args),
+        choose=lambda: resolve_backend(args.sandbox, require=args.require_sandbox),
+    )
+    top = sum(t.get("max_score", 0) for t in doc["tests"])
+    print(f"score {doc['score']:g}/{top:g} written to {root}/results/results.json")
     return EXIT_PASSED
 
 
@@ -412,10 +521,15 @@ def _serve(args: argparse.Namespace, root: Path, choice: Any) -> int:
 
 def _check(root: Path) -> int:
     from grader.audit import load_corpus
-    from grader.cases import check_problem
+    from grader.authoring import statement_issue
+    from grader.cases import Issue, ProblemInvalid, check_problem
+    from grader.layout import STATEMENT_FILE
 
     checked = check_problem(root)
     problem = checked.problem
+    wrong_count = statement_issue(root, len(problem.hidden))
+    if wrong_count:
+        raise ProblemInvalid([Issue(str(STATEMENT_FILE), "(text)", wrong_count)])
     corpus = load_corpus(root) if (root / "solutions" / "corpus.yaml").exists() else ()
     print(
         f"problem OK: {len(problem.examples)} examples and {len(problem.hidden)} hidden cases "
@@ -426,18 +540,36 @@ def _check(root: Path) -> int:
 
 
 def _add_case(args: argparse.Namespace, root: Path) -> int:
-    from grader.authoring import add_case, new_case_report
+    from grader.authoring import add_case, new_case_report, update_statement
 
     path = add_case(
         root, positions=args.positions, d_model=args.d_model, name=args.name, why=args.why
     )
-    print(f"wrote {path.relative_to(root)}")
-    if args.no_audit:
-        return EXIT_PASSED
-    from grader.walls import resolve_backend
+    if not args.no_audit:
+        from grader.walls import resolve_backend
 
-    choice = resolve_backend(args.sandbox, require=args.require_sandbox)
-    print(new_case_report(root, path, limits=_limits(args), choice=choice), end="")
+        try:
+            choice = resolve_backend(args.sandbox, require=args.require_sandbox)
+            text, failing = new_case_report(root, path, limits=_limits(args), choice=choice)
+        except BaseException:
+            path.unlink()  # nothing written unless the case was judged (or judging was skipped)
+            raise
+        if failing and not args.force:
+            path.unlink()
+            print(text, end="")
+            print(
+                f"refused: correct variants fail it ({', '.join(failing)}), so the case or its "
+                "tolerance is wrong; nothing written (--force keeps it anyway)",
+                file=sys.stderr,
+            )
+            return EXIT_FAILED
+        print(f"wrote {path.relative_to(root)}")
+        print(text, end="")
+        if failing:
+            print(f"WARNING: kept with --force; correct variants fail it: {', '.join(failing)}")
+    else:
+        print(f"wrote {path.relative_to(root)}")
+    update_statement(root)
     return EXIT_PASSED
 
 
@@ -447,8 +579,9 @@ def _grade(args: argparse.Namespace, root: Path, choice: Any) -> int:
 
     plot_to = getattr(args, "plot", None)
     if plot_to is not None:
-        from grader.plot import require_matplotlib
+        from grader.plot import plot_path, require_matplotlib
 
+        plot_to = plot_path(plot_to, args.file)
         require_matplotlib()  # before grading, so a missing extra costs nothing
     report = grade(
         submission=args.file,

@@ -103,11 +103,20 @@ def execute(
 
 
 def grade(
-    *, submission: Path, problem_root: Path, mode: str, limits: Limits, choice: Choice
+    *,
+    submission: Path | Source,
+    problem_root: Path,
+    mode: str,
+    limits: Limits,
+    choice: Choice,
 ) -> Report:
-    """Grade ``submission`` on the visible examples (mode "run") or hidden cases ("submit")."""
+    """Grade ``submission`` on the visible examples (mode "run") or hidden cases ("submit").
+
+    A Source is a file the caller has already read with its own care (the autograder reads
+    through no link); a path is read here.
+    """
     began = time.monotonic()
-    src = read_submission(submission)
+    src = submission if isinstance(submission, Source) else read_submission(submission)
     guard(problem_root, choice)
     launch = Launch(source=src.data, limits=limits, backend=choice.backend, function=FUNCTION_NAME)
     # The child is starting on the other core; only now the heavy imports of ours.

@@ -15,6 +15,7 @@ EXAMPLES_FILE = "examples.yaml"
 HIDDEN_DIR = "hidden_tests"
 REFERENCE_FILE = Path("solutions") / "reference.py"
 CORPUS_FILE = Path("solutions") / "corpus.yaml"
+STATEMENT_FILE = Path("problem") / "statement.md"
 PROBLEM_ENV = "GRADER_PROBLEM"
 # Present at the root of a learner bundle: the statement and examples, no answers.
 BUNDLE_FILE = "bundle.yaml"

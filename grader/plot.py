@@ -26,6 +26,17 @@ def require_matplotlib() -> Any:
     return plt, MaxNLocator
 
 
+def plot_path(given: Path, submission: Path) -> Path:
+    """Return where --plot writes: the .png named, or SUBMISSION.png in the folder named."""
+    if given.is_dir():
+        return given / f"{submission.stem}.png"
+    if given.suffix.lower() != ".png":
+        raise GraderError(
+            f"--plot {str(given)!r}: give a path ending in .png or an existing folder"
+        )
+    return given
+
+
 def pick_case(report: Report) -> CaseResult:
     """Return the first failing example, or the first example when all pass."""
     failing = [c for c in report.cases if not c.passed]

@@ -172,18 +172,23 @@ class Handler(BaseHTTPRequestHandler):
         if mode is None:
             self._refuse(HTTPStatus.NOT_FOUND, "no such endpoint")
             return
-        length = self.headers.get("Content-Length")
-        if length is None or not length.isdigit():
+        header = self.headers.get("Content-Length")
+        if header is None:
             self._refuse(HTTPStatus.LENGTH_REQUIRED, "a Content-Length is required")
             return
-        if int(length) > MAX_BODY:
+        # str.isdigit() admits "²" and other digits int() refuses: only ASCII 0-9 here.
+        if not header.isascii() or not header.isdigit():
+            self._refuse(HTTPStatus.BAD_REQUEST, "the Content-Length must be a whole number")
+            return
+        length = int(header)
+        if length > MAX_BODY:
             self._refuse(
                 HTTPStatus.REQUEST_ENTITY_TOO_LARGE,
                 f"the source is too large (at most {MAX_SUBMISSION_BYTES} bytes)",
             )
             return
         try:
-            body = json.loads(self.rfile.read(int(length)))
+            body = json.loads(self.rfile.read(length))
             source = body["source"]
             if not isinstance(source, str):
                 raise TypeError

@@ -11,8 +11,11 @@ from __future__ import annotations
 import ast
 import builtins
 import difflib
+import os
 import re
+import stat
 import threading
+from collections.abc import Sequence
 from pathlib import Path
 from typing import NamedTuple
 
@@ -20,6 +23,7 @@ from grader.errors import GraderError
 from grader.records import Outcome
 
 MAX_SUBMISSION_BYTES = 1024 * 1024
+SUBMISSION_SUFFIX = ".py"
 IDENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]{0,59}$")
 BUILTIN_EXCEPTIONS = frozenset(
     name
@@ -68,12 +72,46 @@ class Source(NamedTuple):
         return lines[number - 1].strip()[:200] if 1 <= number <= len(lines) else ""
 
 
+def shown(path: Path | str) -> str:
+    """Return a path as printable text: bytes that are not UTF-8 shown as \\xNN escapes."""
+    return os.fsencode(path).decode("utf-8", "backslashreplace")
+
+
+def name_problem(path: Path) -> str:
+    """Return why a file is not a submission by its name alone, or "" if it may be one.
+
+    One rule for every way in (command line, batch, Gradescope): a Python file, `.py`.
+    """
+    if path.suffix != SUBMISSION_SUFFIX:
+        return f"{shown(path.name)} is not a Python file: submissions end in {SUBMISSION_SUFFIX}"
+    return ""
+
+
+def link_problem(path: Path, protected: Sequence[Path]) -> str:
+    """Return why an untrusted path may not be read, or "" if it may.
+
+    Course staff and Gradescope hand over folders a learner shaped: a symbolic link there
+    could point at anything the grader can read (the hidden cases, /etc/passwd), so none
+    is followed, and nothing that resolves inside a protected folder is read.
+    """
+    if path.is_symlink():
+        return f"{shown(path.name)} is a symbolic link; links are not followed"
+    real = path.resolve()
+    for folder in protected:
+        if real.is_relative_to(folder.resolve()):
+            return f"{shown(path.name)} is inside the problem's own files; not read"
+    return ""
+
+
 def read_submission(path: Path) -> Source:
     """Read the learner's file, refusing what cannot be a Python source file."""
     if not path.exists():
         raise GraderError(f"no such file: {str(path)!r}")
     if not path.is_file():
         raise GraderError(f"not a file: {str(path)!r}")
+    problem = name_problem(path)
+    if problem:
+        raise GraderError(problem)
     size = path.stat().st_size
     if size > MAX_SUBMISSION_BYTES:
         raise GraderError(f"{path.name} is {size} bytes; submissions may be at most 1 MiB")
@@ -202,3 +240,25 @@ def _imports(tree: ast.Module) -> frozenset[str]:
         elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
             names.add(node.module.split(".")[0])
     return frozenset(names)
+
+
+def read_untrusted(path: Path, *, protected: Sequence[Path]) -> Source:
+    """Read a file from a folder a learner shaped: never through a link (see link_problem)."""
+    problem = link_problem(path, protected) or name_problem(path)
+    if problem:
+        raise GraderError(problem)
+    try:
+        # O_NOFOLLOW: a file swapped for a link after the check above is still not followed.
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+    except OSError as exc:
+        raise GraderError(f"cannot read {shown(path.name)}: {exc.strerror}") from None
+    with os.fdopen(fd, "rb") as handle:
+        info = os.fstat(handle.fileno())
+        if not stat.S_ISREG(info.st_mode):
+            raise GraderError(f"{shown(path.name)} is not a regular file")
+        if info.st_size > MAX_SUBMISSION_BYTES:
+            raise GraderError(
+                f"{shown(path.name)} is {info.st_size} bytes; submissions may be at most 1 MiB"
+            )
+        data = handle.read(MAX_SUBMISSION_BYTES + 1)
+    return Source(name=shown(path.name), text=data.decode("utf-8", "replace"), data=data)

@@ -4,8 +4,14 @@ from __future__ import annotations
 
 import csv
 import json
+import os
+import re
 import shutil
+import signal
 import socket
+import subprocess
+import sys
+import time
 from collections.abc import Callable
 from pathlib import Path
 
@@ -166,9 +172,10 @@ def test_missing_path_is_a_usage_error(cli: Cli, tmp_path: Path) -> None:
 
 
 def test_reference_in_batch(cli: Cli, tmp_path: Path) -> None:
-    """The reference scores 10/10 in batch mode too."""
-    code, _, _ = cli("batch", ROOT / "solutions" / "reference.py", "--out", tmp_path)
-    assert code == 0 and _summary(tmp_path)["reference"]["score"] == "10"
+    """The reference scores 10/10 in batch mode too (a copy: the original is protected)."""
+    shutil.copy(ROOT / "solutions" / "reference.py", tmp_path / "reference.py")
+    code, _, _ = cli("batch", tmp_path / "reference.py", "--out", tmp_path / "out")
+    assert code == 0 and _summary(tmp_path / "out")["reference"]["score"] == "10"
 
 
 @pytest.mark.parametrize(
@@ -211,7 +218,166 @@ def test_concurrent_submissions_cannot_see_each_other(
 
 def test_progress_bar_on_request(cli: Cli, tmp_path: Path) -> None:
     """--progress draws tqdm's bar on stderr; without a terminal it stays off by default."""
-    code, _, err = cli("batch", CORPUS / "correct", "--out", tmp_path / "a", "--progress")
+    shutil.copytree(CORPUS / "correct", tmp_path / "correct")
+    code, _, err = cli("batch", tmp_path / "correct", "--out", tmp_path / "a", "--progress")
     assert code == 0 and "4/4" in err and "100%" in err
-    code, _, err = cli("batch", CORPUS / "correct", "--out", tmp_path / "b")
+    code, _, err = cli("batch", tmp_path / "correct", "--out", tmp_path / "b")
     assert code == 0 and "100%" not in err
+
+
+def _descendants(pid: int) -> set[tuple[int, str]]:
+    """Return (pid, start time) of every process below ``pid``, to tell a reused pid apart."""
+    found: set[tuple[int, str]] = set()
+    todo = [pid]
+    while todo:
+        parent = todo.pop()
+        for task in Path(f"/proc/{parent}/task").glob("*"):
+            try:
+                kids = (task / "children").read_text().split()
+            except OSError:
+                continue
+            for kid in map(int, kids):
+                start = _start_time(kid)
+                if start:
+                    found.add((kid, start))
+                    todo.append(kid)
+    return found
+
+
+def _start_time(pid: int) -> str:
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[19]
+    except (OSError, IndexError):
+        return ""
+
+
+def _spinning_class(root: Path, spinners: int) -> Path:
+    root.mkdir()
+    shutil.copy(CORPUS / "correct" / "vectorised.py", root / "a_first.py")
+    for i in range(spinners):
+        shutil.copy(SAMPLES / "fail_infinite_loop.py", root / f"spin{i}.py")
+    return root
+
+
+def _batch_process(klass: Path, out: Path, *extra: str) -> subprocess.Popen[str]:
+    return subprocess.Popen(
+        [sys.executable, "-m", "grader", "batch", str(klass), "--out", str(out), *extra],
+        cwd=ROOT,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+
+
+def _wait_for(condition: Callable[[], bool], proc: subprocess.Popen[str]) -> None:
+    for _ in range(600):
+        if condition():
+            return
+        assert proc.poll() is None, proc.communicate()
+        time.sleep(0.1)
+    raise AssertionError("the batch never got there")
+
+
+def test_ctrl_c_stops_keeps_rows_and_resumes(cli: Cli, tmp_path: Path) -> None:
+    """One Ctrl-C: children killed, rows done and summary.csv kept, exit 130; a rerun resumes.
+
+    While it runs, a second batch on the same --out is refused with one line naming it.
+    """
+    klass = _spinning_class(tmp_path / "class", 3)
+    out = tmp_path / "out"
+    # Graded to the end, the spinners would take 3 x 10 cases x 3 s.
+    proc = _batch_process(klass, out, "--jobs", "1", "--timeout", "3")
+    _wait_for(lambda: (out / "results" / "a_first.json").exists(), proc)
+    code, stdout, err = cli("batch", klass, "--out", out)
+    assert code == 2 and stdout == ""
+    assert err.strip().splitlines() == [
+        f"grader: error: {out} is in use by grader batch, process {proc.pid} on "
+        f"{socket.gethostname()}, since {err.split('since ')[1].split(';')[0]}; "
+        "wait for it or use another --out"
+    ]
+    time.sleep(1.0)  # a spinner is being graded now
+    below = _descendants(proc.pid)
+    assert below, "the batch has no children to kill"
+    proc.send_signal(signal.SIGINT)
+    stdout, err = proc.communicate(timeout=30)
+    assert proc.returncode == 130, err
+    assert "run the same command again to resume" in err and "Traceback" not in err
+    assert "1 submissions: 1 graded" in stdout
+    assert not [pid for pid, start in below if _start_time(pid) == start]
+    rows = _summary(out)
+    assert set(rows) == {"a_first"} and rows["a_first"]["score"] == "10"
+    assert sorted(p.name for p in (out / "results").iterdir()) == ["a_first.json"]
+    code, stdout, _ = cli("batch", klass, "--out", out, "--timeout", "0.2")
+    assert code == 0 and "4 submissions: 3 graded, 1 unchanged since the last run" in stdout
+
+
+def test_links_are_never_followed(cli: Cli, tmp_path: Path) -> None:
+    """Links (to a system file, to the reference, to a folder) and protected files: not graded."""
+    klass = tmp_path / "class"
+    klass.mkdir()
+    shutil.copy(CORPUS / "correct" / "lists.py", klass / "honest.py")
+    (klass / "passwd.py").symlink_to("/etc/passwd")
+    (klass / "copycat.py").symlink_to(ROOT / "solutions" / "reference.py")
+    (klass / "linked_folder").symlink_to(CORPUS / "correct")
+    (klass / "nested").mkdir()
+    (klass / "nested" / "mine.py").symlink_to(ROOT / "solutions" / "reference.py")
+    out = tmp_path / "out"
+    code, stdout, _ = cli("batch", klass, "--out", out)
+    assert code == 0
+    rows = _summary(out)
+    assert rows["honest"]["score"] == "10" and rows["honest"]["status"] == "graded"
+    for name in ("passwd", "copycat", "linked_folder", "nested"):
+        assert rows[name]["status"] == "not_graded" and rows[name]["score"] == "0"
+        assert "symbolic link; links are not followed" in rows[name]["reason"]
+        assert f"not graded: {rows[name]['path']}: " in stdout
+    everything = "".join(p.read_text() for p in out.rglob("*") if p.is_file())
+    assert "root:" not in everything and "np.arange" not in everything
+    # A file handed over directly but inside the problem's own files is not read either.
+    code, _, _ = cli("batch", ROOT / "solutions" / "reference.py", "--out", tmp_path / "o2")
+    row = _summary(tmp_path / "o2")["reference"]
+    assert code == 0 and row["status"] == "not_graded"
+    assert "inside the problem's own files" in row["reason"]
+
+
+def test_ids_unique_stable_paths_and_odd_names(cli: Cli, tmp_path: Path) -> None:
+    """Same stems in two folders, a real `ada-2`, a non-UTF-8 name: unique ids, kept on rerun."""
+    sec1, sec2 = tmp_path / "sec1", tmp_path / "sec2"
+    sec1.mkdir()
+    sec2.mkdir()
+    for path in (sec1 / "ada.py", sec2 / "ada.py", sec2 / "ada-2.py"):
+        shutil.copy(CORPUS / "correct" / "lists.py", path)
+    odd = os.fsdecode(bytes(sec1) + b"/caf\xe9.py")
+    shutil.copy(CORPUS / "correct" / "lists.py", odd)
+    out = tmp_path / "out"
+    code, stdout, _ = cli("batch", sec1, sec2, "--out", out)
+    assert code == 0 and "4 submissions: 4 graded" in stdout
+    rows = _summary(out)
+    assert len(rows) == 4 and rows["ada-2"]["path"] == "sec2/ada-2.py"
+    paths = {row["path"]: sid for sid, row in rows.items()}
+    assert set(paths) == {"sec1/ada.py", "sec2/ada.py", "sec2/ada-2.py", "sec1/caf\\xe9.py"}
+    assert paths["sec1/ada.py"].startswith("ada~") and paths["sec2/ada.py"].startswith("ada~")
+    assert paths["sec1/caf\\xe9.py"].startswith("caf_xe9~")
+    assert all(row["score"] == "10" for row in rows.values())
+    assert {p.stem for p in (out / "results").glob("*.json")} == set(rows)
+    code, stdout, _ = cli("batch", sec2, sec1, "--out", out)
+    assert code == 0 and "4 unchanged since the last run" in stdout
+    assert _summary(out).keys() == rows.keys()
+
+
+def test_out_must_be_a_folder(cli: Cli, tmp_path: Path) -> None:
+    """--out naming a file is a usage error: exit 2, one line."""
+    (tmp_path / "taken").write_text("")
+    shutil.copy(CORPUS / "correct" / "lists.py", tmp_path / "ada.py")
+    code, out, err = cli("batch", tmp_path / "ada.py", "--out", tmp_path / "taken")
+    assert code == 2 and out == ""
+    assert len(err.strip().splitlines()) == 1 and "is a file" in err
+
+
+def test_progress_clock_moves_while_waiting(cli: Cli, tmp_path: Path) -> None:
+    """A long submission: the bar is redrawn with a later elapsed time before it finishes."""
+    shutil.copy(SAMPLES / "fail_infinite_loop.py", tmp_path / "spin.py")
+    code, _, err = cli(
+        "batch", tmp_path / "spin.py", "--out", tmp_path / "out", "--progress", "--timeout", "0.3"
+    )
+    assert code == 0
+    assert re.search(r"0/1 \[00:0[1-9]", err), err

@@ -243,13 +243,46 @@ def autograder(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return root
 
 
-def _autograde(root: Path, files: dict[str, Path]) -> dict[str, Any]:
+# Gradescope's results.json fields (its autograder specification), at the top and per test.
+SPEC_FIELDS = {
+    "score",
+    "execution_time",
+    "output",
+    "output_format",
+    "test_output_format",
+    "test_name_format",
+    "visibility",
+    "stdout_visibility",
+    "extra_data",
+    "tests",
+    "leaderboard",
+}
+SPEC_TEST_FIELDS = {
+    "score",
+    "max_score",
+    "status",
+    "name",
+    "name_format",
+    "number",
+    "output",
+    "output_format",
+    "tags",
+    "visibility",
+    "extra_data",
+}
+
+
+def _autograde(root: Path, files: dict[str, Path], *, links: bool = False) -> dict[str, Any]:
+    """Run run_autograder on ``files`` (copied, or linked with ``links``); check the fields."""
     submission = root / "submission"
     shutil.rmtree(submission, ignore_errors=True)
     submission.mkdir()
     for name, src in files.items():
         (submission / name).parent.mkdir(parents=True, exist_ok=True)
-        shutil.copy(src, submission / name)
+        if links:
+            (submission / name).symlink_to(src)
+        else:
+            shutil.copy(src, submission / name)
     results = root / "results" / "results.json"
     results.unlink(missing_ok=True)
     env = {**os.environ, "AUTOGRADER_ROOT": str(root)}
@@ -264,12 +297,14 @@ def _autograde(root: Path, files: dict[str, Path]) -> dict[str, Any]:
     )
     assert proc.returncode == 0, proc.stderr
     doc: dict[str, Any] = json.loads(results.read_text())
-    # Gradescope's fields, on every result
-    assert isinstance(doc["score"], float) and doc["max_score"] == 10
-    assert doc["stdout_visibility"] == "hidden"
+    # Gradescope's fields, on every result, and no field its specification does not define
+    assert set(doc) <= SPEC_FIELDS
+    assert isinstance(doc["score"], float) and sum(t["max_score"] for t in doc["tests"]) == 10
+    assert doc["stdout_visibility"] == "hidden" and doc["output_format"] == "text"
     assert len(doc["tests"]) == 10
     for test in doc["tests"]:
         assert {"name", "score", "max_score", "status", "output", "visibility"} <= set(test)
+        assert set(test) <= SPEC_TEST_FIELDS
         assert test["visibility"] == "after_published"
         assert test["status"] in ("passed", "failed")
     return doc
@@ -298,8 +333,34 @@ def test_autograder_broken(autograder: Path) -> None:
 
 def test_autograder_missing(autograder: Path) -> None:
     """No .py file: a clear result, not a crash."""
-    doc = _autograde(autograder, {"notes.txt": ROOT / "examples.yaml"})
+    files = {"notes.txt": ROOT / "examples.yaml", "notes.md": ROOT / "examples.yaml"}
+    doc = _autograde(autograder, files)
     assert doc["score"] == 0 and "no .py file was submitted" in doc["output"]
+
+
+def test_autograder_same_file_rule_as_the_cli(autograder: Path, cli: Cli, tmp_path: Path) -> None:
+    """A correct solution named sol.txt: refused by both, in the same words."""
+    doc = _autograde(autograder, {"sol.txt": CORPUS / "correct" / "lists.py"})
+    words = "sol.txt is not a Python file: submissions end in .py"
+    assert doc["score"] == 0 and words in doc["output"]
+    shutil.copy(CORPUS / "correct" / "lists.py", tmp_path / "sol.txt")
+    code, out, err = cli("submit", tmp_path / "sol.txt")
+    assert code == 2 and out == "" and err.strip() == f"grader: error: {words}"
+
+
+@pytest.mark.parametrize(
+    "target",
+    ["source/hidden_tests/01_single_pair.yaml", "source/solutions/reference.py", "source"],
+)
+def test_autograder_follows_no_link(autograder: Path, target: str) -> None:
+    """A submission that is a link into the autograder's own files is not read through it."""
+    doc = _autograde(autograder, {"answer.py": autograder / target}, links=True)
+    assert doc["score"] == 0
+    assert "answer.py is a symbolic link; links are not followed" in doc["output"]
+    hidden = (autograder / "source" / "hidden_tests" / "01_single_pair.yaml").read_text()
+    text = json.dumps(doc)
+    assert not [line for line in hidden.splitlines() if line.strip() and line in text]
+    assert "np.power" not in text
 
 
 def test_autograder_duplicate(autograder: Path) -> None:
@@ -352,3 +413,87 @@ def test_learner_bundle_serves_the_page(learner: tuple[Path, Path], tmp_path: Pa
     finally:
         proc.terminate()
         proc.wait(timeout=10)
+
+
+def _run_autograder(root: Path) -> dict[str, Any]:
+    env = {**os.environ, "AUTOGRADER_ROOT": str(root)}
+    proc = subprocess.run(
+        [str(root / "source" / "run_autograder")], env=env, capture_output=True, check=False
+    )
+    assert proc.returncode == 0, proc.stderr
+    doc: dict[str, Any] = json.loads((root / "results" / "results.json").read_text())
+    assert set(doc) <= SPEC_FIELDS and doc["score"] == 0
+    return doc
+
+
+def test_failed_setup_still_gives_a_result(autograder: Path, tmp_path: Path) -> None:
+    """setup.sh fails (no usable Python): run_autograder writes "not graded" and why."""
+    root = tmp_path / "autograder"
+    shutil.copytree(autograder / "source", root / "source")
+    (root / "submission").mkdir()
+    shutil.copy(CORPUS / "correct" / "lists.py", root / "submission" / "a.py")
+    env = {**os.environ, "AUTOGRADER_ROOT": str(root), "GRADER_SKIP_APT": "1"}
+    env["GRADER_PYTHON"] = "false"
+    setup = subprocess.run(
+        ["bash", str(root / "source" / "setup.sh")], env=env, capture_output=True, check=False
+    )
+    assert setup.returncode != 0
+    doc = _run_autograder(root)
+    assert (
+        "not graded: the autograder's setup failed (false is not a Python 3.10 or later)"
+        in doc["output"]
+    )
+    # Without even a record of the failure: still a result.
+    (root / "setup_error").unlink()
+    doc = _run_autograder(root)
+    assert "setup did not complete (no Python environment)" in doc["output"]
+    # A later step fails (pip, here): the step is named.
+    env["GRADER_PYTHON"] = sys.executable
+    env["GRADER_PIP_ARGS"] = "--no-index --no-such-option"
+    setup = subprocess.run(
+        ["bash", str(root / "source" / "setup.sh")], env=env, capture_output=True, check=False
+    )
+    assert setup.returncode != 0
+    doc = _run_autograder(root)
+    assert "setup failed (setup.sh line" in doc["output"] and "pip install" in doc["output"]
+
+
+def test_grader_crash_still_gives_a_result(autograder: Path, tmp_path: Path) -> None:
+    """The grader cannot even start (a broken venv): run_autograder still writes a result."""
+    root = tmp_path / "autograder"
+    shutil.copytree(autograder / "source", root / "source")
+    (root / "submission").mkdir()
+    shutil.copy(CORPUS / "correct" / "lists.py", root / "submission" / "a.py")
+    (root / "venv" / "bin").mkdir(parents=True)
+    (root / "venv" / "bin" / "python").write_text("#!/bin/sh\necho broken >&2\nexit 7\n")
+    (root / "venv" / "bin" / "python").chmod(0o755)
+    doc = _run_autograder(root)
+    assert "the autograder stopped (exit status 7) before writing a result" in doc["output"]
+
+
+def test_autograder_broken_problem_gives_a_result(autograder: Path, tmp_path: Path) -> None:
+    """A malformed hidden case in the autograder: every submission is told, not left blank."""
+    root = tmp_path / "autograder"
+    shutil.copytree(autograder / "source", root / "source")
+    os.symlink(autograder / "venv", root / "venv")
+    (root / "source" / "hidden_tests" / "01_single_pair.yaml").write_text("name: [\n")
+    (root / "submission").mkdir()
+    shutil.copy(CORPUS / "correct" / "lists.py", root / "submission" / "a.py")
+    doc = _run_autograder(root)
+    assert "not graded: the autograder could not grade this submission" in doc["output"]
+
+
+@pytest.mark.parametrize(("kind", "out"), [("learner", "kit"), ("gradescope", "autograder.zip")])
+def test_broken_problem_is_not_bundled(cli: Cli, tmp_path: Path, kind: str, out: str) -> None:
+    """A malformed hidden case: both bundles refuse with the problem check's messages, exit 2."""
+    problem = tmp_path / "problem"
+    shutil.copytree(
+        ROOT,
+        problem,
+        ignore=shutil.ignore_patterns(".*", "tests", "bench", "*.egg-info", "__pycache__"),
+    )
+    (problem / "hidden_tests" / "11_broken.yaml").write_text("name: broken\nwhy: x\n")
+    code, stdout, err = cli("bundle", kind, tmp_path / out, "--problem", problem)
+    assert code == 2 and stdout == ""
+    assert "the problem is invalid" in err and "hidden_tests/11_broken.yaml: input: missing" in err
+    assert not (tmp_path / out).exists()

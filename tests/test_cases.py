@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import shutil
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
@@ -190,3 +191,35 @@ def test_broken_reference_is_an_issue(problem_copy: Path) -> None:
         check_problem(problem_copy)
     assert all(i.file == "solutions/reference.py" for i in info.value.issues)
     assert "raised ValueError on examples.yaml: examples[0]" in info.value.issues[0].message
+
+
+def test_check_lists_every_issue_with_yaml_position(problem_copy: Path, cli: Any) -> None:
+    """`check` shows each wrong field of a case, and where and why YAML stopped."""
+    hidden = problem_copy / "hidden_tests"
+    (hidden / "20_many.yaml").write_text(
+        "name: Bad Name\nwhy: ''\ninput: {positions: [1, 2], d_model: 4}\n"
+        "tolerance: {rtol: lots}\nmax_score: 0\n"
+    )
+    (hidden / "21_syntax.yaml").write_text("name: x\nwhy: y\ninput: {positions: [1, 2\n")
+    code, out, err = cli("check", "--problem", problem_copy)
+    assert code == 2 and out == ""
+    for words in (
+        "hidden_tests/20_many.yaml: name: must be lowercase",
+        "hidden_tests/20_many.yaml: why: must be a non-empty sentence",
+        "hidden_tests/20_many.yaml: tolerance.rtol: must be a number in [0, 1), got 'lots'",
+        "hidden_tests/20_many.yaml: max_score: must be a positive number, got 0",
+        # the cause's wording differs between libyaml and the pure-Python parser
+        "hidden_tests/21_syntax.yaml: (file): not valid YAML at line 4, column 1: "
+        "while parsing a flow sequence",
+    ):
+        assert words in err, err
+
+
+def test_rtol_in_e_notation_is_a_number(problem_copy: Path, cli: Any) -> None:
+    """`rtol: 1e-3` (a string to YAML 1.1) is read as the number 0.001."""
+    case = problem_copy / "hidden_tests" / "01_single_pair.yaml"
+    case.write_text(case.read_text() + "tolerance: {rtol: 1e-3, atol: 2E-9}\n")
+    code, out, err = cli("check", "--problem", problem_copy)
+    assert code == 0 and out.startswith("problem OK"), err
+    loaded = next(c for c in load_problem(problem_copy).hidden if c.source.endswith(case.name))
+    assert loaded.tolerance.rtol == 0.001 and loaded.tolerance.atol == 2e-9

@@ -227,3 +227,102 @@ def test_limits_in_force_are_reported(grade_json: Callable[..., tuple[int, Any]]
     assert "limits: 2 s per case, 10 s per submission, 60 s CPU, 900 MB memory" in out
     _, doc = grade_json("run", CORPUS / "correct" / "lists.py", "--max-output", "100")
     assert doc["extra_data"]["limits"]["output_bytes"] == 100
+
+
+def _usage_error(capsys: pytest.CaptureFixture[str], *args: str) -> str:
+    """Run the CLI on arguments argparse refuses; return stderr, checked to be one line."""
+    from grader.cli import main
+
+    with pytest.raises(SystemExit) as info:
+        main(list(args))
+    out, err = capsys.readouterr()
+    assert info.value.code == 2 and out == ""
+    assert len(err.strip().splitlines()) == 1, err
+    return err
+
+
+@pytest.mark.parametrize(
+    ("args", "words"),
+    [
+        (["serve", "--port", "99999"], "a port is 0 to 65535, got '99999'"),
+        (["serve", "--port", "-5"], "a port is 0 to 65535, got '-5'"),
+        (["serve", "--port", "http"], "not a port number: 'http'"),
+        (["run", "x.py", "--timeout", "soon"], "not a number: 'soon'"),
+        (["batch", "x", "--jobs", "0"], "must be > 0, got '0'"),
+        (["nonsense"], "invalid choice: 'nonsense'"),
+    ],
+)
+def test_usage_errors_are_one_line(
+    capsys: pytest.CaptureFixture[str], args: list[str], words: str
+) -> None:
+    """Bad arguments: exit 2 with one line that quotes the value, never a traceback or 3."""
+    err = _usage_error(capsys, *args)
+    assert words in err and err.startswith("grader")
+
+
+def _with_statement(tmp_path: Path) -> Path:
+    root = _problem_copy(tmp_path)
+    (root / "problem").mkdir()
+    shutil.copy(ROOT / "problem" / "statement.md", root / "problem" / "statement.md")
+    return root
+
+
+def test_add_case_refuses_what_correct_solutions_fail(cli: Cli, tmp_path: Path) -> None:
+    """A case the correct variants fail: exit 1, nothing written, unless --force."""
+    root = _with_statement(tmp_path)
+    before = sorted(p.name for p in (root / "hidden_tests").iterdir())
+    statement = (root / "problem" / "statement.md").read_text()
+    args = ["add-case", "--problem", root, "--positions", "1000000000000", "--d-model", "64"]
+    code, out, err = cli(*args, "--name", "huge")
+    assert code == 1 and "wrote" not in out
+    assert "refused: correct variants fail it (correct/" in err and "--force" in err
+    assert sorted(p.name for p in (root / "hidden_tests").iterdir()) == before
+    assert (root / "problem" / "statement.md").read_text() == statement
+    code, out, _ = cli(*args, "--name", "huge", "--force")
+    assert code == 0 and "wrote hidden_tests/11_huge.yaml" in out and "WARNING" in out
+
+
+def test_add_case_keeps_the_statement_count_true(cli: Cli, tmp_path: Path) -> None:
+    """After add-case the statement says 11 hidden cases; check catches a wrong count."""
+    root = _with_statement(tmp_path)
+    assert "graded on 10 hidden cases" in (root / "problem" / "statement.md").read_text()
+    code, _, _ = cli("add-case", "--problem", root, "--positions", "0:5", "--d-model", "4")
+    assert code == 0
+    statement = root / "problem" / "statement.md"
+    assert "graded on 11 hidden cases" in statement.read_text()
+    code, out, _ = cli("check", "--problem", root)
+    assert code == 0 and "11 hidden cases" in out
+    statement.write_text(statement.read_text().replace("graded on 11", "graded on 12"))
+    code, _, err = cli("check", "--problem", root)
+    assert code == 2 and "problem/statement.md: (text): says it is graded on 12" in err
+
+
+def test_add_case_negative_position_says_why(cli: Cli, tmp_path: Path) -> None:
+    """`--positions -1,2` reaches the validator, which names the bad position (exit 2)."""
+    root = _problem_copy(tmp_path)
+    code, _, err = cli("add-case", "--problem", root, "--positions", "-1,2", "--d-model", "4")
+    assert code == 2 and "positions must be >= 0, got -1" in err
+
+
+def test_add_case_empty_name_refused(cli: Cli, tmp_path: Path) -> None:
+    """`--name ""` is refused, not silently replaced by case_11."""
+    root = _problem_copy(tmp_path)
+    before = sorted(p.name for p in (root / "hidden_tests").iterdir())
+    code, _, err = cli(
+        "add-case", "--problem", root, "--positions", "1", "--d-model", "2", "--name", ""
+    )
+    assert code == 2 and "--name must not be empty" in err
+    assert sorted(p.name for p in (root / "hidden_tests").iterdir()) == before
+
+
+def test_add_case_help_describes_its_options(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """add-case --help explains the positions forms, d_model and why."""
+    from grader.cli import main
+
+    with pytest.raises(SystemExit):
+        main(["add-case", "--help"])
+    text = " ".join(capsys.readouterr().out.split())
+    for words in ("commas (3,1,4)", "START:STOP", "even integer >= 2", "mistake the case"):
+        assert words in text, words

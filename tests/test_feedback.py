@@ -202,3 +202,18 @@ def test_mixtures_of_two_mistakes_get_no_hint(name: str) -> None:
             ):
                 continue
             assert diagnose(positions, d_model, mixed, want) is None, (one, other)
+
+
+def test_plot_into_a_folder(cli: Cli, tmp_path: Path) -> None:
+    """--plot DIR writes DIR/<submission>.png and names that file."""
+    pytest.importorskip("matplotlib")
+    code, _, err = cli("run", CORPUS / "wrong" / "swapped.py", "--plot", tmp_path)
+    assert code == 1 and (tmp_path / "swapped.png").is_file()
+    assert f"written to {tmp_path / 'swapped.png'}" in err
+
+
+def test_plot_needs_png_or_folder(cli: Cli, tmp_path: Path) -> None:
+    """--plot to a path that is neither a folder nor .png: exit 2, nothing graded or written."""
+    code, out, err = cli("run", CORPUS / "wrong" / "swapped.py", "--plot", tmp_path / "fig")
+    assert code == 2 and out == "" and "ending in .png or an existing folder" in err
+    assert list(tmp_path.iterdir()) == []

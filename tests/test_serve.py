@@ -105,6 +105,21 @@ def test_oversized_body_refused(served: Server) -> None:
     assert response.status == 413 and "too large" in doc["error"]
 
 
+@pytest.mark.parametrize("length", ["\u00b2", "1\u00b2", "-1", "12x", " "])
+def test_malformed_length_refused(served: Server, length: str) -> None:
+    """A Content-Length that is not ASCII digits ("²" passes str.isdigit) gets a 400."""
+    conn = http.client.HTTPConnection("127.0.0.1", served.port, timeout=30)
+    conn.putrequest("POST", "/api/run", skip_host=True)
+    conn.putheader("Host", f"127.0.0.1:{served.port}")
+    conn.putheader("X-Grader-Token", served.token)
+    conn.putheader("Content-Length", length)  # sent as latin-1: "\u00b2" is the byte 0xb2
+    conn.endheaders()
+    response = conn.getresponse()
+    doc = json.loads(response.read())
+    conn.close()
+    assert response.status == 400 and "Content-Length" in doc["error"]
+
+
 def test_busy_answer(served: Server) -> None:
     """While one grading runs, another gets a clear busy answer, not a crash."""
     with served.busy:

@@ -3,10 +3,16 @@
 # Environment, for testing the script outside Gradescope:
 #   AUTOGRADER_ROOT   instead of /autograder
 #   GRADER_SKIP_APT=1 skip the system packages (already there)
-#   GRADER_PYTHON     the interpreter that makes the venv (default python3)
+#   GRADER_PYTHON     the interpreter that makes the venv (default python3; 3.10 or later)
 #   GRADER_PIP_ARGS   extra arguments for pip install (for example, offline flags)
 set -euo pipefail
 root="${AUTOGRADER_ROOT:-/autograder}"
+python="${GRADER_PYTHON:-python3}"
+
+# A failed step is written down for run_autograder, which then gives every submission a
+# "not graded" result that says so, instead of no result at all.
+rm -f "$root/setup_error"
+trap 'echo "setup.sh line $LINENO: $BASH_COMMAND exited with status $?" >"$root/setup_error"' ERR
 
 if [ "${GRADER_SKIP_APT:-0}" != 1 ]; then
   apt-get update
@@ -16,8 +22,15 @@ if [ "${GRADER_SKIP_APT:-0}" != 1 ]; then
     python3 python3-venv python3-pip bubblewrap
 fi
 
+# Ubuntu 22.04, Gradescope's default image, has Python 3.10: the oldest the grader supports.
+if ! "$python" -c 'import sys; sys.exit(sys.version_info < (3, 10))'; then
+  echo "$python is not a Python 3.10 or later" | tee "$root/setup_error" >&2
+  exit 1
+fi
 if [ ! -x "$root/venv/bin/python" ]; then
-  "${GRADER_PYTHON:-python3}" -m venv "$root/venv"
+  "$python" -m venv "$root/venv"
 fi
 # shellcheck disable=SC2086  # GRADER_PIP_ARGS is a list of words on purpose
 "$root/venv/bin/python" -m pip install --quiet ${GRADER_PIP_ARGS:-} "$root/source"
+# The grader must import in the venv it will run in; better to fail here than per submission.
+"$root/venv/bin/python" -c 'import grader.cli'
