@@ -31,6 +31,31 @@ LOAD_KINDS = frozenset(
     {"syntax", "missing_function", "not_callable", "bad_signature", "memory", "import_exception"}
 )
 RESULT_KINDS = frozenset({"ok", "exception", "bad_value", "memory"})
+# The fields the parent reads from a load error or a result, with the one type each may
+# have: past this check, the code that classifies an answer can trust their types.
+FIELD_TYPES: dict[str, tuple[type, ...]] = {
+    "case": (int,),
+    "kind": (str,),
+    "exc_type": (str,),
+    "message": (str,),
+    "text": (str,),
+    "line": (int, type(None)),
+    "errno": (int, type(None)),
+    "module": (str, type(None)),
+    "reason": (str,),
+    "type": (str,),
+    "dtype": (str,),
+    "seconds": (float, int),
+    "shape": (list,),
+    "frames": (list,),
+    "defined": (list,),
+    "signature": (str,),
+}
+FRAME_FIELDS: dict[str, tuple[type, ...]] = {
+    "line": (int, type(None)),
+    "function": (str,),
+    "text": (str,),
+}
 
 
 class ProtocolError(Exception):
@@ -73,6 +98,25 @@ def _check(value: object, depth: int) -> None:
             _check(item, depth + 1)
         return
     raise ProtocolError("unexpected value")
+
+
+def _typed(header: Mapping[str, Any]) -> None:
+    """Refuse a load error or result whose known fields have another type than theirs."""
+    for key, kinds in FIELD_TYPES.items():
+        value = header.get(key)
+        if key in header and (isinstance(value, bool) or not isinstance(value, kinds)):
+            raise ProtocolError(f"{key} has the wrong type")
+    for frame in header.get("frames") or ():
+        if not isinstance(frame, dict) or any(
+            k in frame and (isinstance(frame[k], bool) or not isinstance(frame[k], t))
+            for k, t in FRAME_FIELDS.items()
+        ):
+            raise ProtocolError("a traceback frame has the wrong type")
+    shape = header.get("shape")
+    if shape is not None and not all(
+        isinstance(n, int) and not isinstance(n, bool) and n >= 0 for n in shape
+    ):
+        raise ProtocolError("bad shape")
 
 
 def _int(header: Mapping[str, Any], key: str) -> int:
@@ -168,8 +212,10 @@ class Conversation:
         elif self.phase is Phase.CONFINED:
             if event not in ("loaded", "load_error"):
                 raise ProtocolError(f"{event} while importing")
-            if event == "load_error" and header.get("kind") not in LOAD_KINDS:
-                raise ProtocolError("unknown load error")
+            if event == "load_error":
+                if header.get("kind") not in LOAD_KINDS:
+                    raise ProtocolError("unknown load error")
+                _typed(header)
             self.phase = Phase.LOADED if event == "loaded" else Phase.DONE
         elif self.phase is Phase.LOADED:
             if event == "start":
@@ -187,6 +233,7 @@ class Conversation:
                 raise ProtocolError(f"{event} while a case runs")
             if header.get("kind") not in RESULT_KINDS:
                 raise ProtocolError("unknown result kind")
+            _typed(header)
             assert self.current is not None
             self.answered.add(self.current)
             self.current = None

@@ -253,7 +253,12 @@ class _Talk:
             return
         if key.data == "results":
             for frame in self.reader.feed(chunk):
-                self.on_frame(frame)
+                try:
+                    self.on_frame(frame)
+                except (ValueError, TypeError, KeyError, IndexError, OverflowError) as exc:
+                    # The frame passed the reader's checks and still could not be used:
+                    # whatever it held, it is the child's doing, not a failure of ours.
+                    raise ProtocolError(f"unusable {frame.event} frame") from exc
                 if self.ending is not None:
                     return
 
@@ -341,7 +346,11 @@ def _raw(header: Mapping[str, Any], payload: bytes, case: CaseInput, seconds: fl
     if (
         not isinstance(shape, list)
         or len(shape) > 4
-        or not all(isinstance(n, int) and not isinstance(n, bool) and n >= 0 for n in shape)
+        # Each axis bounded too: a zero elsewhere must not let one hold an enormous number.
+        or not all(
+            isinstance(n, int) and not isinstance(n, bool) and 0 <= n <= case.max_elements
+            for n in shape
+        )
     ):
         raise ProtocolError("bad shape")
     count = math.prod(shape)

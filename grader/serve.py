@@ -209,6 +209,10 @@ class Handler(BaseHTTPRequestHandler):
         except GraderError as exc:
             self._refuse(HTTPStatus.BAD_REQUEST, str(exc))
             return
+        except Exception as exc:  # noqa: BLE001 - a bug of ours still gets an answer
+            # Its type only: a message could hold something of the submission's.
+            self._refuse(HTTPStatus.INTERNAL_SERVER_ERROR, f"grader bug ({type(exc).__name__})")
+            return
         finally:
             self.app.busy.release()
         self._json(HTTPStatus.OK, doc)

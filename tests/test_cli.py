@@ -215,8 +215,9 @@ def test_internal_error_is_one_line(cli: Cli, monkeypatch: pytest.MonkeyPatch) -
     monkeypatch.delenv("GRADER_DEBUG", raising=False)
     code, out, err = cli("submit", ROOT / "solutions" / "reference.py")
     assert code == 3 and out == ""
+    # The type alone: the message of a bug met while grading could hold the submission's data.
     assert err.strip().splitlines() == [
-        "grader: internal error: RuntimeError: boom (set GRADER_DEBUG=1 for the traceback, "
+        "grader: internal error: RuntimeError (set GRADER_DEBUG=1 for the traceback, "
         "and please report it)"
     ]
 
