@@ -16,8 +16,9 @@ from typing import Any
 
 from grader.cases import Checked, check_problem
 from grader.errors import GraderError
-from grader.grade import grade_in, guard
+from grader.grade import grade_in_with_examples, guard
 from grader.layout import FUNCTION_NAME
+from grader.manifest import CaseInfo, Shard, for_batch, holds, write_manifest
 from grader.pool import Pool
 from grader.report import not_graded, to_json
 from grader.sandbox import Session
@@ -137,7 +138,9 @@ class Batch:
             stamp = doc["extra_data"]["batch"]
         except (OSError, ValueError, KeyError, TypeError):
             return None
-        if stamp.get("sha256") == digest and stamp.get("suite") == self.suite:
+        # Results from before the examples were recorded are graded again.
+        fresh = stamp.get("sha256") == digest and stamp.get("suite") == self.suite
+        if fresh and "examples" in stamp:
             return doc  # type: ignore[no-any-return]
         return None
 
@@ -168,15 +171,15 @@ class Batch:
                 tmp_root=self.pool.root,
             )
             with Session(launch) as session:
-                report = grade_in(
-                    session, src=src, checked=self.checked, mode="submit", began=began
+                report, examples = grade_in_with_examples(
+                    session, src=src, checked=self.checked, began=began
                 )
         except GraderError as exc:
             # Not the learner's doing (the template died, say): say so, and go on.
             doc = _error_doc(entry, self.checked, f"the grader failed: {exc}")
             self._write(entry, doc)
             return _row_from(doc, entry.id, "not_graded")
-        stamp = {"sha256": digest, "suite": self.suite, "id": entry.id}
+        stamp = {"sha256": digest, "suite": self.suite, "id": entry.id, "examples": examples}
         report = replace(report, extra={**report.extra, "batch": stamp})
         doc = to_json(report)
         self._write(entry, doc)
@@ -232,17 +235,21 @@ def run_batch(
     choice: Choice,
     jobs: int = 0,
     progress: bool | None = None,
+    shard: Shard | None = None,
 ) -> Summary:
-    """Grade every submission under ``paths`` into ``out``; return the summary."""
+    """Grade every submission under ``paths`` (or ``shard``'s share of them) into ``out``."""
+    from grader.classreport import write_class_report
+
     began = time.monotonic()
-    entries = discover(paths)
-    if not entries:
+    everyone = discover(paths)
+    if not everyone:
         raise GraderError("no submissions found")
+    entries = [e for e in everyone if shard is None or holds(shard, e.id)]
     (out / RESULTS_DIR).mkdir(parents=True, exist_ok=True)
     guard(problem_root, choice)
     # The template starts first: it imports numpy while this process loads the problem.
     with Pool(choice=choice, limits=limits) as pool:
-        checked = check_problem(problem_root, examples=False)
+        checked = check_problem(problem_root)
         batch = Batch(
             out=out, checked=checked, pool=pool, limits=limits, suite=suite_digest(checked)
         )
@@ -250,7 +257,21 @@ def run_batch(
         backend = pool.describe()
         notes = tuple(pool.notes)
     write_summary(out / SUMMARY_FILE, rows, [c.name for c in checked.problem.hidden])
-    return Summary(rows=tuple(rows), backend=backend, seconds=time.monotonic() - began, notes=notes)
+    seconds = time.monotonic() - began
+    manifest = for_batch(
+        shard=shard or Shard(1, 1),
+        suite=batch.suite,
+        tolerance=checked.problem.tolerance.describe(),
+        limits=limits._asdict(),
+        cases=[CaseInfo(c.name, c.why, c.max_score) for c in checked.problem.hidden],
+        class_ids=[e.id for e in everyone],
+        ids=[e.id for e in entries],
+        sandbox=backend,
+        seconds=seconds,
+    )
+    write_manifest(out, manifest)
+    write_class_report(out)
+    return Summary(rows=tuple(rows), backend=backend, seconds=seconds, notes=notes)
 
 
 def _grade_all(batch: Batch, entries: list[Entry], jobs: int, progress: bool | None) -> list[Row]:

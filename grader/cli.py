@@ -54,6 +54,47 @@ def positions_arg(text: str) -> list[int]:
         ) from None
 
 
+def shard_arg(text: str) -> str:
+    """Parse 'K/N' (1 <= K <= N) or 'auto', naming the bad value otherwise."""
+    from grader.manifest import parse_shard
+
+    if text == "auto":
+        return text
+    try:
+        parse_shard(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(
+            f"must be K/N with 1 <= K <= N (e.g. 2/8), or auto; got {text!r}"
+        ) from None
+    return text
+
+
+def add_shard_option(batch: argparse.ArgumentParser) -> None:
+    """Give `batch` its --shard option."""
+    batch.add_argument(
+        "--shard",
+        type=shard_arg,
+        default=None,
+        metavar="K/N|auto",
+        help="grade only the K-th of N shares of the class, chosen by a hash of each id; "
+        "auto reads a Kubernetes Indexed Job's or a Slurm array's variables",
+    )
+
+
+def add_class_commands(sub: Any) -> None:
+    """Add `report` and `merge`, the class report's commands, to the subcommands."""
+    report = sub.add_parser(
+        "report", help="rebuild a batch output's class report from its results (course staff)"
+    )
+    report.add_argument("out", type=Path, metavar="OUT", help="a batch's --out folder")
+    merge = sub.add_parser(
+        "merge",
+        help="combine the outputs of every shard into one, with its class report (course staff)",
+    )
+    merge.add_argument("outs", nargs="+", type=Path, metavar="OUT", help="each shard's --out")
+    merge.add_argument("--out", type=Path, required=True, metavar="DIR", help="where they go")
+
+
 def build_parser() -> argparse.ArgumentParser:
     """Return the argument parser for every subcommand."""
     parser = argparse.ArgumentParser(
@@ -180,6 +221,8 @@ def build_parser() -> argparse.ArgumentParser:
         default=None,
         help="show a progress bar (default: when stderr is a terminal)",
     )
+    add_shard_option(batch)
+    add_class_commands(sub)
     bundle = sub.add_parser(
         "bundle", parents=[common], help="build a learner bundle or a Gradescope autograder zip"
     )
@@ -295,6 +338,10 @@ def _dispatch(args: argparse.Namespace) -> int:
 
     if args.command == "autograde":
         return _autograde(args)
+    if args.command == "report":
+        return _report(args)
+    if args.command == "merge":
+        return _merge(args)
     root = find_problem_root(args.problem)
     if args.command not in ("run", "serve") and is_learner_bundle(root):
         raise GraderError(
@@ -328,8 +375,11 @@ def _dispatch(args: argparse.Namespace) -> int:
 
 def _batch(args: argparse.Namespace, root: Path, choice: Any) -> int:
     from grader.batch import RESULTS_DIR, SUMMARY_FILE, run_batch
+    from grader.shard import resolve_shard
 
+    shard = resolve_shard(args.shard, os.environ)
     summary = run_batch(
+        shard=shard,
         paths=args.paths,
         out=args.out,
         problem_root=root,
@@ -343,11 +393,41 @@ def _batch(args: argparse.Namespace, root: Path, choice: Any) -> int:
     total = len(summary.rows)
     graded = summary.count("graded")
     print(
-        f"{total} submissions: {graded} graded, {summary.count('unchanged')} unchanged since "
+        ("" if shard is None else f"shard {shard}: ")
+        + f"{total} submissions: {graded} graded, {summary.count('unchanged')} unchanged since "
         f"the last run, {summary.count('not_graded')} not graded; sandbox: {summary.backend}; "
         f"{summary.seconds:.1f} s ({graded / max(summary.seconds, 1e-9):.1f} graded per second)"
     )
     print(f"results: {args.out / RESULTS_DIR}/ and {args.out / SUMMARY_FILE}")
+    _print_class_report(args.out)
+    return EXIT_PASSED
+
+
+def _print_class_report(out: Path) -> None:
+    from grader.classreport import HTML_FILE, MD_FILE
+
+    print(f"class report: {out / HTML_FILE} and {out / MD_FILE}")
+
+
+def _report(args: argparse.Namespace) -> int:
+    from grader.classreport import scope, write_class_report
+
+    report = write_class_report(args.out)
+    print(f"class report of {scope(report)}")
+    _print_class_report(args.out)
+    return EXIT_PASSED
+
+
+def _merge(args: argparse.Namespace) -> int:
+    from grader.batch import RESULTS_DIR, SUMMARY_FILE
+    from grader.classreport import scope, write_class_report
+    from grader.shard import merge
+
+    manifest = merge(args.outs, into=args.out)
+    report = write_class_report(args.out)
+    print(f"merged {len(manifest.runs)} shards into {args.out}: {scope(report)}")
+    print(f"results: {args.out / RESULTS_DIR}/ and {args.out / SUMMARY_FILE}")
+    _print_class_report(args.out)
     return EXIT_PASSED
 
 

@@ -115,12 +115,31 @@ def grade(
         )
 
 
-def grade_in(session: Session, *, src: Source, checked: Checked, mode: str, began: float) -> Report:
-    """Run the cases of ``mode`` in an open session and judge them into a report."""
+def grade_in_with_examples(
+    session: Session, *, src: Source, checked: Checked, began: float
+) -> tuple[Report, dict[str, str]]:
+    """Grade the hidden cases in an open session, then run the visible examples after them.
+
+    Return the hidden cases' report, judged as `grader submit` judges them, and each
+    example's outcome code: the class report tells staff who passes the examples but fails
+    hidden cases. One request serves both, so the examples cost no extra child.
+    """
+    from grader.judge import judge
+
     problem = checked.problem
-    cases = problem.examples if mode == "run" else problem.hidden
-    run = session.run(inputs(cases))
-    return judge_run(run, src=src, checked=checked, mode=mode, began=began, limits=session.limits)
+    hidden = problem.hidden
+    run = session.run(inputs(hidden + problem.examples))
+    report = judge_run(
+        run, src=src, checked=checked, mode="submit", began=began, limits=session.limits
+    )
+    texts = limits_text(session.limits)
+    examples = {
+        case.name: judge(
+            case, run.results[len(hidden) + i], checked.expected[case.name], src, limits_text=texts
+        ).outcome.value
+        for i, case in enumerate(problem.examples)
+    }
+    return report, examples
 
 
 def judge_run(
