@@ -30,6 +30,7 @@ PASSED = Outcome.PASSED.value
 # Outcomes in the order the report lists them: the enum's, so the most benign first.
 OUTCOME_ORDER = [o.value for o in Outcome]
 WIDTH = 100  # report.md stays readable in a terminal this wide
+OPEN_LIST = 30  # lists of ids this short show unfolded on the page; longer ones fold
 
 
 @dataclass(frozen=True)
@@ -428,8 +429,9 @@ def _ids_html(ids: Sequence[str], list_id: str) -> str:
     if not ids:
         return f'<p id="{list_id}" class="ids" data-count="0">(none)</p>'
     items = "".join(f"<li>{_e(i)}</li>" for i in ids)
+    unfold = " open" if len(ids) <= OPEN_LIST else ""
     return (
-        f"<details><summary>{len(ids)} learner{'s' if len(ids) != 1 else ''}</summary>"
+        f"<details{unfold}><summary>{len(ids)} learner{'s' if len(ids) != 1 else ''}</summary>"
         f'<ul id="{list_id}" class="ids" data-count="{len(ids)}">{items}</ul></details>'
     )
 
