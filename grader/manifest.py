@@ -114,6 +114,14 @@ def parse_shard(text: str) -> Shard:
     return shard
 
 
+def _safe_id(entry_id: str) -> str:
+    """Return an id fit to name a file in results/, or raise ValueError."""
+    # Ids name files that merge copies: an edited manifest must not reach outside results/.
+    if not entry_id or entry_id in (".", "..") or "/" in entry_id or "\0" in entry_id:
+        raise ValueError(f"an id cannot name a results file: {entry_id!r}")
+    return entry_id
+
+
 def from_json(doc: Any) -> Manifest:
     """Return the manifest in a batch.json document; raise ValueError if it is not one."""
     try:
@@ -129,7 +137,7 @@ def from_json(doc: Any) -> Manifest:
             ),
             class_size=int(doc["class"]["size"]),
             class_digest=str(doc["class"]["digest"]),
-            ids=tuple(str(i) for i in doc["ids"]),
+            ids=tuple(_safe_id(str(i)) for i in doc["ids"]),
             runs=tuple(
                 RunInfo(
                     parse_shard(r["shard"]),

@@ -4,12 +4,14 @@ from __future__ import annotations
 
 import csv
 import json
+import re
 import shutil
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import pytest
+import yaml
 
 from grader.classreport import build
 from grader.cli import main
@@ -314,3 +316,51 @@ def test_shard_auto_in_batch(cli: Cli, tmp_path: Path, monkeypatch: pytest.Monke
         with pytest.raises(SystemExit) as exc:
             main(["batch", str(klass), "--out", str(tmp_path / "x"), "--shard", bad])
         assert exc.value.code == 2
+
+
+DOCS = Path(__file__).resolve().parent.parent / "docs" / "shards"
+
+
+def test_kubernetes_job_covers_every_share() -> None:
+    """The Indexed Job's pods, with the variables it gives them, take each share once."""
+    job = yaml.safe_load((DOCS / "kubernetes-job.yaml").read_text())
+    spec = job["spec"]
+    container = spec["template"]["spec"]["containers"][0]
+    env = {e["name"]: e["value"] for e in container["env"]}
+    assert spec["completionMode"] == "Indexed" and "--shard auto" in container["command"][-1]
+    shards = {
+        shard_from_env({**env, "JOB_COMPLETION_INDEX": str(i)}) for i in range(spec["completions"])
+    }
+    assert shards == {Shard(k, spec["completions"]) for k in range(1, spec["completions"] + 1)}
+
+
+def test_slurm_array_covers_every_share() -> None:
+    """The Slurm array's tasks, with the variables Slurm sets, take each share once."""
+    text = (DOCS / "slurm-array.sh").read_text()
+    found = re.search(r"#SBATCH --array=(\d+)-(\d+)\n", text)
+    assert found is not None
+    low, high = int(found[1]), int(found[2])
+    assert "--shard auto" in text
+    count = str(high - low + 1)
+    shards = {
+        shard_from_env(
+            {
+                "SLURM_ARRAY_TASK_ID": str(task),
+                "SLURM_ARRAY_TASK_MIN": str(low),
+                "SLURM_ARRAY_TASK_COUNT": count,
+            }
+        )
+        for task in range(low, high + 1)
+    }
+    assert shards == {Shard(k, int(count)) for k in range(1, int(count) + 1)}
+
+
+def test_merge_refuses_an_id_outside_results(
+    graded: dict[str, Path], tmp_path: Path, cli: Cli
+) -> None:
+    """An edited manifest whose id would name a file outside results/ is refused."""
+    doc = json.loads((graded["2/2"] / "batch.json").read_text())
+    odd = _copy(graded["2/2"], tmp_path / "odd", ids=[*doc["ids"], "../../secret"])
+    assert "cannot name a results file" in _refused(
+        cli, graded["1/2"], odd, "--out", tmp_path / "a"
+    )
