@@ -1,0 +1,151 @@
+"""Benchmark the class report on a class of 1000, and the batch against the version before it.
+
+Run from the repository root after the README's install:
+
+    .venv/bin/python bench/classreport.py --against REV   # REV: the version before
+
+The class of 1000 is synthetic: a real class of 50 is graded once, and its results files are
+copied under 1000 ids with a batch.json that lists them. The batch comparison grades the same
+class of 200 with both versions in turn, round after round, and reports medians.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+from speed import GRADER, PY, ROOT, make_class
+
+from grader.classreport import build, write_class_report
+from grader.manifest import from_json, to_json
+
+
+def synthetic_output(graded: Path, out: Path, size: int) -> None:
+    """Copy a graded output's results under ``size`` ids; write a batch.json listing them."""
+    sources = sorted((graded / "results").glob("*.json"))
+    (out / "results").mkdir(parents=True)
+    ids = []
+    for i in range(size):
+        entry_id = f"learner{i:05d}"
+        shutil.copyfile(sources[i % len(sources)], out / "results" / f"{entry_id}.json")
+        ids.append(entry_id)
+    manifest = from_json(json.loads((graded / "batch.json").read_text()))
+    doc = to_json(manifest)
+    doc["ids"] = ids
+    doc["class"] = {"size": size, "digest": "synthetic"}
+    (out / "batch.json").write_text(json.dumps(doc))
+
+
+def timed(fn: Callable[[], object], repeats: int) -> float:
+    """Return the median wall time of ``repeats`` calls."""
+    samples = []
+    for _ in range(repeats):
+        began = time.perf_counter()
+        fn()
+        samples.append(time.perf_counter() - began)
+    return statistics.median(samples)
+
+
+def run_batch(cmd: list[str], folder: Path, out: Path, cwd: Path) -> float:
+    """Return the wall time of one batch, started afresh."""
+    shutil.rmtree(out, ignore_errors=True)
+    began = time.perf_counter()
+    subprocess.run(
+        [*cmd, "batch", str(folder), "--out", str(out), "--no-progress"],
+        cwd=cwd,
+        check=True,
+        capture_output=True,
+    )
+    return time.perf_counter() - began
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument(
+        "--against", required=True, metavar="REV", help="the earlier version, a git revision"
+    )
+    parser.add_argument("--rounds", type=int, default=5, help="batch rounds per version")
+    parser.add_argument("--size", type=int, default=200, help="class size for the batch")
+    args = parser.parse_args()
+    base_rev = subprocess.run(
+        ["git", "rev-parse", "--short", args.against],
+        cwd=ROOT,
+        check=True,
+        capture_output=True,
+        text=True,
+    ).stdout.strip()
+    with tempfile.TemporaryDirectory() as tmp_name:
+        tmp = Path(tmp_name)
+        small = tmp / "class50"
+        small.mkdir()
+        make_class(small, 50)
+        subprocess.run(
+            [*GRADER, "batch", str(small), "--out", str(tmp / "graded"), "--no-progress"],
+            cwd=ROOT,
+            check=True,
+            capture_output=True,
+        )
+        out = tmp / "out1000"
+        synthetic_output(tmp / "graded", out, 1000)
+        build_s = timed(lambda: build(out), 7)
+        write_s = timed(lambda: write_class_report(out), 7)
+        command_s = timed(
+            lambda: subprocess.run(
+                [*GRADER, "report", str(out)], cwd=ROOT, check=True, capture_output=True
+            ),
+            7,
+        )
+        html_kb = (out / "report.html").stat().st_size / 1024
+        md_kb = (out / "report.md").stat().st_size / 1024
+
+        # The earlier version, unpacked beside this one, run with the same interpreter.
+        base = tmp / "base"
+        base.mkdir()
+        archive = subprocess.run(
+            ["git", "archive", args.against], cwd=ROOT, check=True, capture_output=True
+        ).stdout
+        subprocess.run(["tar", "-x", "-C", str(base)], input=archive, check=True)
+        folder = tmp / "class"
+        folder.mkdir()
+        make_class(folder, args.size)
+        versions = {base_rev: base, "this version": ROOT}
+        times: dict[str, list[float]] = {name: [] for name in versions}
+        for cwd in versions.values():
+            run_batch([PY, "-m", "grader"], folder, tmp / "warm", cwd)  # warm the page cache
+        for _ in range(args.rounds):
+            for name, cwd in versions.items():
+                times[name].append(run_batch([PY, "-m", "grader"], folder, tmp / "o", cwd))
+
+    print(
+        f"machine: Python {sys.version.split()[0]}; medians of 7 (report), "
+        f"{args.rounds} rounds (batch)\n"
+    )
+    print("## The class report, for a class of 1000\n")
+    print("| what | median wall time |")
+    print("|---|---:|")
+    what = "build the report object from batch.json and 1000 results files"
+    print(f"| {what} | {build_s * 1000:.0f} ms |")
+    print(
+        f"| build and write report.html ({html_kb:.0f} KiB) and report.md ({md_kb:.0f} KiB) "
+        f"| {write_s * 1000:.0f} ms |"
+    )
+    print(f"| `grader report OUT`, the whole command | {command_s * 1000:.0f} ms |")
+    print(f"\n## Batch throughput, class of {args.size}, the two versions in turn\n")
+    print("| version | median wall time | submissions/s | every round |")
+    print("|---|---:|---:|---|")
+    for name, samples in times.items():
+        t = statistics.median(samples)
+        rounds = ", ".join(f"{x:.2f}" for x in samples)
+        print(f"| {name} | {t:.2f} s | {args.size / t:.1f} | {rounds} |")
+
+
+if __name__ == "__main__":
+    main()
