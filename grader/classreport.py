@@ -12,10 +12,9 @@ import json
 import os
 import textwrap
 from collections import Counter
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 from grader.batch import RESULTS_DIR
 from grader.errors import GraderError
@@ -123,7 +122,7 @@ class ClassReport:
     bars: tuple[Bar, ...]
     max_score: float
 
-    def ids(self, keep: Any) -> tuple[str, ...]:
+    def ids(self, keep: Callable[[Learner], bool]) -> tuple[str, ...]:
         return tuple(x.id for x in self.learners if keep(x))
 
     @property

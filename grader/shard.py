@@ -12,6 +12,7 @@ import csv
 import os
 import shutil
 from collections.abc import Mapping, Sequence
+from dataclasses import replace
 from pathlib import Path
 
 from grader.batch import RESULTS_DIR, SUMMARY_FILE
@@ -170,7 +171,7 @@ def _check_together(outs: Sequence[Path], manifests: Sequence[Manifest]) -> None
         )
 
 
-def _check_output(out: Path, m: Manifest, header: list[str], rows: list[list[str]]) -> None:
+def _check_output(out: Path, m: Manifest, rows: list[list[str]]) -> None:
     """Refuse an output whose summary or results do not match what its manifest lists."""
     if sorted(r[0] for r in rows if r) != sorted(m.ids):
         raise GraderError(
@@ -219,7 +220,7 @@ def merge(outs: Sequence[Path], *, into: Path) -> Manifest:
                 f"{_name(out)} has other {SUMMARY_FILE} columns than {_name(outs[0])}"
             )
         header = head
-        _check_output(out, m, head, body)
+        _check_output(out, m, body)
         rows += body
     assert header is not None
     into.mkdir(parents=True, exist_ok=True)
@@ -245,14 +246,9 @@ def merge(outs: Sequence[Path], *, into: Path) -> Manifest:
         writer.writerows(rows)
     os.replace(tmp, into / SUMMARY_FILE)
     m0 = manifests[0]
-    merged = Manifest(
+    merged = replace(
+        m0,
         shard=WHOLE,
-        suite=m0.suite,
-        tolerance=m0.tolerance,
-        limits=m0.limits,
-        cases=m0.cases,
-        class_size=m0.class_size,
-        class_digest=m0.class_digest,
         ids=tuple(sorted(i for m in manifests for i in m.ids)),
         runs=tuple(sorted((r for m in manifests for r in m.runs), key=lambda r: r.shard.index)),
     )
