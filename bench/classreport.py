@@ -12,6 +12,7 @@ class of 200 with both versions in turn, round after round, and reports medians.
 from __future__ import annotations
 
 import argparse
+import csv
 import json
 import resource
 import shutil
@@ -26,7 +27,8 @@ from pathlib import Path
 from speed import GRADER, PY, ROOT, make_class
 
 from grader.classreport import build, write_class_report
-from grader.manifest import from_json, to_json
+from grader.manifest import class_digest, from_json, share_of, to_json
+from grader.shard import merge
 
 
 def synthetic_output(graded: Path, out: Path, size: int) -> None:
@@ -41,8 +43,36 @@ def synthetic_output(graded: Path, out: Path, size: int) -> None:
     manifest = from_json(json.loads((graded / "batch.json").read_text()))
     doc = to_json(manifest)
     doc["ids"] = ids
-    doc["class"] = {"size": size, "digest": "synthetic"}
+    doc["class"] = {"size": size, "digest": class_digest(ids)}
     (out / "batch.json").write_text(json.dumps(doc))
+    with (out / "summary.csv").open("w", newline="") as handle:
+        writer = csv.writer(handle)
+        writer.writerow(["submission", "score"])
+        writer.writerows([entry_id, "0"] for entry_id in ids)
+
+
+def split(out: Path, into: Path, count: int) -> list[Path]:
+    """Split an output folder into the ``count`` shard outputs `batch --shard` would write."""
+    doc = json.loads((out / "batch.json").read_text())
+    with (out / "summary.csv").open(newline="") as handle:
+        header, *rows = list(csv.reader(handle))
+    folders = []
+    for k in range(1, count + 1):
+        folder = into / f"shard-{k}"
+        (folder / "results").mkdir(parents=True)
+        ids = [i for i in doc["ids"] if share_of(i, count) == k]
+        for entry_id in ids:
+            name = f"{entry_id}.json"
+            shutil.copyfile(out / "results" / name, folder / "results" / name)
+        shard_doc = {**doc, "shard": f"{k}/{count}", "ids": ids}
+        shard_doc["runs"] = [{**doc["runs"][0], "shard": f"{k}/{count}"}]
+        (folder / "batch.json").write_text(json.dumps(shard_doc))
+        with (folder / "summary.csv").open("w", newline="") as handle:
+            writer = csv.writer(handle)
+            writer.writerow(header)
+            writer.writerows(r for r in rows if share_of(r[0], count) == k)
+        folders.append(folder)
+    return folders
 
 
 def children_cpu() -> float:
@@ -87,7 +117,9 @@ def main() -> None:
     parser.add_argument(
         "--against", required=True, metavar="REV", help="the earlier version, a git revision"
     )
-    parser.add_argument("--rounds", type=int, default=5, help="batch rounds per version")
+    parser.add_argument(
+        "--rounds", type=int, default=9, help="batch rounds per version (0: the report only)"
+    )
     parser.add_argument("--size", type=int, default=200, help="class size for the batch")
     args = parser.parse_args()
     base_rev = subprocess.run(
@@ -118,6 +150,13 @@ def main() -> None:
             ),
             7,
         )
+        shards = split(out, tmp / "shards", 4)
+
+        def merge_all() -> None:
+            merge(shards, into=tmp / "merged")
+            write_class_report(tmp / "merged")
+
+        merge_s = timed(merge_all, 7)
         html_kb = (out / "report.html").stat().st_size / 1024
         md_kb = (out / "report.md").stat().st_size / 1024
 
@@ -133,7 +172,7 @@ def main() -> None:
         make_class(folder, args.size)
         versions = {base_rev: base, "this version": ROOT}
         times: dict[str, list[tuple[float, float]]] = {name: [] for name in versions}
-        for cwd in versions.values():
+        for cwd in versions.values() if args.rounds else ():
             run_batch([PY, "-m", "grader"], folder, tmp / "warm", cwd)  # warm the page cache
         for _ in range(args.rounds):
             for name, cwd in versions.items():
@@ -150,6 +189,8 @@ def main() -> None:
     print(f"| {what} | {build_s[0] * 1000:.0f} ms | {build_s[1] * 1000:.0f} ms |")
     what = f"build and write report.html ({html_kb:.0f} KiB) and report.md ({md_kb:.0f} KiB)"
     print(f"| {what} | {write_s[0] * 1000:.0f} ms | {write_s[1] * 1000:.0f} ms |")
+    what = "merge 4 shards of 250 and write the merged report (in the process)"
+    print(f"| {what} | {merge_s[0] * 1000:.0f} ms | {merge_s[1] * 1000:.0f} ms |")
     what = "`grader report OUT`, the whole command"
     print(f"| {what} | {command_s[0] * 1000:.0f} ms | {command_s[1] * 1000:.0f} ms |")
     print(f"\n## Batch throughput, class of {args.size}, the two versions in turn\n")
