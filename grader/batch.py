@@ -18,7 +18,7 @@ from grader.cases import Checked, check_problem
 from grader.errors import GraderError
 from grader.grade import grade_in_with_examples, guard
 from grader.layout import FUNCTION_NAME
-from grader.manifest import CaseInfo, Shard, for_batch, holds, write_manifest
+from grader.manifest import WHOLE, CaseInfo, Shard, for_batch, holds, write_manifest
 from grader.pool import Pool
 from grader.report import not_graded, to_json
 from grader.sandbox import Session
@@ -259,7 +259,7 @@ def run_batch(
     write_summary(out / SUMMARY_FILE, rows, [c.name for c in checked.problem.hidden])
     seconds = time.monotonic() - began
     manifest = for_batch(
-        shard=shard or Shard(1, 1),
+        shard=shard or WHOLE,
         suite=batch.suite,
         tolerance=checked.problem.tolerance.describe(),
         limits=limits._asdict(),

@@ -53,6 +53,11 @@ class Learner:
         """Return True when it was graded and passed every hidden case."""
         return self.graded and all(o == PASSED for o in self.outcomes.values())
 
+    @property
+    def passed_examples(self) -> bool:
+        """Return True when its outcomes on the visible examples were recorded, all passed."""
+        return self.examples is not None and all(o == PASSED for o in self.examples.values())
+
     def has(self, outcome: str) -> bool:
         return outcome in self.outcomes.values()
 
@@ -154,25 +159,12 @@ class ClassReport:
     @property
     def examples_only(self) -> tuple[str, ...]:
         """Ids that pass every visible example but fail some hidden case."""
-        return self.ids(
-            lambda x: (
-                x.graded
-                and not x.passed
-                and x.examples is not None
-                and all(o == PASSED for o in x.examples.values())
-            )
-        )
+        return self.ids(lambda x: x.graded and not x.passed and x.passed_examples)
 
     @property
     def passed_all(self) -> tuple[str, ...]:
         """Ids that pass every hidden case and every visible example."""
-        return self.ids(
-            lambda x: (
-                x.passed
-                and x.examples is not None
-                and all(o == PASSED for o in x.examples.values())
-            )
-        )
+        return self.ids(lambda x: x.passed and x.passed_examples)
 
     @property
     def examples_unknown(self) -> int:
