@@ -301,7 +301,7 @@ def test_shard_auto_names_what_is_wrong(env: dict[str, str], words: str) -> None
 
 
 def test_shard_auto_in_batch(cli: Cli, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """`batch --shard auto` in a Kubernetes pod grades its own share; a bad --shard is exit 2."""
+    """`batch --shard auto` in a Kubernetes pod grades its share, and resumes; bad K/N: exit 2."""
     klass = tmp_path / "class"
     klass.mkdir()
     names = ["ada", "bob", "cyd", "dan"]
@@ -312,6 +312,8 @@ def test_shard_auto_in_batch(cli: Cli, tmp_path: Path, monkeypatch: pytest.Monke
     code, out, _ = cli("batch", klass, "--out", tmp_path / "out", "--shard", "auto")
     assert code == 0 and out.startswith("shard 2/4: 2 submissions")
     assert {r["submission"] for r in rows(tmp_path / "out")} == {"cyd", "dan"}
+    code, out, _ = cli("batch", klass, "--out", tmp_path / "out", "--shard", "auto")
+    assert code == 0 and "0 graded, 2 unchanged since the last run" in out
     for bad in ("0/2", "3/2", "2", "a/b"):
         with pytest.raises(SystemExit) as exc:
             main(["batch", str(klass), "--out", str(tmp_path / "x"), "--shard", bad])
