@@ -121,7 +121,7 @@ def batch_out(tmp_path_factory: pytest.TempPathFactory) -> Path:
     tmp = tmp_path_factory.mktemp("classreport")
     klass = tmp / "class"
     klass.mkdir()
-    for name in ("vectorised", "lists"):
+    for name in ("vectorised", "exp_log"):
         shutil.copy(CORPUS / "correct" / f"{name}.py", klass / f"{name}.py")
     for name in ("swapped", "transposed", "capped_table", "memorised", "float16"):
         shutil.copy(CORPUS / "wrong" / f"{name}.py", klass / f"{name}.py")

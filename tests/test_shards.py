@@ -25,7 +25,8 @@ Cli = Callable[..., tuple[int, str, str]]
 ATTACKS = Path(__file__).resolve().parent / "attacks"
 # Attacks that need no loopback port nor the repository's path, and fail fast.
 QUICK_ATTACKS = ("monkeypatch_numpy", "lying_array", "fake_output", "exit_at_import", "big_file")
-TIMEOUT = "0.5"
+TIMEOUT = "1"
+PURE_PYTHON = ("lists", "integer_division")
 # A learner whose loop never ends on one hidden case only (single_pair's five positions at
 # d_model 2): a timeout in the class without paying the limit on every case.
 SLOW_ON_ONE = """\
@@ -45,14 +46,20 @@ def sinusoidal_positions(positions, d_model):
 
 
 def make_class(root: Path) -> Path:
-    """Write a class of 64 with every outcome kind and both ways of not being graded."""
+    """Write a class of 61 with every outcome kind and both ways of not being graded.
+
+    The test compares separate gradings of it, so it holds no pure-Python loop: on a busy
+    machine one of those may meet the time limit in one grading and not in the other.
+    """
     root.mkdir(parents=True)
-    for i in range(3):
+    for i in range(4):
         for path in sorted((CORPUS / "correct").glob("*.py")):
-            shutil.copy(path, root / f"c{i}_{path.stem}.py")
+            if path.stem not in PURE_PYTHON:
+                shutil.copy(path, root / f"c{i}_{path.stem}.py")
     for i in range(2):
         for path in sorted((CORPUS / "wrong").glob("*.py")):
-            shutil.copy(path, root / f"w{i}_{path.stem}.py")
+            if path.stem not in PURE_PYTHON:
+                shutil.copy(path, root / f"w{i}_{path.stem}.py")
     for path in sorted(SAMPLES.glob("*.py")):
         if path.stem != "fail_infinite_loop":  # a timeout on every case: too slow here
             shutil.copy(path, root / f"s_{path.stem}.py")
@@ -209,7 +216,7 @@ def test_merge_refuses_other_limits(graded: dict[str, Path], tmp_path: Path, cli
     limits = json.loads((graded["2/2"] / "batch.json").read_text())["limits"]
     odd = _copy(graded["2/2"], tmp_path / "odd", limits={**limits, "case_seconds": 3.0})
     err = _refused(cli, graded["1/2"], odd, "--out", tmp_path / "all")
-    assert "other limits" in err and "case_seconds 3.0 vs 0.5" in err
+    assert "other limits" in err and "case_seconds 3.0 vs 1.0" in err
 
 
 def test_merge_refuses_incomplete_outputs(
