@@ -23,8 +23,9 @@ from typing import Any, NamedTuple
 
 from grader.cases import Checked, check_problem
 from grader.errors import GraderError
-from grader.grade import grade_in, guard
+from grader.grade import grade_in_with_examples, guard
 from grader.layout import FUNCTION_NAME, protected_paths
+from grader.manifest import WHOLE, CaseInfo, Shard, for_batch, holds, write_manifest
 from grader.pool import Pool
 from grader.report import not_graded, to_json
 from grader.sandbox import Session
@@ -207,7 +208,9 @@ class Batch:
             stamp = doc["extra_data"]["batch"]
         except (OSError, ValueError, KeyError, TypeError):
             return None
-        if stamp.get("sha256") == digest and stamp.get("suite") == self.suite:
+        # Results from before the examples were recorded are graded again.
+        fresh = stamp.get("sha256") == digest and stamp.get("suite") == self.suite
+        if fresh and "examples" in stamp:
             return doc  # type: ignore[no-any-return]
         return None
 
@@ -249,8 +252,8 @@ class Batch:
                 tmp_root=self.pool.root,
             )
             with Session(launch) as session:
-                report = grade_in(
-                    session, src=src, checked=self.checked, mode="submit", began=began
+                report, examples = grade_in_with_examples(
+                    session, src=src, checked=self.checked, began=began
                 )
         except (GraderError, OSError) as exc:
             if self.stop.is_set():
@@ -259,7 +262,13 @@ class Batch:
             doc = _error_doc(entry, self.checked, f"the grader failed: {exc}")
             self._write(entry, doc)
             return _row_from(doc, entry, "not_graded")
-        stamp = {"sha256": digest, "suite": self.suite, "id": entry.id, "path": entry.relpath}
+        stamp = {
+            "sha256": digest,
+            "suite": self.suite,
+            "id": entry.id,
+            "path": entry.relpath,
+            "examples": examples,
+        }
         report = replace(report, extra={**report.extra, "batch": stamp})
         doc = to_json(report)
         self._write(entry, doc)
@@ -362,22 +371,26 @@ def run_batch(
     choice: Choice,
     jobs: int = 0,
     progress: bool | None = None,
+    shard: Shard | None = None,
 ) -> Summary:
-    """Grade every submission under ``paths`` into ``out``; return the summary.
+    """Grade every submission under ``paths`` (or ``shard``'s share of them) into ``out``.
 
-    Ctrl-C stops it within a moment: the children are killed, the results finished so far
-    and summary.csv are written, and the summary says it was interrupted.
+    Ctrl-C stops it within a moment: the children are killed, the results finished so far,
+    summary.csv and the class report are written, and the summary says it was interrupted.
     """
+    from grader.classreport import write_class_report
+
     began = time.monotonic()
-    entries = discover(paths, protected=protected_paths(problem_root))
-    if not entries:
+    everyone = discover(paths, protected=protected_paths(problem_root))
+    if not everyone:
         raise GraderError("no submissions found")
+    entries = [e for e in everyone if shard is None or holds(shard, e.id)]
     _prepare_out(out)
     guard(problem_root, choice)
     with locked(out):
         # The template starts first: it imports numpy while this process loads the problem.
         with Pool(choice=choice, limits=limits) as pool:
-            checked = check_problem(problem_root, examples=False)
+            checked = check_problem(problem_root)
             batch = Batch(
                 out=out, checked=checked, pool=pool, limits=limits, suite=suite_digest(checked)
             )
@@ -386,13 +399,27 @@ def run_batch(
             notes = tuple(pool.notes)
             broken = pool.broken
         write_summary(out / SUMMARY_FILE, rows, [c.name for c in checked.problem.hidden])
+        seconds = time.monotonic() - began
+        manifest = for_batch(
+            shard=shard or WHOLE,
+            suite=batch.suite,
+            tolerance=checked.problem.tolerance.describe(),
+            limits=limits._asdict(),
+            cases=[CaseInfo(c.name, c.why, c.max_score) for c in checked.problem.hidden],
+            class_ids=[e.id for e in everyone],
+            ids=[e.id for e in entries],
+            sandbox=backend,
+            seconds=seconds,
+        )
+        write_manifest(out, manifest)
+        write_class_report(out)
     if broken:
         missed = sum(1 for r in rows if r.status == "not_graded")
         raise GraderError(f"{broken}; {missed} submissions not graded, see {SUMMARY_FILE}")
     return Summary(
         rows=tuple(rows),
         backend=backend,
-        seconds=time.monotonic() - began,
+        seconds=seconds,
         notes=notes,
         found=len(entries),
         interrupted=interrupted,

@@ -67,6 +67,21 @@ def port_number(text: str) -> int:
     return value
 
 
+def shard_arg(text: str) -> str:
+    """Parse 'K/N' (1 <= K <= N) or 'auto', naming the bad value otherwise."""
+    from grader.manifest import parse_shard
+
+    if text == "auto":
+        return text
+    try:
+        parse_shard(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(
+            f"must be K/N with 1 <= K <= N (e.g. 2/8), or auto; got {text!r}"
+        ) from None
+    return text
+
+
 class Parser(argparse.ArgumentParser):
     """argparse, with a usage error said in one line (and exit 2)."""
 
@@ -183,6 +198,26 @@ def _batch_args(p: argparse.ArgumentParser) -> None:
     )
 
 
+def _shard_args(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "--shard",
+        type=shard_arg,
+        default=None,
+        metavar="K/N|auto",
+        help="grade only the K-th of N shares of the class, chosen by a hash of each id; "
+        "auto reads a Kubernetes Indexed Job's or a Slurm array's variables",
+    )
+
+
+def _report_args(p: argparse.ArgumentParser) -> None:
+    p.add_argument("out", type=Path, metavar="OUT", help="a batch's --out folder")
+
+
+def _merge_args(p: argparse.ArgumentParser) -> None:
+    p.add_argument("outs", nargs="+", type=Path, metavar="OUT", help="each shard's --out")
+    p.add_argument("--out", type=Path, required=True, metavar="DIR", help="where they go")
+
+
 def _bundle_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("kind", choices=("learner", "gradescope"))
     p.add_argument("out", type=Path, metavar="OUT", help="a folder, or a path ending in .zip")
@@ -282,7 +317,17 @@ COMMANDS = (
     Command(
         "batch",
         "grade many submissions on the hidden cases (course staff)",
-        (_problem_args, _grading_args, _batch_args, _jobs_args("submissions")),
+        (_problem_args, _grading_args, _batch_args, _jobs_args("submissions"), _shard_args),
+    ),
+    Command(
+        "report",
+        "rebuild a batch output's class report from its results (course staff)",
+        (_report_args,),
+    ),
+    Command(
+        "merge",
+        "combine the outputs of every shard into one, with its class report (course staff)",
+        (_merge_args,),
     ),
     Command(
         "bundle",
@@ -401,6 +446,10 @@ def _dispatch(args: argparse.Namespace) -> int:
 
     if args.command == "autograde":
         return _autograde(args)
+    if args.command == "report":
+        return _report(args)
+    if args.command == "merge":
+        return _merge(args)
     root = find_problem_root(args.problem)
     if args.command not in ("run", "serve") and is_learner_bundle(root):
         raise GraderError(
@@ -434,8 +483,11 @@ def _dispatch(args: argparse.Namespace) -> int:
 
 def _batch(args: argparse.Namespace, root: Path, choice: Any) -> int:
     from grader.batch import RESULTS_DIR, SUMMARY_FILE, run_batch
+    from grader.shard import resolve_shard
 
+    shard = resolve_shard(args.shard, os.environ)
     summary = run_batch(
+        shard=shard,
         paths=args.paths,
         out=args.out,
         problem_root=root,
@@ -452,11 +504,13 @@ def _batch(args: argparse.Namespace, root: Path, choice: Any) -> int:
     total = len(summary.rows)
     graded = summary.count("graded")
     print(
-        f"{total} submissions: {graded} graded, {summary.count('unchanged')} unchanged since "
+        ("" if shard is None else f"shard {shard}: ")
+        + f"{total} submissions: {graded} graded, {summary.count('unchanged')} unchanged since "
         f"the last run, {summary.count('not_graded')} not graded; sandbox: {summary.backend}; "
         f"{summary.seconds:.1f} s ({graded / max(summary.seconds, 1e-9):.1f} graded per second)"
     )
     print(f"results: {args.out / RESULTS_DIR}/ and {args.out / SUMMARY_FILE}")
+    _print_class_report(args.out)
     if summary.interrupted:
         print(
             f"interrupted: {summary.found - total} of {summary.found} submissions not graded "
@@ -464,6 +518,34 @@ def _batch(args: argparse.Namespace, root: Path, choice: Any) -> int:
             file=sys.stderr,
         )
         return EXIT_INTERRUPTED
+    return EXIT_PASSED
+
+
+def _print_class_report(out: Path) -> None:
+    from grader.classreport import HTML_FILE, MD_FILE
+
+    print(f"class report: {out / HTML_FILE} and {out / MD_FILE}")
+
+
+def _report(args: argparse.Namespace) -> int:
+    from grader.classreport import scope, write_class_report
+
+    report = write_class_report(args.out)
+    print(f"class report of {scope(report)}")
+    _print_class_report(args.out)
+    return EXIT_PASSED
+
+
+def _merge(args: argparse.Namespace) -> int:
+    from grader.batch import RESULTS_DIR, SUMMARY_FILE
+    from grader.classreport import scope, write_class_report
+    from grader.shard import merge
+
+    manifest = merge(args.outs, into=args.out)
+    report = write_class_report(args.out)
+    print(f"merged {len(manifest.runs)} shards into {args.out}: {scope(report)}")
+    print(f"results: {args.out / RESULTS_DIR}/ and {args.out / SUMMARY_FILE}")
+    _print_class_report(args.out)
     return EXIT_PASSED
 
 

@@ -149,13 +149,45 @@ def grade(
         )
 
 
-def grade_in(session: Session, *, src: Source, checked: Checked, mode: str, began: float) -> Report:
-    """Run the cases of ``mode`` in an open session and judge them into a report."""
+def grade_in_with_examples(
+    session: Session, *, src: Source, checked: Checked, began: float
+) -> tuple[Report, dict[str, str]]:
+    """Grade the hidden cases in an open session, then run the visible examples after them.
+
+    Return the hidden cases' report, judged as `grader submit` judges them, and each
+    example's outcome code: the class report tells staff who passes the examples but fails
+    hidden cases. One request serves both, so the examples cost no extra child. (The child
+    has seen the hidden inputs by then, so the examples' outcomes count in the leak budget.)
+    """
+    from grader.judge import judge
+    from grader.sandbox import NOT_ANSWERED
+
+    problem = checked.problem
+    hidden = problem.hidden
     static = check_source(src, FUNCTION_NAME)
-    run = session.run([] if static.outcome else inputs(run_cases(checked.problem, mode)))
-    return judge_run(
-        run, src=src, static=static, checked=checked, mode=mode, began=began, limits=session.limits
+    run = session.run([] if static.outcome else inputs(hidden + problem.examples))
+    report = judge_run(
+        run,
+        src=src,
+        static=static,
+        checked=checked,
+        mode="submit",
+        began=began,
+        limits=session.limits,
     )
+    said = slots(session.limits, src.name)
+    examples = {
+        case.name: judge(
+            case,
+            run.results.get(len(hidden) + i, NOT_ANSWERED),
+            checked.expected[case.name],
+            src,
+            slots=said,
+            static=static,
+        ).outcome.value
+        for i, case in enumerate(problem.examples)
+    }
+    return report, examples
 
 
 def judge_run(

@@ -23,7 +23,7 @@ def _score(x: float) -> str:
     return f"{x:g}"
 
 
-def _limits_line(limits: dict[str, float]) -> str:
+def limits_line(limits: dict[str, float]) -> str:
     """Return the limits in force, as the header of the text report shows them."""
     return (
         f"limits: {limits['case_seconds']:g} s per case, "
@@ -48,7 +48,7 @@ def render_text(report: Report, *, colour: bool = False) -> str:
     lines = [
         f"grader {report.mode}: {report.submission} on {len(report.cases)} {what}",
         f"sandbox: {report.backend}; tolerance: {report.tolerance}",
-        *([_limits_line(report.limits)] if report.limits else []),
+        *([limits_line(report.limits)] if report.limits else []),
         *([_walls_line(report.extra["walls"])] if report.extra.get("walls") else []),
     ]
     lines += [paint(RED, f"warning: {w}") for w in report.warnings]

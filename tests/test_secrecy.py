@@ -238,14 +238,14 @@ def test_a_grader_failure_on_one_submission_is_its_row(
     """An unexpected failure while grading one learner costs that learner's row, no more."""
     import grader.batch
 
-    real = grader.batch.grade_in
+    real = grader.batch.grade_in_with_examples
 
     def flaky(session: Any, **kwargs: Any) -> Any:
         if kwargs["src"].name == "b.py":
             raise RuntimeError("boom")
         return real(session, **kwargs)
 
-    monkeypatch.setattr(grader.batch, "grade_in", flaky)
+    monkeypatch.setattr(grader.batch, "grade_in_with_examples", flaky)
     folder = tmp_path / "class"
     folder.mkdir()
     for name in ("a.py", "b.py"):

@@ -1,0 +1,204 @@
+"""batch.json: what a batch output holds and how it was graded, beside its results.
+
+The class report and `grader merge` read it, so that neither needs the class folder or the
+problem: the hidden cases' names and whys, the suite digest, the limits and the ids graded
+are all here. It is staff-only, like the class report: it names the hidden cases.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from grader.errors import GraderError
+
+MANIFEST_FILE = "batch.json"
+MANIFEST_VERSION = 1
+
+
+@dataclass(frozen=True)
+class Shard:
+    """The K-th of N shares of a class (1-based); 1/1 is the whole class."""
+
+    index: int
+    count: int
+
+    def __str__(self) -> str:
+        return f"{self.index}/{self.count}"
+
+
+WHOLE = Shard(1, 1)
+
+
+def share_of(entry_id: str, count: int) -> int:
+    """Return the share (1..count) that holds ``entry_id``: a hash of the id, nothing else."""
+    digest = hashlib.sha256(entry_id.encode("utf-8")).digest()
+    return 1 + int.from_bytes(digest[:8], "big") % count
+
+
+def holds(shard: Shard, entry_id: str) -> bool:
+    """Return True when ``entry_id`` belongs to ``shard``."""
+    return share_of(entry_id, shard.count) == shard.index
+
+
+@dataclass(frozen=True)
+class CaseInfo:
+    """A hidden case as the class report names it."""
+
+    name: str
+    why: str
+    max_score: float
+
+
+@dataclass(frozen=True)
+class RunInfo:
+    """One batch run that produced (part of) an output: its share, walls and duration."""
+
+    shard: Shard
+    sandbox: str
+    seconds: float
+    graded: int
+
+
+@dataclass(frozen=True)
+class Manifest:
+    """Everything an output folder says about itself."""
+
+    shard: Shard
+    suite: str
+    tolerance: str
+    limits: dict[str, float]
+    cases: tuple[CaseInfo, ...]
+    class_size: int
+    class_digest: str
+    ids: tuple[str, ...]
+    runs: tuple[RunInfo, ...]
+
+
+def class_digest(ids: Iterable[str]) -> str:
+    """Return a digest of a class's ids, the same whatever order they were found in."""
+    return hashlib.sha256("\n".join(sorted(ids)).encode("utf-8")).hexdigest()
+
+
+def to_json(m: Manifest) -> dict[str, Any]:
+    """Return the manifest as the JSON document batch.json holds."""
+    return {
+        "schema_version": MANIFEST_VERSION,
+        "shard": str(m.shard),
+        "suite": m.suite,
+        "tolerance": m.tolerance,
+        "limits": m.limits,
+        "cases": [{"name": c.name, "why": c.why, "max_score": c.max_score} for c in m.cases],
+        "class": {"size": m.class_size, "digest": m.class_digest},
+        "ids": list(m.ids),
+        "runs": [
+            {"shard": str(r.shard), "sandbox": r.sandbox, "seconds": r.seconds, "graded": r.graded}
+            for r in m.runs
+        ],
+    }
+
+
+def parse_shard(text: str) -> Shard:
+    """Parse 'K/N' with 1 <= K <= N; raise ValueError naming the bad value."""
+    k, sep, n = text.partition("/")
+    if not sep or not k.strip().isdigit() or not n.strip().isdigit():
+        raise ValueError(f"a shard is K/N, e.g. 2/8; got {text!r}")
+    shard = Shard(int(k), int(n))
+    if not 1 <= shard.index <= shard.count:
+        raise ValueError(f"a shard K/N needs 1 <= K <= N; got {text!r}")
+    return shard
+
+
+def _safe_id(entry_id: str) -> str:
+    """Return an id fit to name a file in results/, or raise ValueError."""
+    # Ids name files that merge copies: an edited manifest must not reach outside results/.
+    if not entry_id or entry_id in (".", "..") or "/" in entry_id or "\0" in entry_id:
+        raise ValueError(f"an id cannot name a results file: {entry_id!r}")
+    return entry_id
+
+
+def from_json(doc: Any) -> Manifest:
+    """Return the manifest in a batch.json document; raise ValueError if it is not one."""
+    try:
+        if doc["schema_version"] != MANIFEST_VERSION:
+            raise ValueError(f"schema version {doc['schema_version']!r}")
+        return Manifest(
+            shard=parse_shard(doc["shard"]),
+            suite=str(doc["suite"]),
+            tolerance=str(doc["tolerance"]),
+            limits={str(k): float(v) for k, v in doc["limits"].items()},
+            cases=tuple(
+                CaseInfo(str(c["name"]), str(c["why"]), float(c["max_score"])) for c in doc["cases"]
+            ),
+            class_size=int(doc["class"]["size"]),
+            class_digest=str(doc["class"]["digest"]),
+            ids=tuple(_safe_id(str(i)) for i in doc["ids"]),
+            runs=tuple(
+                RunInfo(
+                    parse_shard(r["shard"]),
+                    str(r["sandbox"]),
+                    float(r["seconds"]),
+                    int(r["graded"]),
+                )
+                for r in doc["runs"]
+            ),
+        )
+    except (KeyError, TypeError, AttributeError) as exc:
+        raise ValueError(f"missing or malformed field {exc}") from None
+
+
+def read_manifest(out: Path) -> Manifest:
+    """Read OUT/batch.json; a folder without a sound one is a usage error, said in one line."""
+    path = out / MANIFEST_FILE
+    try:
+        doc = json.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise GraderError(
+            f"{str(out)!r} is not a finished batch output: it has no {MANIFEST_FILE} "
+            "(run `grader batch` on it again; unchanged results are reused)"
+        ) from None
+    except (OSError, ValueError) as exc:
+        raise GraderError(f"cannot read {str(path)!r}: {exc}") from None
+    try:
+        return from_json(doc)
+    except ValueError as exc:
+        raise GraderError(f"{str(path)!r} is not a batch manifest: {exc}") from None
+
+
+def write_manifest(out: Path, manifest: Manifest) -> None:
+    """Write OUT/batch.json whole or not at all."""
+    path = out / MANIFEST_FILE
+    tmp = path.with_suffix(".json.tmp")
+    tmp.write_text(json.dumps(to_json(manifest), indent=2) + "\n", encoding="utf-8")
+    os.replace(tmp, path)
+
+
+def for_batch(
+    *,
+    shard: Shard,
+    suite: str,
+    tolerance: str,
+    limits: dict[str, float],
+    cases: Sequence[CaseInfo],
+    class_ids: Sequence[str],
+    ids: Sequence[str],
+    sandbox: str,
+    seconds: float,
+) -> Manifest:
+    """Return the manifest of one batch run over ``ids``, its share of ``class_ids``."""
+    return Manifest(
+        shard=shard,
+        suite=suite,
+        tolerance=tolerance,
+        limits=dict(limits),
+        cases=tuple(cases),
+        class_size=len(class_ids),
+        class_digest=class_digest(class_ids),
+        ids=tuple(sorted(ids)),
+        runs=(RunInfo(shard, sandbox, round(seconds, 3), len(ids)),),
+    )

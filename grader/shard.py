@@ -1,0 +1,256 @@
+"""Shares of a class for many machines: which share an id is in, and merging their outputs.
+
+An id's share is a hash of the id alone, so N machines that see the same class folder pick
+disjoint shares that cover it, with no coordination. `grader merge` checks that the outputs
+belong together (same split, suite, tolerance, limits and class; every share once) before
+it combines them into one output, as if one machine had graded the class.
+"""
+
+from __future__ import annotations
+
+import csv
+import os
+import shutil
+from collections.abc import Mapping, Sequence
+from dataclasses import replace
+from pathlib import Path
+
+from grader.batch import RESULTS_DIR, SUMMARY_FILE
+from grader.errors import GraderError
+from grader.manifest import (
+    MANIFEST_FILE,
+    WHOLE,
+    Manifest,
+    Shard,
+    class_digest,
+    holds,
+    parse_shard,
+    read_manifest,
+    share_of,
+    write_manifest,
+)
+
+# What a batch or a merge leaves in its output folder; a merge overwrites nothing else.
+OUTPUT_NAMES = frozenset({RESULTS_DIR, SUMMARY_FILE, MANIFEST_FILE, "report.html", "report.md"})
+COUNT_ENV = "GRADER_SHARDS"
+
+
+def _env_int(environ: Mapping[str, str], name: str) -> int:
+    text = environ.get(name)
+    if text is None:
+        raise GraderError(f"--shard auto: {name} is not set")
+    try:
+        return int(text)
+    except ValueError:
+        raise GraderError(f"--shard auto: invalid {name} {text!r}, not a whole number") from None
+
+
+def shard_from_env(environ: Mapping[str, str]) -> Shard:
+    """Return this task's shard from a Kubernetes Indexed Job's or a Slurm job array's variables.
+
+    Kubernetes: JOB_COMPLETION_INDEX (0-based) and GRADER_SHARDS (the Job's completions,
+    which Kubernetes does not pass on). Slurm: SLURM_ARRAY_TASK_ID counted from
+    SLURM_ARRAY_TASK_MIN in steps of SLURM_ARRAY_TASK_STEP, and SLURM_ARRAY_TASK_COUNT
+    (GRADER_SHARDS, if set, wins).
+    """
+    if "JOB_COMPLETION_INDEX" in environ:
+        where = "JOB_COMPLETION_INDEX"
+        index = _env_int(environ, where) + 1
+        if COUNT_ENV not in environ:
+            raise GraderError(
+                f"--shard auto: JOB_COMPLETION_INDEX is set but {COUNT_ENV} is not; set it to "
+                "the Job's completions"
+            )
+        count, count_from = _env_int(environ, COUNT_ENV), COUNT_ENV
+    elif "SLURM_ARRAY_TASK_ID" in environ:
+        where = "SLURM_ARRAY_TASK_ID"
+        task = _env_int(environ, where)
+        low = _env_int(environ, "SLURM_ARRAY_TASK_MIN")
+        step = int(environ.get("SLURM_ARRAY_TASK_STEP", "1") or "1")
+        index = (task - low) // max(step, 1) + 1
+        count_from = COUNT_ENV if COUNT_ENV in environ else "SLURM_ARRAY_TASK_COUNT"
+        count = _env_int(environ, count_from)
+    else:
+        raise GraderError(
+            "--shard auto: neither JOB_COMPLETION_INDEX (Kubernetes Indexed Job) nor "
+            "SLURM_ARRAY_TASK_ID (Slurm job array) is set; give --shard K/N instead"
+        )
+    if count < 1 or not 1 <= index <= count:
+        raise GraderError(
+            f"--shard auto: share {index} from {where} is not within 1..{count} "
+            f"(the count from {count_from})"
+        )
+    return Shard(index, count)
+
+
+def resolve_shard(value: str | None, environ: Mapping[str, str]) -> Shard | None:
+    """Return the shard asked for: None for the whole class, K/N as given, or from 'auto'."""
+    if value is None:
+        return None
+    if value == "auto":
+        return shard_from_env(environ)
+    try:
+        return parse_shard(value)
+    except ValueError as exc:
+        raise GraderError(f"--shard: {exc}") from None
+
+
+# ---- merging ----
+
+
+def _name(out: Path) -> str:
+    return str(out)
+
+
+def _read_summary(out: Path) -> tuple[list[str], list[list[str]]]:
+    try:
+        with (out / SUMMARY_FILE).open(newline="", encoding="utf-8") as handle:
+            rows = list(csv.reader(handle))
+    except OSError:
+        raise GraderError(f"{_name(out)} is incomplete: it has no {SUMMARY_FILE}") from None
+    if not rows:
+        raise GraderError(f"{_name(out)} is incomplete: its {SUMMARY_FILE} is empty")
+    return rows[0], rows[1:]
+
+
+def _check_together(outs: Sequence[Path], manifests: Sequence[Manifest]) -> None:
+    """Refuse, in one line, outputs that were not graded alike or do not cover the class once."""
+    first, m0 = outs[0], manifests[0]
+    for out, m in zip(outs[1:], manifests[1:], strict=True):
+        if m.shard.count != m0.shard.count:
+            raise GraderError(
+                f"shards of different splits: {_name(first)} is shard {m0.shard}, "
+                f"{_name(out)} is shard {m.shard}"
+            )
+        if m.suite != m0.suite or [c.name for c in m.cases] != [c.name for c in m0.cases]:
+            raise GraderError(
+                f"{_name(out)} was graded on another suite of hidden cases than {_name(first)} "
+                f"(suite {m.suite[:12]} vs {m0.suite[:12]})"
+            )
+        if m.tolerance != m0.tolerance:
+            raise GraderError(
+                f"{_name(out)} was graded with another tolerance than {_name(first)} "
+                f"({m.tolerance} vs {m0.tolerance})"
+            )
+        if m.limits != m0.limits:
+            diff = ", ".join(
+                f"{k} {m.limits.get(k)} vs {m0.limits.get(k)}"
+                for k in sorted(set(m.limits) | set(m0.limits))
+                if m.limits.get(k) != m0.limits.get(k)
+            )
+            raise GraderError(
+                f"{_name(out)} was graded with other limits than {_name(first)} ({diff})"
+            )
+        if m.class_digest != m0.class_digest:
+            raise GraderError(
+                f"{_name(out)} saw another class than {_name(first)} ({m.class_size} vs "
+                f"{m0.class_size} submissions, or other names)"
+            )
+    seen: dict[int, Path] = {}
+    for out, m in zip(outs, manifests, strict=True):
+        if m.shard.index in seen:
+            raise GraderError(
+                f"shard {m.shard} given twice: {_name(seen[m.shard.index])} and {_name(out)}"
+            )
+        seen[m.shard.index] = out
+    missing = [i for i in range(1, m0.shard.count + 1) if i not in seen]
+    if missing:
+        names = ", ".join(f"{i}/{m0.shard.count}" for i in missing)
+        raise GraderError(f"shard{'s' if len(missing) > 1 else ''} {names} missing from the merge")
+    for out, m in zip(outs, manifests, strict=True):
+        for entry_id in m.ids:
+            if not holds(m.shard, entry_id):
+                raise GraderError(
+                    f"{_name(out)} holds {entry_id!r}, which belongs to shard "
+                    f"{share_of(entry_id, m.shard.count)}/{m.shard.count}, not {m.shard}"
+                )
+    every = [i for m in manifests for i in m.ids]
+    if len(every) != m0.class_size or class_digest(every) != m0.class_digest:
+        raise GraderError(
+            f"the shards hold {len(set(every))} of the class's {m0.class_size} submissions"
+        )
+
+
+def _check_output(out: Path, m: Manifest, rows: list[list[str]]) -> None:
+    """Refuse an output whose summary or results do not match what its manifest lists."""
+    if sorted(r[0] for r in rows if r) != sorted(m.ids):
+        raise GraderError(
+            f"{_name(out)} is incomplete: its {SUMMARY_FILE} and {MANIFEST_FILE} list "
+            "different submissions"
+        )
+    for entry_id in m.ids:
+        if not (out / RESULTS_DIR / f"{entry_id}.json").is_file():
+            raise GraderError(
+                f"{_name(out)} is incomplete: {RESULTS_DIR}/{entry_id}.json is missing"
+            )
+
+
+def _check_target(into: Path, outs: Sequence[Path]) -> None:
+    target = into.resolve()
+    if any(out.resolve() == target for out in outs):
+        raise GraderError(f"--out {_name(into)} is one of the shards: merge into a new folder")
+    if into.is_dir():
+        foreign = sorted(
+            p.name
+            for p in into.iterdir()
+            if p.name not in OUTPUT_NAMES and not p.name.startswith(".")
+        )
+        if foreign:
+            raise GraderError(
+                f"--out {_name(into)} holds other files ({', '.join(foreign[:3])}): "
+                "merge into an empty folder or a previous merge's"
+            )
+    elif into.exists():
+        raise GraderError(f"--out {_name(into)} is not a folder")
+
+
+def merge(outs: Sequence[Path], *, into: Path) -> Manifest:
+    """Combine the outputs of every shard of one class into ``into``; return its manifest."""
+    if not outs:
+        raise GraderError("merge needs the output folder of every shard")
+    _check_target(into, outs)
+    manifests = [read_manifest(out) for out in outs]
+    _check_together(outs, manifests)
+    header: list[str] | None = None
+    rows: list[list[str]] = []
+    for out, m in zip(outs, manifests, strict=True):
+        head, body = _read_summary(out)
+        if header is not None and head != header:
+            raise GraderError(
+                f"{_name(out)} has other {SUMMARY_FILE} columns than {_name(outs[0])}"
+            )
+        header = head
+        _check_output(out, m, body)
+        rows += body
+    assert header is not None
+    into.mkdir(parents=True, exist_ok=True)
+    # The new results folder is built aside and swapped in, so a merge that fails midway
+    # leaves the previous one whole.
+    staging = into / f".{RESULTS_DIR}.merging"
+    shutil.rmtree(staging, ignore_errors=True)
+    staging.mkdir()
+    for out, m in zip(outs, manifests, strict=True):
+        for entry_id in m.ids:
+            shutil.copyfile(out / RESULTS_DIR / f"{entry_id}.json", staging / f"{entry_id}.json")
+    old = into / f".{RESULTS_DIR}.old"
+    shutil.rmtree(old, ignore_errors=True)
+    if (into / RESULTS_DIR).exists():
+        os.replace(into / RESULTS_DIR, old)
+    os.replace(staging, into / RESULTS_DIR)
+    shutil.rmtree(old, ignore_errors=True)
+    tmp = into / f".{SUMMARY_FILE}.tmp"
+    rows.sort(key=lambda row: row[0])  # as write_summary orders them: by id
+    with tmp.open("w", newline="", encoding="utf-8") as handle:
+        writer = csv.writer(handle)
+        writer.writerow(header)
+        writer.writerows(rows)
+    os.replace(tmp, into / SUMMARY_FILE)
+    m0 = manifests[0]
+    merged = replace(
+        m0,
+        shard=WHOLE,
+        ids=tuple(sorted(i for m in manifests for i in m.ids)),
+        runs=tuple(sorted((r for m in manifests for r in m.runs), key=lambda r: r.shard.index)),
+    )
+    write_manifest(into, merged)
+    return merged

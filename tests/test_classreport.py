@@ -1,0 +1,256 @@
+"""The class report: its figures, report.md in a terminal, report.html in Chromium."""
+
+from __future__ import annotations
+
+import csv
+import json
+import re
+import shutil
+from collections import Counter
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from grader.classreport import Bar, build
+from grader.cli import main
+from grader.diagnose import HINTS
+from grader.manifest import CaseInfo, Shard, for_batch, write_manifest
+from tests.conftest import CORPUS, SAMPLES
+from tests.test_serve import ARTIFACTS, CHROMIUM, CHROMIUM_ARGS, browser_only
+from tests.test_shards import SLOW_ON_ONE
+
+Cli = Callable[..., tuple[int, str, str]]
+# A learner's folder name is theirs to choose: markup in it must stay text on the page.
+MARKUP_ID = "<img src=x onerror=alert(1)>"
+
+
+def _learner(
+    out: Path,
+    entry_id: str,
+    outcomes: dict[str, str],
+    *,
+    diagnoses: dict[str, str] | None = None,
+    examples: dict[str, str] | None = None,
+    error: str | None = None,
+) -> None:
+    """Write results/ID.json with the fields a batch writes that the report reads."""
+    tests = []
+    for name, outcome in outcomes.items():
+        extra = {"outcome": outcome}
+        if diagnoses and name in diagnoses:
+            extra["diagnosis"] = diagnoses[name]
+        tests.append({"name": name, "extra_data": extra})
+    doc: dict[str, Any] = {
+        "score": float(sum(o == "passed" for o in outcomes.values())),
+        "max_score": float(len(outcomes)),
+        "tests": tests,
+        "extra_data": {"error": error} if error else {"batch": {"examples": examples}},
+    }
+    (out / "results").mkdir(parents=True, exist_ok=True)
+    (out / "results" / f"{entry_id}.json").write_text(json.dumps(doc))
+
+
+def test_figures_from_results(tmp_path: Path) -> None:
+    """Counts, cases, mistakes, chart and the two lists follow from the results files."""
+    out = tmp_path / "out"
+    ok, fail = {"ex": "passed"}, {"ex": "wrong_answer"}
+    _learner(out, "ada", {"a": "passed", "b": "passed"}, examples=ok)
+    _learner(
+        out,
+        "bob",
+        {"a": "wrong_answer", "b": "wrong_answer"},
+        diagnoses={"a": "swapped_sin_cos", "b": "swapped_sin_cos"},
+        examples=fail,
+    )
+    _learner(out, "cyd", {"a": "passed", "b": "timeout"}, examples=ok)
+    _learner(out, "dan", {"a": "crash", "b": "crash"}, examples={"ex": "crash"})
+    _learner(out, "eve", {"a": "not_graded", "b": "not_graded"}, error="no .py file")
+    _learner(
+        out,
+        "fay",
+        {"a": "wrong_answer", "b": "wrong_answer"},
+        diagnoses={"a": "swapped_sin_cos", "b": "table_capped"},
+        examples=ok,
+    )
+    _learner(out, "gus", {"a": "passed", "b": "passed"}, examples=None)
+    write_manifest(
+        out,
+        for_batch(
+            shard=Shard(1, 1),
+            suite="f" * 64,
+            tolerance="|got - want| <= 1e-06 + 1e-06 * |want|",
+            limits={"case_seconds": 3},
+            cases=[CaseInfo("a", "why a", 1.0), CaseInfo("b", "why b", 1.0)],
+            class_ids=["ada", "bob", "cyd", "dan", "eve", "fay", "gus"],
+            ids=["ada", "bob", "cyd", "dan", "eve", "fay", "gus"],
+            sandbox="bwrap",
+            seconds=1.5,
+        ),
+    )
+    r = build(out)
+    assert r.counts() == {
+        "submissions": 7,
+        "graded": 6,
+        "passed": 2,
+        "failed": 4,
+        "not-graded": 1,
+        "timed-out": 1,
+        "crashed": 1,
+    }
+    assert r.not_graded == (("eve", "no .py file"),)
+    assert [(c.name, c.why, c.failed, c.how) for c in r.cases] == [
+        ("a", "why a", 3, (("wrong_answer", 2), ("crash", 1))),
+        ("b", "why b", 4, (("wrong_answer", 2), ("crash", 1), ("timeout", 1))),
+    ]
+    assert [(m.code, m.ids, m.hint) for m in r.mistakes] == [
+        ("swapped_sin_cos", ("bob", "fay"), HINTS["swapped_sin_cos"]),
+        ("table_capped", ("fay",), HINTS["table_capped"]),
+    ]
+    assert r.bars == (Bar("0", 0, 1, 3), Bar("1", 1, 2, 1), Bar("2", 2, 3, 2))
+    assert r.examples_only == ("cyd", "fay")
+    assert r.passed_all == ("ada",)  # gus passed, but its examples were not recorded
+    assert r.examples_unknown == 1
+    assert r.outcome_counts() == [("wrong_answer", 2), ("timeout", 1), ("crash", 1)]
+
+
+@pytest.fixture(scope="module")
+def batch_out(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A small class graded once: passes, mistakes, a timeout, a crash, not graded, markup."""
+    tmp = tmp_path_factory.mktemp("classreport")
+    klass = tmp / "class"
+    klass.mkdir()
+    for name in ("vectorised", "exp_log"):
+        shutil.copy(CORPUS / "correct" / f"{name}.py", klass / f"{name}.py")
+    for name in ("swapped", "transposed", "capped_table", "memorised", "float16"):
+        shutil.copy(CORPUS / "wrong" / f"{name}.py", klass / f"{name}.py")
+        shutil.copy(CORPUS / "wrong" / f"{name}.py", klass / f"{name}_again.py")
+    shutil.copy(SAMPLES / "fail_segfault.py", klass / "segfault.py")
+    shutil.copy(SAMPLES / "fail_syntax.py", klass / "syntax.py")
+    shutil.copy(CORPUS / "wrong" / "swapped.py", klass / f"{MARKUP_ID}.py")
+    (klass / "slow_on_one.py").write_text(SLOW_ON_ONE)
+    (klass / "empty").mkdir()
+    out = tmp / "out"
+    assert main(["batch", str(klass), "--out", str(out), "--timeout", "0.5"]) == 0
+    return out
+
+
+def _csv_figures(out: Path) -> tuple[dict[str, int], dict[str, int], Counter[str]]:
+    """Return the headline figures, failures per case and scores, from summary.csv alone."""
+    with (out / "summary.csv").open(newline="") as handle:
+        reader = csv.DictReader(handle)
+        cases = [
+            c
+            for c in reader.fieldnames or ()
+            if c not in ("submission", "score", "max_score", "status", "seconds")
+        ]
+        rows = list(reader)
+    graded = [r for r in rows if r["status"] != "not_graded"]
+    counts = {
+        "submissions": len(rows),
+        "graded": len(graded),
+        "passed": sum(all(r[c] == "passed" for c in cases) for r in graded),
+        "failed": sum(any(r[c] != "passed" for c in cases) for r in graded),
+        "not-graded": len(rows) - len(graded),
+        "timed-out": sum(any(r[c] == "timeout" for c in cases) for r in graded),
+        "crashed": sum(any(r[c] == "crash" for c in cases) for r in graded),
+    }
+    failed = {c: sum(r[c] != "passed" for r in graded) for c in cases}
+    return counts, failed, Counter(r["score"] for r in graded)
+
+
+def test_batch_writes_the_report(batch_out: Path) -> None:
+    """The batch leaves report.html and report.md whose figures are summary.csv's."""
+    counts, _, _ = _csv_figures(batch_out)
+    assert counts["timed-out"] == 1 and counts["crashed"] == 1 and counts["not-graded"] == 1
+    assert build(batch_out).counts() == counts
+    assert (batch_out / "report.html").is_file()
+
+
+def test_markdown_reads_in_a_terminal(batch_out: Path) -> None:
+    """report.md: no line over 100 characters, no markup or escapes, the figures and hints."""
+    text = (batch_out / "report.md").read_text()
+    lines = text.splitlines()
+    assert all(len(line) <= 100 for line in lines), max(lines, key=len)
+    assert "\033" not in text and "<div" not in text and "<table" not in text
+    counts, failed, _ = _csv_figures(batch_out)
+    header = lines.index(
+        "| submissions | graded | passed every hidden case | failed some "
+        "| not graded | timed out | crashed |"
+    )
+    assert lines[header + 2] == "| " + " | ".join(str(v) for v in counts.values()) + " |"
+    flat = " ".join(text.split())
+    for name, n in failed.items():
+        assert f"- {name}: {n} of {counts['graded']} failed" in flat
+    for code in ("swapped_sin_cos", "transposed", "table_capped", "low_precision_float16"):
+        assert HINTS[code] in flat
+    assert re.search(r"## Pass the visible examples, fail hidden cases \(\d+\)", text)
+    assert "capped_table, capped_table_again" in flat and "slow_on_one" in flat
+
+
+def test_report_rebuilt_from_the_folder_alone(batch_out: Path, tmp_path: Path, cli: Cli) -> None:
+    """`grader report OUT` on a copy, far from the class, writes the same report."""
+    copy = tmp_path / "copy"
+    shutil.copytree(batch_out, copy)
+    (copy / "report.md").unlink()
+    (copy / "report.html").unlink()
+    code, out, _ = cli("report", copy)
+    assert code == 0 and "class report of the whole class" in out
+    assert (copy / "report.md").read_text() == (batch_out / "report.md").read_text()
+    assert (copy / "report.html").read_text() == (batch_out / "report.html").read_text()
+
+
+def test_report_needs_a_batch_output(tmp_path: Path, cli: Cli) -> None:
+    """A folder that is not a batch output: one line, exit 2."""
+    code, _, err = cli("report", tmp_path)
+    assert code == 2 and err.count("\n") == 1 and "no batch.json" in err
+
+
+def test_html_loads_nothing(batch_out: Path) -> None:
+    """report.html has a policy that forbids every load and script, and references nothing."""
+    page = (batch_out / "report.html").read_text()
+    assert "default-src 'none'" in page
+    assert not re.search(r"<script|\ssrc=|href=|url\(|@import", page.replace("&lt;img src=x", ""))
+    assert MARKUP_ID not in page and "&lt;img src=x onerror=alert(1)&gt;" in page
+
+
+@browser_only
+def test_html_figures_match_the_summary(batch_out: Path) -> None:
+    """In Chromium, the page's figures, cases, chart and mistakes agree with summary.csv."""
+    from playwright.sync_api import sync_playwright
+
+    counts, failed, scores = _csv_figures(batch_out)
+    made: Counter[str] = Counter()
+    for path in (batch_out / "results").glob("*.json"):
+        doc = json.loads(path.read_text())
+        made.update(
+            {t["extra_data"]["diagnosis"] for t in doc["tests"] if "diagnosis" in t["extra_data"]}
+        )
+    url = (batch_out / "report.html").resolve().as_uri()
+    ARTIFACTS.mkdir(parents=True, exist_ok=True)
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        page = browser.new_page(viewport={"width": 1280, "height": 800})
+        requests: list[str] = []
+        page.on("request", lambda request: requests.append(request.url))
+        page.goto(url)
+        try:
+            for key, value in counts.items():
+                assert page.inner_text(f"#n-{key}") == str(value), key
+            for name, n in failed.items():
+                assert page.inner_text(f"tr[data-case='{name}'] td.failed") == str(n), name
+            bars = page.locator("#score-chart rect.bar")
+            shown = {
+                bars.nth(i).get_attribute("data-label"): bars.nth(i).get_attribute("data-count")
+                for i in range(bars.count())
+            }
+            assert shown == {str(s): str(scores.get(str(s), 0)) for s in range(11)}
+            for code, n in made.items():
+                assert page.inner_text(f"li[data-mistake='{code}'] .count") == str(n), code
+            assert page.locator("img, script").count() == 0
+            assert MARKUP_ID in (page.text_content("#who-swapped_sin_cos") or "")
+            assert requests == [url]
+            page.screenshot(path=str(ARTIFACTS / "class-report.png"), full_page=True)
+        finally:
+            browser.close()
