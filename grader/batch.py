@@ -407,7 +407,8 @@ def run_batch(
             limits=limits._asdict(),
             cases=[CaseInfo(c.name, c.why, c.max_score) for c in checked.problem.hidden],
             class_ids=[e.id for e in everyone],
-            ids=[e.id for e in entries],
+            # Interrupted, it holds only the rows finished: a merge then sees the share is short.
+            ids=[r.id for r in rows] if interrupted else [e.id for e in entries],
             sandbox=backend,
             seconds=seconds,
         )

@@ -9,7 +9,7 @@ from __future__ import annotations
 import time
 from collections.abc import Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from grader.layout import FUNCTION_NAME, protected_paths
 from grader.source import Source, Static, check_source, read_submission
@@ -159,8 +159,6 @@ def grade_in_with_examples(
     hidden cases. One request serves both, so the examples cost no extra child. (The child
     has seen the hidden inputs by then, so the examples' outcomes count in the leak budget.)
     """
-    from grader.judge import judge
-    from grader.sandbox import NOT_ANSWERED
 
     problem = checked.problem
     hidden = problem.hidden
@@ -175,19 +173,40 @@ def grade_in_with_examples(
         began=began,
         limits=session.limits,
     )
-    said = slots(session.limits, src.name)
+    verdicts = Verdicts(run=run, src=src, static=static, checked=checked, limits=session.limits)
     examples = {
-        case.name: judge(
-            case,
-            run.results.get(len(hidden) + i, NOT_ANSWERED),
-            checked.expected[case.name],
-            src,
-            slots=said,
-            static=static,
-        ).outcome.value
-        for i, case in enumerate(problem.examples)
+        result.name: result.outcome.value
+        for result in verdicts.of(problem.examples, start=len(hidden))
     }
     return report, examples
+
+
+class Verdicts(NamedTuple):
+    """What judging a run's answers needs, for the cases sent in one request."""
+
+    run: Run
+    src: Source
+    static: Static
+    checked: Checked
+    limits: Limits
+
+    def of(self, cases: Sequence[Case], *, start: int = 0) -> tuple[CaseResult, ...]:
+        """Judge ``cases``, which the request held from position ``start`` on."""
+        from grader.judge import judge
+        from grader.sandbox import NOT_ANSWERED
+
+        said = slots(self.limits, self.src.name)
+        return tuple(
+            judge(
+                case,
+                self.run.results.get(start + i, NOT_ANSWERED),
+                self.checked.expected[case.name],
+                self.src,
+                slots=said,
+                static=self.static,
+            )
+            for i, case in enumerate(cases)
+        )
 
 
 def judge_run(
@@ -201,40 +220,16 @@ def judge_run(
     limits: Limits,
 ) -> Report:
     """Judge every answer of a run against the checked problem; return the report."""
-    from grader.judge import judge
     from grader.records import Report
-    from grader.sandbox import NOT_ANSWERED
 
     problem = checked.problem
     cases = problem.examples if mode == "run" else problem.hidden
-    said = slots(limits, src.name)
-    results = tuple(
-        judge(
-            case,
-            run.results.get(i, NOT_ANSWERED),
-            checked.expected[case.name],
-            src,
-            slots=said,
-            static=static,
-        )
-        for i, case in enumerate(cases)
-    )
+    verdicts = Verdicts(run=run, src=src, static=static, checked=checked, limits=limits)
+    results = verdicts.of(cases)
     advice: tuple[str, ...] = ()
     if mode == "run" and all(r.passed for r in results):
-        advice = tuple(
-            _advice(
-                judge(
-                    probe,
-                    run.results.get(i, NOT_ANSWERED),
-                    checked.expected[probe.name],
-                    src,
-                    slots=said,
-                    static=static,
-                )
-            )
-            for i, probe in enumerate(problem.probes, start=len(cases))
-        )
-        advice = tuple(a for a in advice if a)
+        notes = (_advice(probe) for probe in verdicts.of(problem.probes, start=len(cases)))
+        advice = tuple(a for a in notes if a)
     warnings = list(run.notes)
     output = ""
     if mode == "run":
