@@ -302,7 +302,7 @@ def write_summary(path: Path, rows: Iterable[Row], cases: Sequence[str]) -> None
                     f"{row.max_score:g}",
                     row.status,
                     row.reason,
-                    f"{row.seconds:.3f}",
+                    f"{row.seconds:g}",  # whole seconds: a submission could time more
                     *(row.outcomes.get(c, "") for c in cases),
                 ]
             )
