@@ -103,6 +103,23 @@ def link_problem(path: Path, protected: Sequence[Path]) -> str:
     return ""
 
 
+def _protected_files(protected: Sequence[Path]) -> set[tuple[int, int]]:
+    """Return the (device, inode) of every file in the protected folders.
+
+    A hard link to a hidden case is another name for the same inode: no path check sees it.
+    """
+    found: set[tuple[int, int]] = set()
+    for folder in protected:
+        for item in [folder, *(folder.rglob("*") if folder.is_dir() else ())]:
+            try:
+                info = item.stat(follow_symlinks=False)
+            except OSError:
+                continue
+            if stat.S_ISREG(info.st_mode):
+                found.add((info.st_dev, info.st_ino))
+    return found
+
+
 def read_submission(path: Path) -> Source:
     """Read the learner's file, refusing what cannot be a Python source file."""
     if not path.exists():
@@ -256,6 +273,10 @@ def read_untrusted(path: Path, *, protected: Sequence[Path]) -> Source:
         info = os.fstat(handle.fileno())
         if not stat.S_ISREG(info.st_mode):
             raise GraderError(f"{shown(path.name)} is not a regular file")
+        if (info.st_dev, info.st_ino) in _protected_files(protected):
+            raise GraderError(
+                f"{shown(path.name)} is a hard link to one of the problem's own files; not read"
+            )
         if info.st_size > MAX_SUBMISSION_BYTES:
             raise GraderError(
                 f"{shown(path.name)} is {info.st_size} bytes; submissions may be at most 1 MiB"

@@ -125,8 +125,11 @@ def bwrap_command(
         cmd += ["--size", str(write_bytes), "--tmpfs", tmp, "--ro-bind", submission, submission]
     else:
         cmd += ["--bind", tmp, tmp]
-    # A read-only /dev: its device nodes still work, but /dev/shm takes no files.
-    cmd += ["--proc", "/proc", "--dev", "/dev", "--remount-ro", "/dev", "--chdir", tmp, "--"]
+    # A read-only /dev: its device nodes still work, but /dev/shm takes no files. And a
+    # read-only root: bwrap builds it as a tmpfs of no set size, where the folders it made
+    # for the mounts above (/tmp, say) would otherwise take files past the write limit.
+    cmd += ["--proc", "/proc", "--dev", "/dev", "--remount-ro", "/dev", "--remount-ro", "/"]
+    cmd += ["--chdir", tmp, "--"]
     return cmd
 
 

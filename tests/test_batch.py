@@ -381,3 +381,25 @@ def test_progress_clock_moves_while_waiting(cli: Cli, tmp_path: Path) -> None:
     )
     assert code == 0
     assert re.search(r"0/1 \[00:0[1-9]", err), err
+
+
+def test_hard_links_to_the_problem_are_not_read(cli: Cli, tmp_path: Path) -> None:
+    """A hard link to the reference or a hidden case is another name for it: not graded."""
+    klass = tmp_path / "class"
+    klass.mkdir()
+    try:
+        os.link(ROOT / "solutions" / "reference.py", klass / "frank.py")
+        os.link(sorted((ROOT / "hidden_tests").glob("*.yaml"))[0], klass / "eve.py")
+    except OSError as exc:  # another file system: no hard link can be made here
+        pytest.skip(f"cannot hard-link into {tmp_path}: {exc.strerror}")
+    out = tmp_path / "out"
+    code, _, _ = cli("batch", klass, "--out", out)
+    rows = _summary(out)
+    assert code == 0
+    for name in ("frank", "eve"):
+        assert rows[name]["status"] == "not_graded" and rows[name]["score"] == "0"
+        assert "hard link to one of the problem's own files" in rows[name]["reason"]
+    # What a learner may be given back (the class report is for staff, and lists the whys).
+    theirs = [*(out / "results").iterdir(), out / "summary.csv"]
+    everything = "".join(p.read_text() for p in theirs)
+    assert "why:" not in everything and "np.arange" not in everything

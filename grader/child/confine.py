@@ -41,10 +41,9 @@ ALLOWED: tuple[tuple[str, str], ...] = (
         "files: reading what Landlock or bwrap lets it see, writing in its own folder",
         "read write pread64 pwrite64 readv writev preadv pwritev preadv2 pwritev2 open openat "
         "openat2 close close_range lseek fstat stat lstat newfstatat statx statfs fstatfs access "
-        "faccessat faccessat2 readlink readlinkat getdents64 fcntl dup dup2 dup3 pipe pipe2 "
+        "faccessat faccessat2 readlink readlinkat getdents64 dup dup2 dup3 pipe pipe2 "
         "ftruncate truncate fsync fdatasync fallocate mkdir mkdirat rmdir unlink unlinkat rename "
-        "renameat renameat2 chdir fchdir umask chmod fchmod fchmodat utimensat sendfile "
-        "copy_file_range",
+        "renameat renameat2 chdir fchdir umask sendfile copy_file_range",
     ),
     (
         "clocks, sleeping and randomness",
@@ -68,7 +67,7 @@ ALLOWED: tuple[tuple[str, str], ...] = (
 )
 # Allowed only with the arguments checked in _checked_rules: threads but no process or
 # namespace, terminal queries, thread names, its own limits.
-CHECKED = ("clone", "clone3", "ioctl", "prctl", "arch_prctl", "prlimit64")
+CHECKED = ("clone", "clone3", "ioctl", "prctl", "arch_prctl", "prlimit64", "fcntl")
 # Sending signals: allowed where they cannot reach outside (bwrap's PID namespace, Landlock's
 # signal scope from ABI 6), refused otherwise.
 SIGNALLING = "kill tkill tgkill rt_sigqueueinfo rt_tgsigqueueinfo pidfd_send_signal"
@@ -155,7 +154,9 @@ FS_TRUNCATE, FS_IOCTL_DEV = 1 << 14, 1 << 15
 SCOPE_ABSTRACT_UNIX_SOCKET, SCOPE_SIGNAL = 1, 2
 CLONE_THREAD = 0x00010000
 # Namespace flags clone must not carry, even beside CLONE_THREAD.
-CLONE_NAMESPACES = 0x00020000 | 0x02000000 | 0x04000000 | 0x08000000 | 0x10000000 | 0x20000000
+CLONE_NAMESPACES = (
+    0x00020000 | 0x02000000 | 0x04000000 | 0x08000000 | 0x10000000 | 0x20000000 | 0x40000000
+)
 CLONE_NEWNS, CLONE_NEWUSER, CLONE_NEWIPC, CLONE_NEWNET = 0x20000, 0x10000000, 0x08000000, 0x40000000
 MS_NOSUID, MS_NODEV, MS_REC, MS_PRIVATE = 2, 4, 1 << 14, 1 << 18
 EPERM, ENOSYS = 1, 38
@@ -166,6 +167,10 @@ IOCTLS = (0x5401, 0x5413, 0x5451, 0x5450, 0x5421, 0x541B)
 # read the dumpable and no-new-privileges flags.
 PRCTLS = (15, 16, 0x53564D41, 3, 39)
 ARCH_SET_FS, ARCH_GET_FS = 0x1002, 0x1003
+# fcntl: descriptors' flags and duplicates only (F_DUPFD, F_GETFD, F_SETFD, F_GETFL, F_SETFL,
+# F_DUPFD_CLOEXEC). No locks: a lock on a file it may read shows in the machine's /proc/locks
+# and to a neighbour's F_GETLK, a channel out. No leases, notifications or signal owners.
+FCNTLS = (0, 1, 2, 3, 4, 1030)
 
 
 def _syscall(number: int, *args: Any) -> int:
@@ -335,6 +340,7 @@ def _checked_rules(numbers: dict[str, int]) -> list[bytes]:
     prog += _one_of(numbers["ioctl"], ARG1, IOCTLS)
     prog += _one_of(numbers["prctl"], ARG0, PRCTLS)
     prog += _one_of(numbers["prlimit64"], ARG0, [0])  # its own limits only
+    prog += _one_of(numbers["fcntl"], ARG1, FCNTLS)
     if "arch_prctl" in numbers:  # x86_64: glibc sets the thread pointer of a new thread
         prog += _one_of(numbers["arch_prctl"], ARG0, [ARCH_SET_FS, ARCH_GET_FS])
     return prog
