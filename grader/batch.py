@@ -285,6 +285,13 @@ class Batch:
 
 
 SUMMARY_COLUMNS = ("submission", "path", "score", "max_score", "status", "reason", "seconds")
+# A spreadsheet runs a cell that starts with one of these as a formula.
+FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
+
+
+def text_cell(text: str) -> str:
+    """Return a learner-named text for a CSV cell, kept from being read as a formula."""
+    return "'" + text if text.startswith(FORMULA_START) else text
 
 
 def write_summary(path: Path, rows: Iterable[Row], cases: Sequence[str]) -> None:
@@ -296,12 +303,12 @@ def write_summary(path: Path, rows: Iterable[Row], cases: Sequence[str]) -> None
         for row in sorted(rows, key=lambda r: r.id):
             writer.writerow(
                 [
-                    row.id,
-                    row.relpath,
+                    text_cell(row.id),
+                    text_cell(row.relpath),
                     f"{row.score:g}",
                     f"{row.max_score:g}",
                     row.status,
-                    row.reason,
+                    text_cell(row.reason),
                     f"{row.seconds:g}",  # whole seconds: a submission could time more
                     *(row.outcomes.get(c, "") for c in cases),
                 ]

@@ -69,10 +69,11 @@ def read_learner(path: Path, entry_id: str) -> Learner:
         extra = doc.get("extra_data", {})
         tests = doc["tests"]
         examples = extra.get("batch", {}).get("examples")
+        score, max_score = _bounded(doc["score"]), _bounded(doc["max_score"])
         return Learner(
             id=entry_id,
-            score=float(doc["score"]),
-            max_score=float(doc["max_score"]),
+            score=score,
+            max_score=max_score,
             outcomes={t["name"]: str(t["extra_data"]["outcome"]) for t in tests},
             diagnoses=frozenset(
                 str(t["extra_data"]["diagnosis"]) for t in tests if "diagnosis" in t["extra_data"]
@@ -82,8 +83,16 @@ def read_learner(path: Path, entry_id: str) -> Learner:
         )
     except FileNotFoundError:
         raise GraderError(f"{str(path)!r} is missing: the output folder is incomplete") from None
-    except (OSError, ValueError, KeyError, TypeError, AttributeError) as exc:
-        raise GraderError(f"cannot read {str(path)!r}: {type(exc).__name__}: {exc}") from None
+    except Exception as exc:  # noqa: BLE001 - a folder anyone may have edited: any flaw is a usage error
+        raise GraderError(f"cannot read {str(path)!r}: {type(exc).__name__}") from None
+
+
+def _bounded(value: object) -> float:
+    """Return a score as a float, refusing what no grading writes (huge, NaN, infinite)."""
+    number = float(value)  # type: ignore[arg-type]
+    if not -1e9 <= number <= 1e9:  # also refuses NaN
+        raise ValueError(f"score out of range: {value!r}")
+    return number
 
 
 @dataclass(frozen=True)

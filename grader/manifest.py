@@ -162,12 +162,21 @@ def read_manifest(out: Path) -> Manifest:
             f"{str(out)!r} is not a finished batch output: it has no {MANIFEST_FILE} "
             "(run `grader batch` on it again; unchanged results are reused)"
         ) from None
-    except (OSError, ValueError) as exc:
-        raise GraderError(f"cannot read {str(path)!r}: {exc}") from None
+    except Exception as exc:  # noqa: BLE001 - JSON nested 100000 deep is a RecursionError
+        raise GraderError(f"cannot read {str(path)!r}: {type(exc).__name__}") from None
     try:
-        return from_json(doc)
+        manifest = from_json(doc)
+        # Numbers that no batch writes (1e999, 10**400) would overflow later, in the report.
+        json.dumps(manifest.limits, allow_nan=False)
+        if not all(0 <= r.seconds < 1e9 for r in manifest.runs):
+            raise ValueError("a run's duration is out of range")
+        if not all(0 < c.max_score <= 1e6 for c in manifest.cases):
+            raise ValueError("a case's max_score is out of range")
+        return manifest
     except ValueError as exc:
         raise GraderError(f"{str(path)!r} is not a batch manifest: {exc}") from None
+    except Exception as exc:  # noqa: BLE001 - any other flaw of an edited file: a usage error
+        raise GraderError(f"{str(path)!r} is not a batch manifest: {type(exc).__name__}") from None
 
 
 def write_manifest(out: Path, manifest: Manifest) -> None:

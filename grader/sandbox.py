@@ -303,7 +303,11 @@ class _Talk:
         order = self.order
         if order.phase is Phase.LOADED and not order.upcoming:
             return Ending("done", None, True)
-        if order.phase is Phase.STARTING and bytes(self.run.stderr.data).startswith(b"bwrap:"):
+        # Only the first child's stderr, before it said anything, is bubblewrap's own: later,
+        # what was written there may be a submission's, and is never repeated.
+        first = self.run.spawns == 1
+        stderr = bytes(self.run.stderr.data)
+        if first and order.phase is Phase.STARTING and stderr.startswith(b"bwrap:"):
             return Ending("sandbox_failed")
         if state == "crash":
             # The result channel closed; the process may live on (it closed it itself, say):

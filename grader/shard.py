@@ -108,6 +108,10 @@ def _read_summary(out: Path) -> tuple[list[str], list[list[str]]]:
             rows = list(csv.reader(handle))
     except OSError:
         raise GraderError(f"{_name(out)} is incomplete: it has no {SUMMARY_FILE}") from None
+    except (csv.Error, UnicodeDecodeError) as exc:
+        raise GraderError(
+            f"cannot read {_name(out / SUMMARY_FILE)}: {type(exc).__name__}"
+        ) from None
     if not rows:
         raise GraderError(f"{_name(out)} is incomplete: its {SUMMARY_FILE} is empty")
     return rows[0], rows[1:]

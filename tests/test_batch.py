@@ -403,3 +403,15 @@ def test_hard_links_to_the_problem_are_not_read(cli: Cli, tmp_path: Path) -> Non
     theirs = [*(out / "results").iterdir(), out / "summary.csv"]
     everything = "".join(p.read_text() for p in theirs)
     assert "why:" not in everything and "np.arange" not in everything
+
+
+def test_names_that_look_like_formulas_stay_text(cli: Cli, tmp_path: Path) -> None:
+    """A learner's file called `=HYPERLINK(...).py` is no formula in a spreadsheet."""
+    klass = tmp_path / "class"
+    klass.mkdir()
+    shutil.copy(CORPUS / "correct" / "lists.py", klass / '=HYPERLINK("http:x","y").py')
+    code, _, _ = cli("batch", klass, "--out", tmp_path / "out")
+    with (tmp_path / "out" / "summary.csv").open(newline="") as handle:
+        (row,) = list(csv.DictReader(handle))
+    assert code == 0 and row["path"] == "'" + '=HYPERLINK("http:x","y").py'
+    assert not any(value.startswith("=") for value in row.values())

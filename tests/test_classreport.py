@@ -258,3 +258,27 @@ def test_html_figures_match_the_summary(batch_out: Path) -> None:
             page.screenshot(path=str(ARTIFACTS / "class-report.png"), full_page=True)
         finally:
             browser.close()
+
+
+@pytest.mark.parametrize(
+    ("target", "change"),
+    [
+        ("results", lambda d: {**d, "score": 10**400}),
+        ("results", lambda d: {**d, "score": float("nan")}),
+        ("results", lambda d: "[" * 200_000),
+        ("batch.json", lambda d: {**d, "limits": {**d["limits"], "case_seconds": 10**400}}),
+        ("batch.json", lambda d: {**d, "class": {**d["class"], "size": 1e999}}),
+        ("batch.json", lambda d: {**d, "cases": [{**c, "max_score": -1e308} for c in d["cases"]]}),
+    ],
+)
+def test_an_edited_output_is_a_usage_error(
+    batch_out: Path, tmp_path: Path, cli: Cli, target: str, change: Callable[[Any], Any]
+) -> None:
+    """`grader report` on an output folder someone edited: one line and exit 2, never 3."""
+    out = tmp_path / "out"
+    shutil.copytree(batch_out, out)
+    path = out / "batch.json" if target == "batch.json" else next((out / "results").iterdir())
+    new = change(json.loads(path.read_text()))
+    path.write_text(new if isinstance(new, str) else json.dumps(new))
+    code, _, err = cli("report", out)
+    assert code == 2 and len(err.strip().splitlines()) == 1, err
