@@ -29,7 +29,7 @@ from grader.manifest import WHOLE, CaseInfo, Shard, for_batch, holds, write_mani
 from grader.pool import Pool
 from grader.report import not_graded, to_json
 from grader.sandbox import Session
-from grader.source import link_problem, read_untrusted, shown
+from grader.source import link_problem, protected_files, read_untrusted, shown
 from grader.spawn import Launch, Limits
 from grader.walls import Choice
 
@@ -185,6 +185,15 @@ class Stopped(Exception):
     """The batch was interrupted: a result finished after that is not kept."""
 
 
+def default_jobs() -> int:
+    """Return how many submissions a batch grades at once: two per core.
+
+    A child waits for the parent twice per submission (its fork, then its inputs once it
+    has imported its file); a second one per core keeps the core busy meanwhile.
+    """
+    return 2 * (os.cpu_count() or 1)
+
+
 @dataclass
 class Batch:
     """A batch run in progress: where results go and what it depends on."""
@@ -196,6 +205,11 @@ class Batch:
     suite: str
     # Set on Ctrl-C: children are being killed, so what they answer now is not a verdict.
     stop: threading.Event = field(default_factory=threading.Event)
+
+    def __post_init__(self) -> None:
+        # The problem's own files, looked up once for the batch rather than per learner.
+        self.protected = protected_paths(self.checked.problem.root)
+        self.inodes = protected_files(self.protected)
 
     def result_path(self, entry: Entry) -> Path:
         return self.out / RESULTS_DIR / f"{entry.id}.json"
@@ -233,7 +247,7 @@ class Batch:
             self._write(entry, doc)
             return _row_from(doc, entry, "not_graded")
         try:
-            src = read_untrusted(entry.path, protected=protected_paths(self.checked.problem.root))
+            src = read_untrusted(entry.path, protected=self.protected, inodes=self.inodes)
         except GraderError as exc:
             doc = _error_doc(entry, self.checked, str(exc))
             self._write(entry, doc)
@@ -401,7 +415,7 @@ def run_batch(
             batch = Batch(
                 out=out, checked=checked, pool=pool, limits=limits, suite=suite_digest(checked)
             )
-            rows, interrupted = _grade_all(batch, entries, jobs or os.cpu_count() or 1, progress)
+            rows, interrupted = _grade_all(batch, entries, jobs or default_jobs(), progress)
             backend = pool.describe()
             notes = tuple(pool.notes)
             broken = pool.broken

@@ -162,14 +162,14 @@ def _plot_args(p: argparse.ArgumentParser) -> None:
     )
 
 
-def _jobs_args(what: str) -> Step:
+def _jobs_args(what: str, default: str = "one per core") -> Step:
     def step(p: argparse.ArgumentParser) -> None:
         p.add_argument(
             "--jobs",
             type=positive_int,
             default=None,
             metavar="N",
-            help=f"{what} graded at once (default: one per core)",
+            help=f"{what} graded at once (default: {default})",
         )
 
     return step
@@ -317,7 +317,13 @@ COMMANDS = (
     Command(
         "batch",
         "grade many submissions on the hidden cases (course staff)",
-        (_problem_args, _grading_args, _batch_args, _jobs_args("submissions"), _shard_args),
+        (
+            _problem_args,
+            _grading_args,
+            _batch_args,
+            _jobs_args("submissions", "two per core"),
+            _shard_args,
+        ),
     ),
     Command(
         "report",

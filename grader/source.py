@@ -8,19 +8,21 @@ it starts the child.
 
 from __future__ import annotations
 
-import ast
 import builtins
-import difflib
 import os
 import re
 import stat
 import threading
 from collections.abc import Sequence
 from pathlib import Path
-from typing import NamedTuple
+from typing import TYPE_CHECKING, NamedTuple
 
 from grader.errors import GraderError
-from grader.records import Outcome
+
+if TYPE_CHECKING:  # the pipeline imports this before it starts the child: keep it light
+    import ast
+
+    from grader.records import Outcome
 
 MAX_SUBMISSION_BYTES = 1024 * 1024
 SUBMISSION_SUFFIX = ".py"
@@ -103,7 +105,7 @@ def link_problem(path: Path, protected: Sequence[Path]) -> str:
     return ""
 
 
-def _protected_files(protected: Sequence[Path]) -> set[tuple[int, int]]:
+def protected_files(protected: Sequence[Path]) -> frozenset[tuple[int, int]]:
     """Return the (device, inode) of every file in the protected folders.
 
     A hard link to a hidden case is another name for the same inode: no path check sees it.
@@ -117,7 +119,7 @@ def _protected_files(protected: Sequence[Path]) -> set[tuple[int, int]]:
                 continue
             if stat.S_ISREG(info.st_mode):
                 found.add((info.st_dev, info.st_ino))
-    return found
+    return frozenset(found)
 
 
 def read_submission(path: Path) -> Source:
@@ -165,6 +167,10 @@ def check_source(src: Source, function: str) -> Static:
 
 
 def _check(src: Source, function: str) -> Static:
+    import ast
+
+    from grader.records import Outcome
+
     try:
         tree = ast.parse(src.data, filename=src.name)
         compile(tree, src.name, "exec", dont_inherit=True)
@@ -205,6 +211,8 @@ def _check(src: Source, function: str) -> Static:
 
 def _top_level(body: list[ast.stmt]) -> dict[str, ast.AST]:
     """Return the names a module binds at its top level (also inside if/try/with), last wins."""
+    import ast
+
     bound: dict[str, ast.AST] = {}
     for node in body:
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
@@ -235,6 +243,9 @@ def _takes_two(args: ast.arguments) -> bool:
 
 
 def _missing(src: Source, function: str, bound: dict[str, ast.AST]) -> str:
+    import ast
+    import difflib
+
     defined = sorted(
         name
         for name, node in bound.items()
@@ -250,6 +261,8 @@ def _missing(src: Source, function: str, bound: dict[str, ast.AST]) -> str:
 
 def _imports(tree: ast.Module) -> frozenset[str]:
     """Return the top-level module names the file imports anywhere, for import errors."""
+    import ast
+
     names: set[str] = set()
     for node in ast.walk(tree):
         if isinstance(node, ast.Import):
@@ -259,8 +272,16 @@ def _imports(tree: ast.Module) -> frozenset[str]:
     return frozenset(names)
 
 
-def read_untrusted(path: Path, *, protected: Sequence[Path]) -> Source:
-    """Read a file from a folder a learner shaped: never through a link (see link_problem)."""
+def read_untrusted(
+    path: Path,
+    *,
+    protected: Sequence[Path],
+    inodes: frozenset[tuple[int, int]] | None = None,
+) -> Source:
+    """Read a file from a folder a learner shaped: never through a link (see link_problem).
+
+    ``inodes`` are protected_files(protected), for a caller that reads many files at once.
+    """
     problem = link_problem(path, protected) or name_problem(path)
     if problem:
         raise GraderError(problem)
@@ -273,7 +294,9 @@ def read_untrusted(path: Path, *, protected: Sequence[Path]) -> Source:
         info = os.fstat(handle.fileno())
         if not stat.S_ISREG(info.st_mode):
             raise GraderError(f"{shown(path.name)} is not a regular file")
-        if (info.st_dev, info.st_ino) in _protected_files(protected):
+        if inodes is None:
+            inodes = protected_files(protected)
+        if (info.st_dev, info.st_ino) in inodes:
             raise GraderError(
                 f"{shown(path.name)} is a hard link to one of the problem's own files; not read"
             )

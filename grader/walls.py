@@ -10,7 +10,6 @@ from __future__ import annotations
 import functools
 import importlib.util
 import os
-import platform
 import shutil
 import subprocess
 import sys
@@ -181,7 +180,7 @@ def resolve_backend(requested: str, *, require: bool) -> Choice:
 
         if not confine.seccomp_supported():
             raise GraderError(
-                f"--sandbox landlock: the seccomp allowlist has no table for {platform.machine()}"
+                f"--sandbox landlock: the seccomp allowlist has no table for {os.uname().machine}"
             )
         raise GraderError("--sandbox landlock: this kernel has no usable Landlock")
     if requested != "auto":
