@@ -226,7 +226,7 @@ def main() -> None:
     print("| what | figure |")
     print("|---|---:|")
     print(
-        f"| `grader batch`, default jobs ({os.cpu_count()}) | {took:.1f} s, "
+        f"| `grader batch`, default jobs (two per core, {os.cpu_count()} cores) | {took:.1f} s, "
         f"{rate:.1f} submissions/s |"
     )
     print(
