@@ -162,7 +162,7 @@ def read_manifest(out: Path) -> Manifest:
             f"{str(out)!r} is not a finished batch output: it has no {MANIFEST_FILE} "
             "(run `grader batch` on it again; unchanged results are reused)"
         ) from None
-    except Exception as exc:  # noqa: BLE001 - JSON nested 100000 deep is a RecursionError
+    except Exception as exc:  # noqa: BLE001 - JSON nested thousands deep is a RecursionError
         raise GraderError(f"cannot read {str(path)!r}: {type(exc).__name__}") from None
     try:
         manifest = from_json(doc)
