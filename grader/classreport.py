@@ -10,6 +10,7 @@ from __future__ import annotations
 import html
 import json
 import os
+import stat
 import textwrap
 from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
@@ -65,7 +66,7 @@ class Learner:
 def read_learner(path: Path, entry_id: str) -> Learner:
     """Read one results/ID.json; a missing or unreadable one is a usage error."""
     try:
-        doc = json.loads(path.read_text(encoding="utf-8"))
+        doc = json.loads(_read_bounded(path))
         extra = doc.get("extra_data", {})
         tests = doc["tests"]
         examples = extra.get("batch", {}).get("examples")
@@ -85,6 +86,20 @@ def read_learner(path: Path, entry_id: str) -> Learner:
         raise GraderError(f"{str(path)!r} is missing: the output folder is incomplete") from None
     except Exception as exc:  # noqa: BLE001 - a folder anyone may have edited: any flaw is a usage error
         raise GraderError(f"cannot read {str(path)!r}: {type(exc).__name__}") from None
+
+
+# A results file is a few kilobytes; anything far larger was not written by a batch.
+MAX_RESULTS_BYTES = 4 * 1024 * 1024
+
+
+def _read_bounded(path: Path) -> str:
+    """Read a results file through no link, only if it is a regular file of sane size."""
+    fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+    with os.fdopen(fd, "rb") as handle:
+        info = os.fstat(handle.fileno())
+        if not stat.S_ISREG(info.st_mode) or info.st_size > MAX_RESULTS_BYTES:
+            raise ValueError("not a results file")
+        return handle.read(MAX_RESULTS_BYTES + 1).decode("utf-8")
 
 
 def _bounded(value: object) -> float:

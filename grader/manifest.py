@@ -152,6 +152,10 @@ def from_json(doc: Any) -> Manifest:
         raise ValueError(f"missing or malformed field {exc}") from None
 
 
+# The limits a report header cites (report.limits_line): a manifest must record each.
+LIMIT_KEYS = ("case_seconds", "cpu_seconds", "memory_mb", "file_size_mb", "output_bytes")
+
+
 def read_manifest(out: Path) -> Manifest:
     """Read OUT/batch.json; a folder without a sound one is a usage error, said in one line."""
     path = out / MANIFEST_FILE
@@ -172,6 +176,11 @@ def read_manifest(out: Path) -> Manifest:
             raise ValueError("a run's duration is out of range")
         if not all(0 < c.max_score <= 1e6 for c in manifest.cases):
             raise ValueError("a case's max_score is out of range")
+        if not manifest.runs:
+            raise ValueError("it records no run")
+        missing = set(LIMIT_KEYS) - set(manifest.limits)
+        if missing:
+            raise ValueError(f"its limits lack {', '.join(sorted(missing))}")
         return manifest
     except ValueError as exc:
         raise GraderError(f"{str(path)!r} is not a batch manifest: {exc}") from None

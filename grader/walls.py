@@ -127,7 +127,10 @@ def bwrap_command(
     # A read-only /dev: its device nodes still work, but /dev/shm takes no files. And a
     # read-only root: bwrap builds it as a tmpfs of no set size, where the folders it made
     # for the mounts above (/tmp, say) would otherwise take files past the write limit.
+    # A read-only /proc too: /proc/self/comm and oom_score_adj are readable by anyone on
+    # the machine, so writing them would be a channel out.
     cmd += ["--proc", "/proc", "--dev", "/dev", "--remount-ro", "/dev", "--remount-ro", "/"]
+    cmd += ["--remount-ro", "/proc"]
     cmd += ["--chdir", tmp, "--"]
     return cmd
 

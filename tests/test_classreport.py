@@ -269,16 +269,23 @@ def test_html_figures_match_the_summary(batch_out: Path) -> None:
         ("batch.json", lambda d: {**d, "limits": {**d["limits"], "case_seconds": 10**400}}),
         ("batch.json", lambda d: {**d, "class": {**d["class"], "size": 1e999}}),
         ("batch.json", lambda d: {**d, "cases": [{**c, "max_score": -1e308} for c in d["cases"]]}),
+        ("batch.json", lambda d: {**d, "runs": []}),
+        ("batch.json", lambda d: {**d, "limits": {"a": 1}}),
+        ("results", "/dev/zero"),
     ],
 )
 def test_an_edited_output_is_a_usage_error(
-    batch_out: Path, tmp_path: Path, cli: Cli, target: str, change: Callable[[Any], Any]
+    batch_out: Path, tmp_path: Path, cli: Cli, target: str, change: Callable[[Any], Any] | str
 ) -> None:
     """`grader report` on an output folder someone edited: one line and exit 2, never 3."""
     out = tmp_path / "out"
     shutil.copytree(batch_out, out)
     path = out / "batch.json" if target == "batch.json" else next((out / "results").iterdir())
-    new = change(json.loads(path.read_text()))
-    path.write_text(new if isinstance(new, str) else json.dumps(new))
+    if isinstance(change, str):  # a link to a file that never ends
+        path.unlink()
+        path.symlink_to(change)
+    else:
+        new = change(json.loads(path.read_text()))
+        path.write_text(new if isinstance(new, str) else json.dumps(new))
     code, _, err = cli("report", out)
     assert code == 2 and len(err.strip().splitlines()) == 1, err

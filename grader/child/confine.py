@@ -30,7 +30,7 @@ SECCOMP_MODE_FILTER = 2
 # processes, personality, and whatever a kernel adds later.
 ALLOWED: tuple[tuple[str, str], ...] = (
     # Hot calls first: the filter tries the groups in this order.
-    ("memory: the allocator, numpy's buffers", "brk mmap munmap mremap mprotect madvise mincore"),
+    ("memory: the allocator, numpy's buffers", "brk munmap mremap mprotect madvise mincore"),
     (
         "threads: Python and numpy threads and what they wait on (clone is checked below)",
         "futex set_robust_list get_robust_list rseq set_tid_address gettid sched_yield "
@@ -67,7 +67,7 @@ ALLOWED: tuple[tuple[str, str], ...] = (
 )
 # Allowed only with the arguments checked in _checked_rules: threads but no process or
 # namespace, terminal queries, thread names, its own limits.
-CHECKED = ("clone", "clone3", "ioctl", "prctl", "arch_prctl", "prlimit64", "fcntl")
+CHECKED = ("clone", "clone3", "ioctl", "prctl", "arch_prctl", "prlimit64", "fcntl", "mmap")
 # Sending signals: allowed where they cannot reach outside (bwrap's PID namespace, Landlock's
 # signal scope from ABI 6), refused otherwise.
 SIGNALLING = "kill tkill tgkill rt_sigqueueinfo rt_tgsigqueueinfo pidfd_send_signal"
@@ -163,9 +163,13 @@ EPERM, ENOSYS = 1, 38
 # ioctl requests a child may make: is this a terminal, its size, close-on-exec, non-blocking,
 # bytes waiting (TCGETS, TIOCGWINSZ, FIOCLEX, FIONCLEX, FIONBIO, FIONREAD).
 IOCTLS = (0x5401, 0x5413, 0x5451, 0x5450, 0x5421, 0x541B)
-# prctl options: get and set the thread's name, name an anonymous mapping (glibc 2.35+),
-# read the dumpable and no-new-privileges flags.
-PRCTLS = (15, 16, 0x53564D41, 3, 39)
+# prctl options: get the thread's name, name an anonymous mapping (glibc 2.35+), read the
+# dumpable and no-new-privileges flags. Not setting the thread's name: anyone on the machine
+# reads it in /proc/PID/comm, a channel out.
+PRCTLS = (16, 0x53564D41, 3, 39)
+# mmap: private mappings only. A shared mapping of a file an outside process maps too gives
+# both the same futex keys, a channel out (and in).
+MAP_SHARED = 0x01
 ARCH_SET_FS, ARCH_GET_FS = 0x1002, 0x1003
 # fcntl: descriptors' flags and duplicates only (F_DUPFD, F_GETFD, F_SETFD, F_GETFL, F_SETFL,
 # F_DUPFD_CLOEXEC). No locks: a lock on a file it may read shows in the machine's /proc/locks
@@ -310,7 +314,7 @@ def _bpf(code: int, k: int, jt: int = 0, jf: int = 0) -> bytes:
 LD_W_ABS, JEQ, JSET, RET = 0x20, 0x15, 0x45, 0x06
 RET_ALLOW, RET_KILL_PROCESS = 0x7FFF0000, 0x80000000
 RET_EPERM, RET_ENOSYS = 0x00050000 | EPERM, 0x00050000 | ENOSYS
-NR, ARCH, ARG0, ARG1 = 0, 4, 16, 24  # offsets in struct seccomp_data (low words of args)
+NR, ARCH, ARG0, ARG1, ARG3 = 0, 4, 16, 24, 40  # offsets in struct seccomp_data (low words)
 
 
 def _one_of(nr: int, offset: int, values: Iterable[int]) -> list[bytes]:
@@ -341,6 +345,13 @@ def _checked_rules(numbers: dict[str, int]) -> list[bytes]:
     prog += _one_of(numbers["prctl"], ARG0, PRCTLS)
     prog += _one_of(numbers["prlimit64"], ARG0, [0])  # its own limits only
     prog += _one_of(numbers["fcntl"], ARG1, FCNTLS)
+    prog += [
+        _bpf(JEQ, numbers["mmap"], 0, 4),
+        _bpf(LD_W_ABS, ARG3),
+        _bpf(JSET, MAP_SHARED, 1, 0),
+        _bpf(RET, RET_ALLOW),
+        _bpf(RET, RET_EPERM),
+    ]
     if "arch_prctl" in numbers:  # x86_64: glibc sets the thread pointer of a new thread
         prog += _one_of(numbers["arch_prctl"], ARG0, [ARCH_SET_FS, ARCH_GET_FS])
     return prog
