@@ -150,6 +150,8 @@ def check_source(src: Source, function: str) -> Static:
         except Exception:  # noqa: BLE001 - inspecting a strange tree: let the child decide
             box.append(Static(None))
 
+    # One compile at a time: Python 3.11 keeps the AST's recursion depth per interpreter,
+    # not per thread, and two batch workers compiling at once fail with a SystemError.
     with _stack_lock:
         old = threading.stack_size(COMPILE_STACK_BYTES)
         try:
@@ -159,10 +161,10 @@ def check_source(src: Source, function: str) -> Static:
             worker = None  # no room for a large stack here: check on this thread instead
         finally:
             threading.stack_size(old)
-    if worker is None:
-        work()
-    else:
-        worker.join()
+        if worker is None:
+            work()
+        else:
+            worker.join()
     return box[0]
 
 
@@ -184,6 +186,10 @@ def _check(src: Source, function: str) -> Static:
         )
     except ValueError:
         return Static(Outcome.SYNTAX_ERROR, f"{src.name} holds null bytes: it is not a text file")
+    except SystemError:
+        # The interpreter's own failure, not the file's (seen once, rarely, in a batch under
+        # load): no verdict here; the child compiles it too, before it is given any input.
+        return Static(None)
     except (RecursionError, MemoryError):
         return Static(
             Outcome.SYNTAX_ERROR, f"{src.name} is nested too deeply for Python to compile it"

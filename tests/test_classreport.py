@@ -17,6 +17,7 @@ from grader.classreport import Bar, build
 from grader.cli import main
 from grader.diagnose import HINTS
 from grader.manifest import CaseInfo, Shard, for_batch, write_manifest
+from grader.spawn import Limits
 from tests.conftest import CORPUS, SAMPLES
 from tests.test_serve import ARTIFACTS, CHROMIUM, CHROMIUM_ARGS, browser_only
 from tests.test_shards import SLOW_ON_ONE
@@ -81,7 +82,7 @@ def test_figures_from_results(tmp_path: Path) -> None:
             shard=Shard(1, 1),
             suite="f" * 64,
             tolerance="|got - want| <= 1e-06 + 1e-06 * |want|",
-            limits={"case_seconds": 3},
+            limits=Limits()._asdict(),  # as a batch records them
             cases=[CaseInfo("a", "why a", 1.0), CaseInfo("b", "why b", 1.0)],
             class_ids=["ada", "bob", "cyd", "dan", "eve", "fay", "gus"],
             ids=["ada", "bob", "cyd", "dan", "eve", "fay", "gus"],
