@@ -25,6 +25,9 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
+# case_seconds imports the corpus files: no __pycache__ may be left in solutions/, where
+# a batch of that folder would take it for a learner.
+sys.dont_write_bytecode = True
 PY = sys.executable
 GRADER = [PY, "-m", "grader"]
 REFERENCE = ROOT / "solutions" / "reference.py"

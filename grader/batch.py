@@ -8,6 +8,7 @@ import fcntl
 import hashlib
 import json
 import os
+import queue
 import re
 import socket
 import sys
@@ -15,7 +16,7 @@ import threading
 import time
 from collections import Counter
 from collections.abc import Iterable, Iterator, Sequence
-from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
+from concurrent.futures import Future, ThreadPoolExecutor, wait
 from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -474,11 +475,19 @@ def _collect(batch: Batch, entries: list[Entry], jobs: int, show: bool) -> tuple
     rows: list[Row] = []
     executor = ThreadPoolExecutor(max_workers=jobs)
     bar = tqdm(total=len(entries), unit="sub", disable=not show, file=sys.stderr)
-    pending = {executor.submit(batch.grade_one, e) for e in entries}
+    # Each future reports itself when done: waiting on all pending futures at once after
+    # every completion would cost time in proportion to the class, for each learner.
+    finished: queue.SimpleQueue[Future[Row]] = queue.SimpleQueue()
+    pending = set()
+    for entry in entries:
+        future = executor.submit(batch.grade_one, entry)
+        future.add_done_callback(finished.put)
+        pending.add(future)
     try:
         while pending:
-            done, pending = wait(pending, timeout=TICK_SECONDS, return_when=FIRST_COMPLETED)
-            for future in done:
+            with contextlib.suppress(queue.Empty):
+                future = finished.get(timeout=TICK_SECONDS)
+                pending.discard(future)
                 rows.append(future.result())
                 bar.update(1)
             bar.refresh()

@@ -389,6 +389,9 @@ def _attach_signed(argv: Sequence[str]) -> list[str]:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the grader; return the exit status (0 passed, 1 failed, 2 usage error, 3 bug)."""
+    # The grader's own numpy work is small elementwise arithmetic; OpenBLAS's idle threads
+    # would only spin beside the children, on the same cores.
+    os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
     parser = build_parser()
     args = parser.parse_args(_attach_signed(sys.argv[1:] if argv is None else argv))
     try:

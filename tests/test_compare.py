@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import numpy as np
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from grader.compare import close_mask, compare
 from grader.records import Tolerance
@@ -57,3 +59,25 @@ def test_float32_passes_float16_fails() -> None:
     want = np.sin(np.linspace(0, 10, 200)).reshape(20, 10)
     assert compare(want.astype(np.float32).astype(np.float64), want, TOL) is None
     assert compare(want.astype(np.float16).astype(np.float64), want, TOL) is not None
+
+
+FLOATS = st.floats(allow_nan=True, allow_infinity=True, width=64)
+FINITE = st.floats(min_value=-1e300, max_value=1e300, allow_nan=False, width=64)
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    st.lists(st.tuples(FLOATS, FINITE), min_size=1, max_size=40),
+    st.sampled_from([0.0, 1e-9, 1e-6, 1e-3]),
+    st.sampled_from([0.0, 1e-9, 1e-6, 1e-3]),
+)
+def test_close_mask_is_isclose_for_finite_expected(
+    pairs: list[tuple[float, float]], rtol: float, atol: float
+) -> None:
+    """The written-out mask agrees with numpy.isclose wherever the expected value is finite,
+    whatever the answer holds: NaN, infinities, huge values that overflow the difference."""
+    got = np.array([[g for g, _ in pairs]])
+    want = np.array([[w for _, w in pairs]])
+    tol = Tolerance(rtol=rtol, atol=atol)
+    expected = np.isclose(got, want, rtol=rtol, atol=atol, equal_nan=False)
+    assert (close_mask(got, want, tol) == expected).all()
