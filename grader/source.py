@@ -14,6 +14,7 @@ import re
 import stat
 import threading
 from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import TYPE_CHECKING, NamedTuple
 
@@ -35,7 +36,8 @@ BUILTIN_EXCEPTIONS = frozenset(
 # Compiling a hostile 1 MiB file can recurse deeply in C (Python 3.10 overflows an 8 MiB
 # stack on a long attribute chain); on a thread this large it ends in RecursionError instead.
 COMPILE_STACK_BYTES = 256 * 1024 * 1024
-_stack_lock = threading.Lock()
+_compiler_lock = threading.Lock()
+_compiler: ThreadPoolExecutor | None = None
 
 
 class Static(NamedTuple):
@@ -142,30 +144,40 @@ def read_submission(path: Path) -> Source:
 
 def check_source(src: Source, function: str) -> Static:
     """Compile and inspect the file without running it; say why it cannot load, if it cannot."""
-    box: list[Static] = []
+    compiler = _compiler_thread()
+    if compiler is None:
+        return _check_or_defer(src, function)
+    return compiler.submit(_check_or_defer, src, function).result()
 
-    def work() -> None:
-        try:
-            box.append(_check(src, function))
-        except Exception:  # noqa: BLE001 - inspecting a strange tree: let the child decide
-            box.append(Static(None))
 
-    # One compile at a time: Python 3.11 keeps the AST's recursion depth per interpreter,
-    # not per thread, and two batch workers compiling at once fail with a SystemError.
-    with _stack_lock:
-        old = threading.stack_size(COMPILE_STACK_BYTES)
-        try:
-            worker = threading.Thread(target=work, name="compile-check")
-            worker.start()
-        except (RuntimeError, MemoryError):
-            worker = None  # no room for a large stack here: check on this thread instead
-        finally:
-            threading.stack_size(old)
-        if worker is None:
-            work()
-        else:
-            worker.join()
-    return box[0]
+def _compiler_thread() -> ThreadPoolExecutor | None:
+    """Return the one thread, with a large stack, that compiles for the whole process.
+
+    One thread, not one per file: a batch compiles hundreds of files, and one at a time,
+    since Python 3.11 keeps the AST's recursion depth per interpreter, not per thread (two
+    batch workers compiling at once failed with a SystemError). None where no thread with
+    that stack can start: the caller's thread compiles then.
+    """
+    global _compiler
+    with _compiler_lock:
+        if _compiler is None:
+            old = threading.stack_size(COMPILE_STACK_BYTES)
+            try:
+                compiler = ThreadPoolExecutor(1, thread_name_prefix="compile-check")
+                compiler.submit(int).result()  # its thread starts now, with the large stack
+                _compiler = compiler
+            except (RuntimeError, MemoryError):
+                pass
+            finally:
+                threading.stack_size(old)
+        return _compiler
+
+
+def _check_or_defer(src: Source, function: str) -> Static:
+    try:
+        return _check(src, function)
+    except Exception:  # noqa: BLE001 - inspecting a strange tree: let the child decide
+        return Static(None)
 
 
 def _check(src: Source, function: str) -> Static:
