@@ -394,12 +394,41 @@ def run_batch(
     jobs: int = 0,
     progress: bool | None = None,
     shard: Shard | None = None,
+    pool: Pool | None = None,
 ) -> Summary:
     """Grade every submission under ``paths`` (or ``shard``'s share of them) into ``out``.
 
     Ctrl-C stops it within a moment: the children are killed, the results finished so far,
     summary.csv and the class report are written, and the summary says it was interrupted.
+    A ``pool`` the caller started (see Pool) is used and closed; otherwise one is started.
     """
+    # The template starts first: it imports numpy while this process loads the problem.
+    with pool or Pool(choice=choice, limits=limits) as started:
+        return _run_batch(
+            paths=paths,
+            out=out,
+            problem_root=problem_root,
+            limits=limits,
+            choice=choice,
+            jobs=jobs,
+            progress=progress,
+            shard=shard,
+            pool=started,
+        )
+
+
+def _run_batch(
+    *,
+    paths: Sequence[Path],
+    out: Path,
+    problem_root: Path,
+    limits: Limits,
+    choice: Choice,
+    jobs: int,
+    progress: bool | None,
+    shard: Shard | None,
+    pool: Pool,
+) -> Summary:
     from grader.classreport import write_class_report
 
     began = time.monotonic()
@@ -410,16 +439,16 @@ def run_batch(
     _prepare_out(out)
     guard(problem_root, choice)
     with locked(out):
-        # The template starts first: it imports numpy while this process loads the problem.
-        with Pool(choice=choice, limits=limits) as pool:
-            checked = check_problem(problem_root)
-            batch = Batch(
-                out=out, checked=checked, pool=pool, limits=limits, suite=suite_digest(checked)
-            )
-            rows, interrupted = _grade_all(batch, entries, jobs or default_jobs(), progress)
-            backend = pool.describe()
-            notes = tuple(pool.notes)
-            broken = pool.broken
+        checked = check_problem(problem_root)
+        pool.wait_ready()
+        batch = Batch(
+            out=out, checked=checked, pool=pool, limits=limits, suite=suite_digest(checked)
+        )
+        rows, interrupted = _grade_all(batch, entries, jobs or default_jobs(), progress)
+        backend = pool.describe()
+        notes = tuple(pool.notes)
+        broken = pool.broken
+        pool.close()
         write_summary(out / SUMMARY_FILE, rows, [c.name for c in checked.problem.hidden])
         seconds = time.monotonic() - began
         manifest = for_batch(

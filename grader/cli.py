@@ -491,11 +491,18 @@ def _dispatch(args: argparse.Namespace) -> int:
 
 
 def _batch(args: argparse.Namespace, root: Path, choice: Any) -> int:
-    from grader.batch import RESULTS_DIR, SUMMARY_FILE, run_batch
+    from grader.pool import Pool  # without numpy: the template starts before the imports below
     from grader.shard import resolve_shard
 
     shard = resolve_shard(args.shard, os.environ)
+    pool = Pool(choice=choice, limits=_limits(args))
+    try:
+        from grader.batch import RESULTS_DIR, SUMMARY_FILE, run_batch
+    except BaseException:
+        pool.close()  # run_batch, which closes it, is never reached
+        raise
     summary = run_batch(
+        pool=pool,
         shard=shard,
         paths=args.paths,
         out=args.out,

@@ -92,7 +92,7 @@ class ForkedProcess:
 
 
 class Template:
-    """One template process and its control socket, ready to fork."""
+    """One template process and its control socket: started at once, ready to fork later."""
 
     def __init__(self, *, root: str, backend: str) -> None:
         ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
@@ -118,9 +118,9 @@ class Template:
         )
         theirs.close()
         self.control = ours
-        self._wait_ready()
 
-    def _wait_ready(self) -> None:
+    def wait_ready(self) -> None:
+        """Wait until the template has imported numpy; raise _TemplateFailed if it died."""
         self.control.settimeout(READY_SECONDS)
         try:
             ready = self.control.recv(65536)
@@ -146,7 +146,12 @@ class Template:
 
 
 class Pool:
-    """A template process, restarted when it dies, and the children it forked."""
+    """A template process, restarted when it dies, and the children it forked.
+
+    Making a Pool starts the template's process and returns at once, so that the caller
+    imports and loads what it needs while the template imports numpy; the first fork (or
+    ``wait_ready``) waits for it.
+    """
 
     def __init__(self, *, choice: Choice, limits: Limits) -> None:
         self.limits = limits
@@ -163,23 +168,37 @@ class Pool:
         # Why the batch cannot go on, once the template cannot be brought back.
         self.broken = ""
         self.template_dead = False
+        self.choice = choice
         self.outer = choice.backend
-        self.template = self._first_template(choice)
-        # Each fork walls itself in with Landlock where the kernel has it; inside bwrap,
-        # that also keeps one submission's folder from the next one's.
-        self.inner = "landlock" if landlock_usable() and self.outer != "none" else self.outer
-        self._listen()
+        self.inner = choice.backend
+        self.template = Template(root=self.root, backend=choice.backend)
+        self.ready = False
+        self.ready_lock = threading.Lock()
 
-    def _first_template(self, choice: Choice) -> Template:
-        try:
-            return Template(root=self.root, backend=choice.backend)
-        except _TemplateFailed as exc:
-            if choice.backend != "bwrap" or choice.fallback is None:
-                raise GraderError(f"the template process could not start: {exc}") from None
-            second = second_choice(require=choice.fallback == FALLBACK_REQUIRED)
-            self.notes.append(f"bubblewrap could not start here ({exc}); used {second}")
-            self.outer = second
-            return Template(root=self.root, backend=second)
+    def wait_ready(self) -> None:
+        """Wait for the first template, falling back from bubblewrap as the choice allows."""
+        with self.ready_lock:
+            if self.ready:
+                return
+            try:
+                self.template.wait_ready()
+            except _TemplateFailed as exc:
+                choice = self.choice
+                if choice.backend != "bwrap" or choice.fallback is None:
+                    raise GraderError(f"the template process could not start: {exc}") from None
+                second = second_choice(require=choice.fallback == FALLBACK_REQUIRED)
+                self.notes.append(f"bubblewrap could not start here ({exc}); used {second}")
+                self.outer = second
+                self.template = Template(root=self.root, backend=second)
+                try:
+                    self.template.wait_ready()
+                except _TemplateFailed as again:
+                    raise GraderError(f"the template process could not start: {again}") from None
+            # Each fork walls itself in with Landlock where the kernel has it; inside bwrap,
+            # that also keeps one submission's folder from the next one's.
+            self.inner = "landlock" if landlock_usable() and self.outer != "none" else self.outer
+            self._listen()
+            self.ready = True
 
     def _listen(self) -> None:
         template = self.template
@@ -254,6 +273,7 @@ class Pool:
                 template.close()
                 try:
                     self.template = Template(root=self.root, backend=self.outer)
+                    self.template.wait_ready()
                 except _TemplateFailed as exc:
                     self.broken = f"the template process could not be restarted: {exc}"
                     raise GraderError(self.broken) from None
@@ -298,6 +318,7 @@ class Pool:
     ) -> Started:
         """Fork a child for one submission; the Session's ``spawner``."""
         del backend  # the pool decided its walls when it started
+        self.wait_ready()
         if self.outer != "bwrap" and privilege_plan(self.inner) == "uid":
             for path in (tmp, submission):
                 os.chown(path, SANDBOX_UID, SANDBOX_UID)
@@ -350,6 +371,7 @@ class Pool:
 
     def describe(self) -> str:
         """Return the walls around each child, e.g. 'bwrap + landlock'."""
+        self.wait_ready()
         if self.inner == self.outer:
             return self.outer
         return f"{self.outer} + {self.inner}"

@@ -5,6 +5,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import shutil
 import socket
 from collections.abc import Callable
 from pathlib import Path
@@ -166,3 +167,18 @@ def test_explicit_bwrap_failure_is_an_error(cli: Cli) -> None:
     code, out, err = cli("submit", ROOT / "solutions" / "reference.py", "--sandbox", "bwrap")
     assert code == 2 and out == ""
     assert "the bwrap sandbox could not start: bwrap: No permissions" in err
+
+
+@pytest.mark.skipif(not landlock_usable(), reason="no usable Landlock here")
+@pytest.mark.usefixtures("broken_bwrap")
+def test_batch_falls_back_when_bwrap_cannot_start(cli: Cli, tmp_path: Path) -> None:
+    """The batch template tries bwrap too: Landlock grades the class and the batch says why."""
+    folder = tmp_path / "class"
+    folder.mkdir()
+    shutil.copy(ROOT / "solutions" / "reference.py", folder / "ada.py")
+    code, _, err = cli("batch", folder, "--out", tmp_path / "out")
+    assert code == 0 and "No permissions to create new namespace" in err
+    doc = json.loads((tmp_path / "out" / "results" / "ada.json").read_text())
+    assert doc["score"] == 10 and doc["extra_data"]["sandbox"].startswith("landlock")
+    code, _, err = cli("batch", folder, "--out", tmp_path / "out2", "--sandbox", "bwrap")
+    assert code == 2 and "the template process could not start: bwrap: No permissions" in err
