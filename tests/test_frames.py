@@ -20,6 +20,7 @@ from grader.frames import (
     ProtocolError,
     parse_header,
 )
+from grader.sandbox import _positions
 
 
 def frame(header: dict[str, Any], payload: bytes = b"") -> bytes:
@@ -150,3 +151,22 @@ def test_frame_record_keeps_payload_apart() -> None:
     (got,) = reader.feed(GOOD[0])
     assert got == Frame("confined", {"event": "confined", "backend": "landlock", "nbytes": 0})
     assert not reader.pending
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    st.one_of(
+        st.lists(st.integers(min_value=0, max_value=10**6), max_size=30).map(tuple),
+        st.builds(
+            lambda a, n, step: tuple(range(a, a + n * step, step)) if step else (a,) * n,
+            st.integers(min_value=0, max_value=10**6),
+            st.integers(min_value=1, max_value=50),
+            st.integers(min_value=-1000, max_value=1000),
+        ),
+    )
+)
+def test_request_positions_rebuild_exactly(positions: tuple[int, ...]) -> None:
+    """Whether the request sends a list or a range, the child rebuilds the same positions."""
+    sent = json.loads(json.dumps(_positions(positions)))
+    rebuilt = list(range(*sent["range"])) if isinstance(sent, dict) else sent
+    assert rebuilt == list(positions)

@@ -8,6 +8,7 @@ function is also importable by the parent, which uses ``landlock_abi`` to choose
 from __future__ import annotations
 
 import ctypes
+import functools
 import os
 import platform
 import resource
@@ -357,6 +358,8 @@ def _checked_rules(numbers: dict[str, int]) -> list[bytes]:
     return prog
 
 
+# Cached: the batch template builds both variants once, and every fork it makes inherits them.
+@functools.lru_cache(maxsize=4)
 def seccomp_program(machine: str, *, allow_signals: bool) -> bytes | None:
     """Return the allowlist as a BPF program for ``machine``, or None if it is not known."""
     arch = ARCHES.get(machine)
