@@ -26,7 +26,7 @@ MAX_INT = 2**53
 
 # What may come before the submission has been sent any input, and what only after.
 BEFORE_INPUT = frozenset({"confined", "confine_error", "loaded", "load_error"})
-AFTER_INPUT = frozenset({"start", "result", "done"})
+AFTER_INPUT = frozenset({"result", "done"})
 LOAD_KINDS = frozenset(
     {"syntax", "missing_function", "not_callable", "bad_signature", "memory", "import_exception"}
 )
@@ -182,8 +182,7 @@ class Phase(Enum):
 
     STARTING = "starting"  # nothing yet: the confinement report comes first
     CONFINED = "confined"  # walls up; the submission is being imported
-    LOADED = "loaded"  # imported; the inputs have been sent; between cases
-    RUNNING = "running"  # a case has started and has not answered yet
+    LOADED = "loaded"  # imported; the inputs have been sent; the cases answer in turn
     DONE = "done"  # every case answered: nothing more is read
 
 
@@ -192,15 +191,21 @@ class Conversation:
 
     Only the confinement report and the import's outcome may come before the parent sends
     any input: the submission knows no input then, so what it says there cannot carry one.
-    After that, cases start one at a time in the order sent, each answers once, and "done"
-    comes only when every case has answered.
+    After that, the cases answer one at a time in the order sent, each once, and "done"
+    comes only when every case has answered. The child runs the cases in that order, so
+    from the moment the inputs are sent until its answer, a case is the one running: no
+    frame announces it (one per case fewer for the parent to read).
     """
 
     def __init__(self, case_ids: Sequence[int]) -> None:
         self.upcoming = list(case_ids)
         self.answered: set[int] = set()
         self.phase = Phase.STARTING
-        self.current: int | None = None
+
+    @property
+    def current(self) -> int | None:
+        """Return the case the child is running now, if it is running one."""
+        return self.upcoming[0] if self.phase is Phase.LOADED and self.upcoming else None
 
     def accept(self, frame: Frame) -> None:
         """Check that ``frame`` may come now, and move on; raise ProtocolError if not."""
@@ -218,25 +223,16 @@ class Conversation:
                 _typed(header)
             self.phase = Phase.LOADED if event == "loaded" else Phase.DONE
         elif self.phase is Phase.LOADED:
-            if event == "start":
-                case = _int(header, "case")
-                if not self.upcoming or case != self.upcoming[0]:
-                    raise ProtocolError("case started out of turn")
-                self.current = self.upcoming.pop(0)
-                self.phase = Phase.RUNNING
+            if event == "result":
+                if not self.upcoming or _int(header, "case") != self.upcoming[0]:
+                    raise ProtocolError("result out of turn")
+                if header.get("kind") not in RESULT_KINDS:
+                    raise ProtocolError("unknown result kind")
+                _typed(header)
+                self.answered.add(self.upcoming.pop(0))
             elif event == "done" and not self.upcoming:
                 self.phase = Phase.DONE
             else:
-                raise ProtocolError(f"{event} between cases")
-        elif self.phase is Phase.RUNNING:
-            if event != "result" or _int(header, "case") != self.current:
-                raise ProtocolError(f"{event} while a case runs")
-            if header.get("kind") not in RESULT_KINDS:
-                raise ProtocolError("unknown result kind")
-            _typed(header)
-            assert self.current is not None
-            self.answered.add(self.current)
-            self.current = None
-            self.phase = Phase.LOADED
+                raise ProtocolError(f"{event} before every case answered")
         else:
             raise ProtocolError(f"{event} after the last case")

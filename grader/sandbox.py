@@ -279,18 +279,18 @@ class _Talk:
                 self.run.results[c.id] = Raw(Kind.LOAD_ERROR, info=info)
             self.ending = Ending("load_error")
         elif event == "loaded":
-            # Only now does the child learn any input.
+            # Only now does the child learn any input; the first case runs from here on.
             self.budget.start(now)
+            self.case_started = now
             self.pending = memoryview(_request(tuple(self.cases)))
             assert self.child.proc.stdin is not None
             self.sel.register(self.child.proc.stdin, selectors.EVENT_WRITE, "stdin")
-        elif event == "start":
-            self.case_started = now
         elif event == "result":
             cid = header["case"]
             self.run.results[cid] = _raw(
                 header, frame.payload, self.allowed[cid], now - self.case_started
             )
+            self.case_started = now  # the next case runs from here on
         elif event == "done":
             self.drain()
             self.ending = Ending("done", None, True)
@@ -521,7 +521,7 @@ def _record(
             run.results[c.id] = Raw(kind, info={**info, "phase": "import" if first else "reload"})
         return False
     if ending.case is None:
-        # Between cases, a malformed frame or an exit: nothing more can be trusted.
+        # After every answer was in, a malformed frame: nothing more can be trusted.
         for c in remaining:
             run.results.setdefault(c.id, Raw(Kind.CRASH, info=info))
         return False

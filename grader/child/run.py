@@ -230,7 +230,6 @@ def serve(fd: int, path: str, function: str, config: dict[str, Any]) -> None:
     with os.fdopen(requests, "rb") as stream:
         request = json.loads(stream.read())
     for case in request["cases"]:
-        channel.send({"event": "start", "case": case["id"]})
         began = time.perf_counter()
         try:
             positions = case["positions"]

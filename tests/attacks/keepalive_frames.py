@@ -1,4 +1,5 @@
-# Keeps announcing that the current case has just started, hoping to dodge the time limit.
+# Keeps forging answers on the result channel while its real call hangs, hoping that each
+# frame resets the time limit, or that a forged answer counts as a pass.
 import json
 import os
 import struct
@@ -14,17 +15,18 @@ def _fd():
         return 3
 
 
-def _announce(case_id):
-    head = json.dumps({"event": "start", "case": case_id, "nbytes": 0}).encode()
-    while True:
+def _forge():
+    for case_id in range(100):
+        head = json.dumps(
+            {"event": "result", "case": case_id, "kind": "ok", "shape": [1, 2], "nbytes": 16}
+        ).encode()
         try:
-            os.write(_fd(), struct.pack(">I", len(head)) + head)
+            os.write(_fd(), struct.pack(">I", len(head)) + head + struct.pack("<2d", 0.0, 1.0))
         except OSError:
             return
         time.sleep(0.05)
 
 
 def sinusoidal_positions(positions, d_model):
-    for case_id in range(10):
-        threading.Thread(target=_announce, args=(case_id,), daemon=True).start()
+    threading.Thread(target=_forge, daemon=True).start()
     time.sleep(3600)
