@@ -405,6 +405,11 @@ def check_problem(root: Path, *, examples: bool = True, hidden: bool = True) -> 
     return check_expected(load_problem(root), examples=examples, hidden=hidden)
 
 
+def _frozen(table: Array) -> Array:
+    table.setflags(write=False)
+    return table
+
+
 def check_expected(problem: Problem, *, examples: bool = True, hidden: bool = True) -> Checked:
     """Run the reference on the chosen cases of a loaded problem; check the stored tables."""
     import numpy as np
@@ -417,7 +422,7 @@ def check_expected(problem: Problem, *, examples: bool = True, hidden: bool = Tr
         # A learner bundle ships no reference: its examples carry their tables.
         return Checked(
             problem=problem,
-            expected={c.name: np.array(c.expected, dtype=np.float64) for c in cases},
+            expected={c.name: _frozen(np.array(c.expected, dtype=np.float64)) for c in cases},
         )
     reference = load_reference(problem)
     issues: list[Issue] = []
@@ -457,7 +462,9 @@ def check_expected(problem: Problem, *, examples: bool = True, hidden: bool = Tr
                         f"reference {m.worst_want:.6g} ({case.tolerance.describe()})",
                     )
                 )
-        expected[case.name] = stored if stored is not None else ref
+        table = stored if stored is not None else np.array(ref)
+        table.setflags(write=False)  # shared by every judgement of a batch: see compare.bound
+        expected[case.name] = table
     if issues:
         raise ProblemInvalid(issues)
     return Checked(problem=problem, expected=expected)

@@ -222,7 +222,9 @@ def _known(positions: tuple[int, ...], d_model: int) -> _Known | None:
     return _Known(rows, codes, sampled, apart, full, more)
 
 
-@functools.lru_cache(maxsize=16)
+# Every case's table of every known mistake a class makes, kept for the batch: a few
+# dozen megabytes at most, where a smaller cache computed the same tables again and again.
+@functools.lru_cache(maxsize=256)
 def _full_table(positions: tuple[int, ...], d_model: int, k: int) -> Array:
     from grader import variants
 

@@ -6,7 +6,7 @@ import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from grader.compare import close_mask, compare
+from grader.compare import bound, close_mask, compare
 from grader.records import Tolerance
 
 TOL = Tolerance(rtol=1e-6, atol=1e-6)
@@ -81,3 +81,18 @@ def test_close_mask_is_isclose_for_finite_expected(
     tol = Tolerance(rtol=rtol, atol=atol)
     expected = np.isclose(got, want, rtol=rtol, atol=atol, equal_nan=False)
     assert (close_mask(got, want, tol) == expected).all()
+
+
+def test_bound_is_cached_only_for_tables_that_cannot_change() -> None:
+    """A frozen expected table's bound is computed once; a writable one's every time."""
+    frozen = np.array([[0.5, -2.0]])
+    frozen.setflags(write=False)
+    first = bound(frozen, TOL)
+    assert first is bound(frozen, TOL)
+    assert bound(frozen, Tolerance(rtol=0.0, atol=0.5)).tolist() == [[0.5, 0.5]]
+    writable = np.array([[0.5, -2.0]])
+    assert bound(writable, TOL).tolist() == first.tolist()
+    writable[0, 1] = 0.0
+    assert bound(writable, TOL)[0, 1] == TOL.atol  # not a stale cached value
+    view = frozen[:, :1]  # read-only, but over memory another array owns
+    assert bound(view, TOL) is not bound(view, TOL)
