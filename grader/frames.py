@@ -64,11 +64,15 @@ class ProtocolError(Exception):
 
 @dataclass(frozen=True)
 class Frame:
-    """One frame as read: its event, its checked header and its payload bytes."""
+    """One frame as read: its event, its checked header and its payload bytes.
+
+    The payload is a read-only view into bytes the reader alone holds: nothing the child
+    does later can change it, and a table of half a megabyte is not copied once more.
+    """
 
     event: str
     header: Mapping[str, Any]
-    payload: bytes = b""
+    payload: bytes | memoryview = b""
 
 
 def _check(value: object, depth: int) -> None:
@@ -148,6 +152,10 @@ class FrameReader:
     def __init__(self, payload_cap: int) -> None:
         self.payload_cap = payload_cap
         self.buf = bytearray()
+        # The size of the unfinished frame in buf, once its header has been read: more
+        # bytes are only appended until it is whole, so a frame sent in many small pieces
+        # costs no more than one sent at once.
+        self.need = 0
 
     @property
     def pending(self) -> bool:
@@ -156,24 +164,33 @@ class FrameReader:
 
     def feed(self, chunk: bytes) -> list[Frame]:
         """Add ``chunk`` and return every frame it completes."""
-        self.buf += chunk
-        out = []
-        while len(self.buf) >= 4:
-            (size,) = struct.unpack(">I", self.buf[:4])
+        if self.buf:
+            self.buf += chunk
+            if len(self.buf) < self.need:
+                return []
+            data = bytes(self.buf)
+        else:
+            data = bytes(chunk)  # immutable: the payload views below stay as they were read
+        view = memoryview(data).toreadonly()
+        out, pos, end = [], 0, len(data)
+        self.need = 0
+        while end - pos >= 4:
+            (size,) = struct.unpack_from(">I", data, pos)
             if size > MAX_HEADER:
                 raise ProtocolError("header too large")
-            if len(self.buf) < 4 + size:
+            start = pos + 4 + size
+            if end < start:
                 break
-            header = parse_header(bytes(self.buf[4 : 4 + size]))
+            header = parse_header(data[pos + 4 : start])
             nbytes = _int(header, "nbytes")
             if not 0 <= nbytes <= self.payload_cap:
                 raise ProtocolError("payload size out of bounds")
-            if len(self.buf) < 4 + size + nbytes:
+            if end < start + nbytes:
+                self.need = start + nbytes - pos
                 break
-            with memoryview(self.buf) as view:  # one copy, released before buf shrinks
-                payload = bytes(view[4 + size : 4 + size + nbytes])
-            del self.buf[: 4 + size + nbytes]
-            out.append(Frame(header["event"], header, payload))
+            out.append(Frame(header["event"], header, view[start : start + nbytes]))
+            pos = start + nbytes
+        self.buf = bytearray(view[pos:])
         return out
 
 

@@ -330,7 +330,9 @@ class _Talk:
                     capture.feed(chunk)
 
 
-def _raw(header: Mapping[str, Any], payload: bytes, case: CaseInput, seconds: float) -> Raw:
+def _raw(
+    header: Mapping[str, Any], payload: bytes | memoryview, case: CaseInput, seconds: float
+) -> Raw:
     """Validate a result frame into a Raw, with the payload as a fresh float64 array.
 
     The time is the child's own measurement of the call when it is plausible (frames often

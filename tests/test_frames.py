@@ -169,3 +169,18 @@ def test_request_positions_rebuild_exactly(positions: tuple[int, ...]) -> None:
     sent = json.loads(json.dumps(_positions(positions)))
     rebuilt = list(range(*sent["range"])) if isinstance(sent, dict) else sent
     assert rebuilt == list(positions)
+
+
+def test_payload_is_the_bytes_as_read() -> None:
+    """A payload is a read-only view of what was read: changing the chunk later changes nothing,
+    and a large one split over many reads comes out whole."""
+    table = struct.pack("<4d", 0.0, 1.0, 2.0, 3.0)
+    data = bytearray(frame({"event": "result", "case": 0, "kind": "ok", "shape": [2, 2]}, table))
+    (got,) = FrameReader(payload_cap=64).feed(data)
+    data[-8:] = b"\xff" * 8
+    assert bytes(got.payload) == table and got.payload.readonly
+    reader = FrameReader(payload_cap=1 << 20)
+    big = frame({"event": "result", "case": 0, "kind": "ok", "shape": [4096]}, b"\x01" * 32768)
+    pieces = [reader.feed(big[i : i + 1000]) for i in range(0, len(big), 1000)]
+    assert [len(p) for p in pieces].count(1) == 1 and pieces[-1][0].payload == b"\x01" * 32768
+    assert not reader.pending
