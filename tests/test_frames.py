@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import contextlib
 import json
+import os
 import struct
 from typing import Any
 
+import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -184,3 +186,22 @@ def test_payload_is_the_bytes_as_read() -> None:
     pieces = [reader.feed(big[i : i + 1000]) for i in range(0, len(big), 1000)]
     assert [len(p) for p in pieces].count(1) == 1 and pieces[-1][0].payload == b"\x01" * 32768
     assert not reader.pending
+
+
+def test_the_child_frames_tables_where_numpy_reads_them_aligned() -> None:
+    """The child pads each header so every payload of float64s starts 8-aligned."""
+    from grader.child import run
+
+    read_end, write_end = os.pipe()
+    channel = run.Channel(write_end)
+    for message in ("confined", "a longer message", "x"):
+        channel.send({"event": "confined", "message": message})
+    for n in (1, 3, 7):
+        channel.send({"event": "result", "shape": [n]}, struct.pack(f"<{n}d", *range(n)))
+    os.close(write_end)
+    data = os.read(read_end, 1 << 16)
+    os.close(read_end)
+    frames = FrameReader(payload_cap=1 << 10).feed(data)
+    tables = [np.frombuffer(f.payload, dtype=np.float64) for f in frames if f.payload]
+    assert [t.tolist() for t in tables] == [[0.0], [0.0, 1.0, 2.0], [*map(float, range(7))]]
+    assert all(t.flags.aligned for t in tables)

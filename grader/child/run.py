@@ -56,6 +56,9 @@ class Channel:
     def send(self, header: dict[str, Any], payload: bytes = b"") -> None:
         header["nbytes"] = len(payload)
         head = json.dumps(header).encode()
+        # Padded so that every frame, and so its payload of float64s, starts 8-aligned: the
+        # parent then reads the table where it lies instead of numpy working around it.
+        head += b" " * (-(4 + len(head)) % 8)
         data = struct.pack(">I", len(head)) + head + payload
         view = memoryview(data)
         while view:
