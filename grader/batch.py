@@ -499,11 +499,9 @@ STOP_SECONDS = 2.0
 
 
 def _collect(batch: Batch, entries: list[Entry], jobs: int, show: bool) -> tuple[list[Row], bool]:
-    from tqdm import tqdm
-
     rows: list[Row] = []
     executor = ThreadPoolExecutor(max_workers=jobs)
-    bar = tqdm(total=len(entries), unit="sub", disable=not show, file=sys.stderr)
+    bar = _progress_bar(len(entries)) if show else _NoBar()
     # Each future reports itself when done: waiting on all pending futures at once after
     # every completion would cost time in proportion to the class, for each learner.
     finished: queue.SimpleQueue[Future[Row]] = queue.SimpleQueue()
@@ -527,6 +525,25 @@ def _collect(batch: Batch, entries: list[Entry], jobs: int, show: bool) -> tuple
         bar.close()
         executor.shutdown(wait=False, cancel_futures=True)
     return rows, False
+
+
+def _progress_bar(total: int) -> Any:
+    from tqdm import tqdm  # imported only when shown: it takes a while to import
+
+    return tqdm(total=total, unit="sub", file=sys.stderr)
+
+
+class _NoBar:
+    """The progress bar's calls, doing nothing: no terminal, or --no-progress."""
+
+    def update(self, n: int) -> None:
+        pass
+
+    def refresh(self) -> None:
+        pass
+
+    def close(self) -> None:
+        pass
 
 
 def _stop(

@@ -50,6 +50,12 @@ def bound(want: Array, tol: Tolerance) -> Array:
     return limit
 
 
+def count_wrong(got: Array, want: Array, tol: Tolerance) -> int:
+    """Return how many values of ``got`` are outside the tolerance (shapes must agree)."""
+    ok = close_mask(got, want, tol)
+    return int(ok.size - np.count_nonzero(ok))
+
+
 def compare(got: Array, want: Array, tol: Tolerance) -> Mismatch | None:
     """Return None when ``got`` matches ``want`` everywhere, else what is wrong.
 

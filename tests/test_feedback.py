@@ -217,3 +217,27 @@ def test_plot_needs_png_or_folder(cli: Cli, tmp_path: Path) -> None:
     code, out, err = cli("run", CORPUS / "wrong" / "swapped.py", "--plot", tmp_path / "fig")
     assert code == 2 and out == "" and "ending in .png or an existing folder" in err
     assert list(tmp_path.iterdir()) == []
+
+
+def test_hidden_cases_say_whether_the_table_holds_nan(
+    grade_json: Callable[..., tuple[int, Any]], tmp_path: Path
+) -> None:
+    """On a hidden case a wrong table gets one of two sentences: NaN or infinities, or not."""
+    path = tmp_path / "nan_in_wide.py"
+    reference = (ROOT / "solutions" / "reference.py").read_text()
+    path.write_text(
+        reference.replace("def sinusoidal_positions", "def _right")
+        + "\n\ndef sinusoidal_positions(positions, d_model):\n"
+        "    import numpy as np\n"
+        "    table = np.array(_right(positions, d_model), dtype=float)\n"
+        "    if d_model == 1024:\n"
+        "        table[0, 0] = float('nan')\n"
+        "    elif d_model == 512:\n"
+        "        table[0, 0] += 1.0\n"
+        "    return table\n"
+    )
+    _, doc = grade_json("submit", path)
+    said = {t["name"]: t["output"] for t in doc["tests"]}
+    assert "NaN or infinite" in said["wide_model"]
+    assert "wrong values" in said["realistic_block"] and "NaN" not in said["realistic_block"]
+    assert "passed" in said["many_rows"]
