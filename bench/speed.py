@@ -239,7 +239,7 @@ def main() -> None:
     jobs = os.cpu_count() or 1
     overhead = (took * jobs - compute) / size
     print(
-        f"| overhead per submission beyond that (wall x jobs - compute) / n | "
+        f"| overhead per submission beyond that (wall x cores - compute) / n | "
         f"{overhead * 1000:.0f} ms |"
     )
     print(
