@@ -88,6 +88,10 @@ def discover(paths: Sequence[Path], *, protected: Sequence[Path] = ()) -> list[E
     return _with_ids(found)
 
 
+# Folders Python or its tools leave beside the files they ran: never a learner's.
+NOT_LEARNERS = frozenset({"__pycache__"})
+
+
 def _folder(folder: Path, prefix: str, protected: Sequence[Path]) -> list[Found]:
     found: list[Found] = []
     for item in sorted(folder.iterdir()):
@@ -99,7 +103,7 @@ def _folder(folder: Path, prefix: str, protected: Sequence[Path]) -> list[Found]
             continue
         if item.is_file() and item.suffix == ".py":
             found.append(Found(item.stem, item, rel, link_problem(item, protected)))
-        elif item.is_dir() and not item.name.startswith("."):
+        elif item.is_dir() and not item.name.startswith(".") and item.name not in NOT_LEARNERS:
             files = sorted(p for p in item.iterdir() if p.suffix == ".py" and not p.is_dir())
             if len(files) == 1:
                 problem = link_problem(files[0], protected)

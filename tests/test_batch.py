@@ -41,7 +41,8 @@ Cli = Callable[..., tuple[int, str, str]]
 
 @pytest.fixture
 def klass(tmp_path: Path) -> Path:
-    """A class folder: files, a learner per folder, and two folders that are not gradable."""
+    """A class folder: files, a learner per folder, two folders that are not gradable, and
+    two that are nobody's (a bytecode cache, a repository's)."""
     root = tmp_path / "class"
     root.mkdir()
     shutil.copy(CORPUS / "correct" / "vectorised.py", root / "ada.py")
@@ -54,6 +55,10 @@ def klass(tmp_path: Path) -> Path:
     shutil.copy(CORPUS / "correct" / "lists.py", root / "fay" / "a.py")
     shutil.copy(CORPUS / "correct" / "lists.py", root / "fay" / "b.py")
     (root / "gus").mkdir()
+    # Left by whoever ran the files beside the class: not learners.
+    (root / "__pycache__").mkdir()
+    (root / "__pycache__" / "ada.cpython-311.pyc").write_bytes(b"\0")
+    (root / ".git").mkdir()
     return root
 
 
