@@ -250,10 +250,22 @@ def _descendants(pid: int) -> set[tuple[int, str]]:
 
 
 def _start_time(pid: int) -> str:
+    """Return the start time of a live process, or "" once it is gone (or a zombie)."""
     try:
-        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[19]
-    except (OSError, IndexError):
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except OSError:
         return ""
+    return "" if fields[0] in ("Z", "X") else fields[19]
+
+
+def _still_running(below: set[tuple[int, str]]) -> list[int]:
+    """Return which of ``below`` still run, giving a SIGKILL sent just now time to land."""
+    for _ in range(50):
+        alive = [pid for pid, start in below if _start_time(pid) == start]
+        if not alive:
+            break
+        time.sleep(0.1)
+    return alive
 
 
 def _spinning_class(root: Path, spinners: int) -> Path:
@@ -308,7 +320,7 @@ def test_ctrl_c_stops_keeps_rows_and_resumes(cli: Cli, tmp_path: Path) -> None:
     assert proc.returncode == 130, err
     assert "run the same command again to resume" in err and "Traceback" not in err
     assert "1 submissions: 1 graded" in stdout
-    assert not [pid for pid, start in below if _start_time(pid) == start]
+    assert not _still_running(below)
     rows = _summary(out)
     assert set(rows) == {"a_first"} and rows["a_first"]["score"] == "10"
     assert sorted(p.name for p in (out / "results").iterdir()) == ["a_first.json"]
