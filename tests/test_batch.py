@@ -277,13 +277,22 @@ def _spinning_class(root: Path, spinners: int) -> Path:
 
 
 def _batch_process(klass: Path, out: Path, *extra: str) -> subprocess.Popen[str]:
-    return subprocess.Popen(
-        [sys.executable, "-m", "grader", "batch", str(klass), "--out", str(out), *extra],
-        cwd=ROOT,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
+    """Start a batch that a Ctrl-C reaches, as one started from a terminal.
+
+    A test run started in the background has SIGINT ignored, and a child inherits that; a
+    signal the parent handles is reset to the default in the child instead.
+    """
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
+    try:
+        return subprocess.Popen(
+            [sys.executable, "-m", "grader", "batch", str(klass), "--out", str(out), *extra],
+            cwd=ROOT,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+    finally:
+        signal.signal(signal.SIGINT, previous)
 
 
 def _wait_for(condition: Callable[[], bool], proc: subprocess.Popen[str]) -> None:
