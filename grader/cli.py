@@ -294,70 +294,6 @@ def _add_case_args(p: argparse.ArgumentParser) -> None:
     )
 
 
-class Command(NamedTuple):
-    """A subcommand: its name, its one-line help, and the steps that add its arguments."""
-
-    name: str
-    help: str
-    steps: tuple[Step, ...]
-
-
-GRADE = (_problem_args, _submission_args, _format_args, _grading_args)
-COMMANDS = (
-    Command("run", "check a file against the visible examples", (*GRADE, _plot_args)),
-    Command("submit", "grade a file on the hidden cases", GRADE),
-    Command(
-        "check", "validate the problem files against the reference (authors)", (_problem_args,)
-    ),
-    Command(
-        "audit",
-        "grade the solution corpus on the hidden cases: kill matrix and margins (authors)",
-        (_problem_args, _format_args, _grading_args, _jobs_args("variants")),
-    ),
-    Command(
-        "batch",
-        "grade many submissions on the hidden cases (course staff)",
-        (
-            _problem_args,
-            _grading_args,
-            _batch_args,
-            _jobs_args("submissions", "two per core"),
-            _shard_args,
-        ),
-    ),
-    Command(
-        "report",
-        "rebuild a batch output's class report from its results (course staff)",
-        (_report_args,),
-    ),
-    Command(
-        "merge",
-        "combine the outputs of every shard into one, with its class report (course staff)",
-        (_merge_args,),
-    ),
-    Command(
-        "bundle",
-        "build a learner bundle or a Gradescope autograder zip",
-        (_problem_args, _bundle_args),
-    ),
-    Command(
-        "autograde",
-        "Gradescope's run_autograder: grade ROOT/submission into ROOT/results/results.json",
-        (_grading_args, _autograde_args),
-    ),
-    Command(
-        "serve",
-        "serve the practice page on 127.0.0.1: statement, widget, editor, Run and Submit",
-        (_problem_args, _grading_args, _serve_args),
-    ),
-    Command(
-        "add-case",
-        "add a hidden case and audit it (authors)",
-        (_problem_args, _grading_args, _add_case_args),
-    ),
-)
-
-
 def build_parser() -> argparse.ArgumentParser:
     """Return the argument parser for every subcommand."""
     parser = Parser(
@@ -450,44 +386,36 @@ def _limits(args: argparse.Namespace) -> Any:
 
 
 def _dispatch(args: argparse.Namespace) -> int:
-    # Imported here so that `grader --help` and argument errors stay instant.
-    from grader.layout import find_problem_root, is_learner_bundle
+    """Find what the command needs (the problem folder, the sandbox), then run it."""
+    command = COMMAND[args.command]
+    given: list[Any] = []
+    if "root" in command.needs:
+        # Imported here so that `grader --help` and argument errors stay instant.
+        from grader.layout import find_problem_root, is_learner_bundle
 
-    if args.command == "autograde":
-        return _autograde(args)
-    if args.command == "report":
-        return _report(args)
-    if args.command == "merge":
-        return _merge(args)
-    root = find_problem_root(args.problem)
-    if args.command not in ("run", "serve") and is_learner_bundle(root):
-        raise GraderError(
-            "hidden grading happens on the course's grader: this learner bundle has only the "
-            "visible examples (`grader run FILE`)"
-        )
-    if args.command == "check":
-        return _check(root)
-    if args.command == "bundle":
-        return _bundle(args, root)
-    from grader.walls import resolve_backend
+        root = find_problem_root(args.problem)
+        if not command.in_bundle and is_learner_bundle(root):
+            raise GraderError(
+                "hidden grading happens on the course's grader: this learner bundle has only "
+                "the visible examples (`grader run FILE`)"
+            )
+        given.append(root)
+    if "choice" in command.needs:
+        from grader.walls import resolve_backend
 
-    if args.command == "add-case":
-        return _add_case(args, root)
-    choice = resolve_backend(args.sandbox, require=args.require_sandbox)
-    if args.command == "audit":
-        from grader.audit import audit, audit_json, render_audit
+        given.append(resolve_backend(args.sandbox, require=args.require_sandbox))
+    return command.handler(args, *given)
 
-        result = audit(problem_root=root, limits=_limits(args), choice=choice, jobs=args.jobs or 0)
-        if args.format == "json":
-            sys.stdout.write(json.dumps(audit_json(result), indent=2) + "\n")
-        else:
-            sys.stdout.write(render_audit(result))
-        return EXIT_PASSED if result.clean else EXIT_FAILED
-    if args.command == "batch":
-        return _batch(args, root, choice)
-    if args.command == "serve":
-        return _serve(args, root, choice)
-    return _grade(args, root, choice)
+
+def _audit(args: argparse.Namespace, root: Path, choice: Any) -> int:
+    from grader.audit import audit, audit_json, render_audit
+
+    result = audit(problem_root=root, limits=_limits(args), choice=choice, jobs=args.jobs or 0)
+    if args.format == "json":
+        sys.stdout.write(json.dumps(audit_json(result), indent=2) + "\n")
+    else:
+        sys.stdout.write(render_audit(result))
+    return EXIT_PASSED if result.clean else EXIT_FAILED
 
 
 def _batch(args: argparse.Namespace, root: Path, choice: Any) -> int:
@@ -619,7 +547,7 @@ def _serve(args: argparse.Namespace, root: Path, choice: Any) -> int:
     return EXIT_PASSED
 
 
-def _check(root: Path) -> int:
+def _check(args: argparse.Namespace, root: Path) -> int:
     from grader.audit import load_corpus
     from grader.authoring import statement_issue
     from grader.cases import Issue, ProblemInvalid, check_problem
@@ -700,3 +628,104 @@ def _grade(args: argparse.Namespace, root: Path, choice: Any) -> int:
         shown = write_plot(report, plot_to)
         print(f"plot of {shown.name} written to {plot_to}", file=sys.stderr)
     return EXIT_PASSED if report.all_passed else EXIT_FAILED
+
+
+class Command(NamedTuple):
+    """A subcommand: its name, its one-line help, the steps that add its arguments, and what
+    runs it.
+
+    ``handler`` is called with the parsed arguments, then with what ``needs`` names, in
+    that order: "root" (the problem folder, found from --problem) and "choice" (the
+    sandbox backend, resolved from --sandbox). Only commands with ``in_bundle`` run in a
+    learner bundle, which has no hidden cases.
+    """
+
+    name: str
+    help: str
+    steps: tuple[Step, ...]
+    handler: Callable[..., int]
+    needs: tuple[str, ...] = ("root", "choice")
+    in_bundle: bool = False
+
+
+GRADE = (_problem_args, _submission_args, _format_args, _grading_args)
+COMMANDS = (
+    Command(
+        "run",
+        "check a file against the visible examples",
+        (*GRADE, _plot_args),
+        _grade,
+        in_bundle=True,
+    ),
+    Command("submit", "grade a file on the hidden cases", GRADE, _grade),
+    Command(
+        "check",
+        "validate the problem files against the reference (authors)",
+        (_problem_args,),
+        _check,
+        needs=("root",),
+    ),
+    Command(
+        "audit",
+        "grade the solution corpus on the hidden cases: kill matrix and margins (authors)",
+        (_problem_args, _format_args, _grading_args, _jobs_args("variants")),
+        _audit,
+    ),
+    Command(
+        "batch",
+        "grade many submissions on the hidden cases (course staff)",
+        (
+            _problem_args,
+            _grading_args,
+            _batch_args,
+            _jobs_args("submissions", "two per core"),
+            _shard_args,
+        ),
+        _batch,
+    ),
+    Command(
+        "report",
+        "rebuild a batch output's class report from its results (course staff)",
+        (_report_args,),
+        _report,
+        needs=(),
+    ),
+    Command(
+        "merge",
+        "combine the outputs of every shard into one, with its class report (course staff)",
+        (_merge_args,),
+        _merge,
+        needs=(),
+    ),
+    Command(
+        "bundle",
+        "build a learner bundle or a Gradescope autograder zip",
+        (_problem_args, _bundle_args),
+        _bundle,
+        needs=("root",),
+    ),
+    Command(
+        "autograde",
+        "Gradescope's run_autograder: grade ROOT/submission into ROOT/results/results.json",
+        (_grading_args, _autograde_args),
+        _autograde,
+        needs=(),
+    ),
+    Command(
+        "serve",
+        "serve the practice page on 127.0.0.1: statement, widget, editor, Run and Submit",
+        (_problem_args, _grading_args, _serve_args),
+        _serve,
+        in_bundle=True,
+    ),
+    Command(
+        "add-case",
+        "add a hidden case and audit it (authors)",
+        (_problem_args, _grading_args, _add_case_args),
+        _add_case,
+        needs=("root",),
+    ),
+)
+
+
+COMMAND = {command.name: command for command in COMMANDS}
