@@ -10,6 +10,7 @@ import json
 import os
 import queue
 import re
+import signal
 import socket
 import sys
 import threading
@@ -407,7 +408,7 @@ def run_batch(
     A ``pool`` the caller started (see Pool) is used and closed; otherwise one is started.
     """
     # The template starts first: it imports numpy while this process loads the problem.
-    with pool or Pool(choice=choice, limits=limits) as started:
+    with pool or Pool(choice=choice, limits=limits) as started, _ctrl_c_restored():
         return _run_batch(
             paths=paths,
             out=out,
@@ -518,17 +519,37 @@ def _collect(batch: Batch, entries: list[Entry], jobs: int, show: bool) -> tuple
         while pending:
             with contextlib.suppress(queue.Empty):
                 future = finished.get(timeout=TICK_SECONDS)
-                pending.discard(future)
+                # Appended before it leaves pending: a Ctrl-C in between then finds it
+                # there, done, and _stop keeps its row once.
                 rows.append(future.result())
+                pending.discard(future)
                 bar.update(1)
             bar.refresh()
     except KeyboardInterrupt:
+        # A second Ctrl-C must not cut the stop short: it takes two seconds at most, and
+        # ends with summary.csv and the class report written (see _ctrl_c_restored).
+        if threading.current_thread() is threading.main_thread():
+            signal.signal(signal.SIGINT, signal.SIG_IGN)
         _stop(batch, executor, pending, rows)
         return rows, True
     finally:
         bar.close()
         executor.shutdown(wait=False, cancel_futures=True)
     return rows, False
+
+
+@contextmanager
+def _ctrl_c_restored() -> Iterator[None]:
+    """Put back the Ctrl-C handler a stop set aside, once the batch has written its files."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    previous = signal.getsignal(signal.SIGINT)
+    try:
+        yield
+    finally:
+        if previous is not None:  # None: a handler Python did not set, left as it is
+            signal.signal(signal.SIGINT, previous)
 
 
 def _progress_bar(total: int) -> Any:
@@ -560,4 +581,6 @@ def _stop(
     done, _ = wait(pending, timeout=STOP_SECONDS)
     for future in done:
         if not future.cancelled() and future.exception() is None:
-            rows.append(future.result())
+            row = future.result()
+            if not any(kept is row for kept in rows):
+                rows.append(row)

@@ -305,7 +305,8 @@ def _wait_for(condition: Callable[[], bool], proc: subprocess.Popen[str]) -> Non
 
 
 def test_ctrl_c_stops_keeps_rows_and_resumes(cli: Cli, tmp_path: Path) -> None:
-    """One Ctrl-C: children killed, rows done and summary.csv kept, exit 130; a rerun resumes.
+    """Ctrl-C: children killed, rows done and summary.csv kept, exit 130; a rerun resumes.
+    A second Ctrl-C during the stop does not cut it short.
 
     While it runs, a second batch on the same --out is refused with one line naming it.
     """
@@ -325,6 +326,8 @@ def test_ctrl_c_stops_keeps_rows_and_resumes(cli: Cli, tmp_path: Path) -> None:
     below = _descendants(proc.pid)
     assert below, "the batch has no children to kill"
     proc.send_signal(signal.SIGINT)
+    time.sleep(0.3)
+    proc.send_signal(signal.SIGINT)  # an impatient second one: the stop still ends properly
     stdout, err = proc.communicate(timeout=30)
     assert proc.returncode == 130, err
     assert "run the same command again to resume" in err and "Traceback" not in err
