@@ -69,21 +69,30 @@ class Found(NamedTuple):
     problem: str
 
 
-def discover(paths: Sequence[Path], *, protected: Sequence[Path] = ()) -> list[Entry]:
+def discover(
+    paths: Sequence[Path],
+    *,
+    protected: Sequence[Path] = (),
+    skip: Sequence[Path] = (),
+    strays: list[str] | None = None,
+) -> list[Entry]:
     """Find submissions: each .py file given, each .py in a folder, each subfolder's one .py.
 
     A subfolder with no .py or with several, a symbolic link, or a file inside the
     problem's ``protected`` folders becomes an entry with a problem, not an error: the
-    learner gets a row that says why. Nothing is read through a link.
+    learner gets a row that says why. Nothing is read through a link. Folders in ``skip``
+    (the batch's own output, say) are passed over; the files of a class folder that are
+    neither .py nor folders are too, and their names go to ``strays`` for a warning.
     """
     found: list[Found] = []
     several = len(paths) > 1
+    passed_over = {p.resolve() for p in skip}
     for path in paths:
         if path.is_file():
             found.append(Found(path.stem, path, shown(path.name), link_problem(path, protected)))
         elif path.is_dir():
             prefix = f"{shown(path.resolve().name)}/" if several else ""
-            found += _folder(path, prefix, protected)
+            found += _folder(path, prefix, protected, passed_over, strays)
         else:
             raise GraderError(f"no such file or folder: {shown(path)!r}")
     return _with_ids(found)
@@ -93,10 +102,18 @@ def discover(paths: Sequence[Path], *, protected: Sequence[Path] = ()) -> list[E
 NOT_LEARNERS = frozenset({"__pycache__"})
 
 
-def _folder(folder: Path, prefix: str, protected: Sequence[Path]) -> list[Found]:
+def _folder(
+    folder: Path,
+    prefix: str,
+    protected: Sequence[Path],
+    passed_over: set[Path],
+    strays: list[str] | None,
+) -> list[Found]:
     found: list[Found] = []
     for item in sorted(folder.iterdir()):
         rel = prefix + shown(item.name)
+        if item.is_dir() and not item.is_symlink() and item.resolve() in passed_over:
+            continue
         if item.is_symlink():
             if item.suffix == ".py" or item.is_dir():
                 name = item.stem if item.suffix == ".py" else item.name
@@ -114,7 +131,17 @@ def _folder(folder: Path, prefix: str, protected: Sequence[Path]) -> list[Found]
                 found.append(Found(item.name, None, f"{rel}/", f"several .py files ({names})"))
             else:
                 found.append(Found(item.name, None, f"{rel}/", "no .py file in the folder"))
+        elif item.is_file() and strays is not None and not item.name.startswith("."):
+            strays.append(rel)
     return found
+
+
+def _strays_note(strays: Sequence[str], shown_at_most: int = 5) -> tuple[str, ...]:
+    """Say which files of the class folders were not graded for not being .py files."""
+    if not strays:
+        return ()
+    names = ", ".join(strays[:shown_at_most]) + (", ..." if len(strays) > shown_at_most else "")
+    return (f"{len(strays)} file(s) in the class folder are not .py files, not graded: {names}",)
 
 
 def _with_ids(found: list[Found]) -> list[Entry]:
@@ -437,7 +464,8 @@ def _run_batch(
     from grader.classreport import write_class_report
 
     began = time.monotonic()
-    everyone = discover(paths, protected=protected_paths(problem_root))
+    strays: list[str] = []
+    everyone = discover(paths, protected=protected_paths(problem_root), skip=(out,), strays=strays)
     if not everyone:
         raise GraderError("no submissions found")
     entries = [e for e in everyone if shard is None or holds(shard, e.id)]
@@ -451,7 +479,7 @@ def _run_batch(
         )
         rows, interrupted = _grade_all(batch, entries, jobs or default_jobs(), progress)
         backend = pool.describe()
-        notes = tuple(pool.notes)
+        notes = tuple(pool.notes) + _strays_note(strays)
         broken = pool.broken
         pool.close()
         write_summary(out / SUMMARY_FILE, rows, [c.name for c in checked.problem.hidden])

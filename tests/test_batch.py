@@ -444,3 +444,20 @@ def test_names_that_look_like_formulas_stay_text(cli: Cli, tmp_path: Path) -> No
         (row,) = list(csv.DictReader(handle))
     assert code == 0 and row["path"] == "'" + '=HYPERLINK("http:x","y").py'
     assert not any(value.startswith("=") for value in row.values())
+
+
+def test_out_inside_the_class_and_stray_files(cli: Cli, tmp_path: Path) -> None:
+    """An --out inside the class folder is not taken for a learner on the next run, and
+    files that are not .py are named in a warning rather than skipped in silence."""
+    klass = tmp_path / "class"
+    klass.mkdir()
+    shutil.copy(CORPUS / "correct" / "vectorised.py", klass / "ada.py")
+    (klass / "roster.csv").write_text("ada\n")
+    (klass / "bob.ipynb").write_text("{}")
+    out = klass / "results"
+    for _ in range(2):
+        code, stdout, err = cli("batch", klass, "--out", out)
+        assert code == 0 and "1 submissions: " in stdout
+        assert "2 file(s) in the class folder are not .py files, not graded: " in err
+        assert "bob.ipynb, roster.csv" in err
+    assert set(_summary(out)) == {"ada"}
