@@ -7,7 +7,7 @@ from pathlib import Path
 
 import yaml
 
-from grader.cases import NAME_RE, load_problem, validate_input
+from grader.cases import NAME_RE, compact_positions, load_problem, validate_input
 from grader.errors import GraderError
 from grader.layout import HIDDEN_DIR, STATEMENT_FILE
 from grader.spawn import Limits
@@ -98,7 +98,8 @@ def add_case(root: Path, *, positions: list[int], d_model: int, name: str | None
     document = {
         "name": name,
         "why": why.strip(),
-        "input": {"positions": positions, "d_model": d_model},
+        # A run like 0:4096 is written as its range, as an author would write it by hand.
+        "input": {"positions": compact_positions(positions), "d_model": d_model},
     }
     text = yaml.safe_dump(document, sort_keys=False, default_flow_style=None, width=100)
     try:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import importlib.util
 import math
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -147,6 +147,17 @@ class _Bad(Exception):
     def __init__(self, field: str, message: str) -> None:
         super().__init__(message)
         self.field = field
+
+
+def compact_positions(positions: Sequence[int]) -> list[int] | dict[str, list[int]]:
+    """Return the positions as a list, or as ``{range: [start, stop(, step)]}`` when they
+    are one: the form a case file may use, which _expand_positions turns back into the very
+    same positions."""
+    if len(positions) > 2 and (step := positions[1] - positions[0]):
+        stop = positions[-1] + (1 if step > 0 else -1)
+        if tuple(positions) == tuple(range(positions[0], stop, step)):
+            return {"range": [positions[0], stop] if step == 1 else [positions[0], stop, step]}
+    return list(positions)
 
 
 def _expand_positions(raw: object) -> object:

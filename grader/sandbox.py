@@ -373,12 +373,16 @@ def _raw(
 @functools.lru_cache(maxsize=32)
 def _request(cases: tuple[CaseInput, ...]) -> bytes:
     """Return the request for these cases; a batch sends the same one to every child."""
+    from grader.cases import compact_positions  # loaded by now: the problem came first
+
     return json.dumps(
         {
             "cases": [
                 {
                     "id": c.id,
-                    "positions": _positions(c.positions),
+                    # A range spares every child decoding thousands of numbers, which
+                    # costs more than some of the cases themselves.
+                    "positions": compact_positions(c.positions),
                     "d_model": c.d_model,
                     "max_elements": c.max_elements,
                 }
@@ -386,19 +390,6 @@ def _request(cases: tuple[CaseInput, ...]) -> bytes:
             ]
         }
     ).encode()
-
-
-def _positions(positions: tuple[int, ...]) -> list[int] | dict[str, list[int]]:
-    """Return the positions as a list, or as {"range": [start, stop, step]} when they are one.
-
-    The child rebuilds the very same list either way; a range spares every child decoding
-    thousands of numbers, which costs more than some of the cases themselves.
-    """
-    if len(positions) > 2 and (step := positions[1] - positions[0]):
-        stop = positions[-1] + (1 if step > 0 else -1)
-        if positions == tuple(range(positions[0], stop, step)):
-            return {"range": [positions[0], stop, step]}
-    return list(positions)
 
 
 class Session:

@@ -289,6 +289,8 @@ def test_add_case_keeps_the_statement_count_true(cli: Cli, tmp_path: Path) -> No
     assert "graded on 10 hidden cases" in (root / "problem" / "statement.md").read_text()
     code, _, _ = cli("add-case", "--problem", root, "--positions", "0:5", "--d-model", "4")
     assert code == 0
+    (written,) = (root / "hidden_tests").glob("11_*.yaml")
+    assert yaml.safe_load(written.read_text())["input"]["positions"] == {"range": [0, 5]}
     statement = root / "problem" / "statement.md"
     assert "graded on 11 hidden cases" in statement.read_text()
     code, out, _ = cli("check", "--problem", root)

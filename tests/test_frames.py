@@ -13,6 +13,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from grader.cases import compact_positions
 from grader.frames import (
     MAX_HEADER,
     Conversation,
@@ -22,7 +23,6 @@ from grader.frames import (
     ProtocolError,
     parse_header,
 )
-from grader.sandbox import _positions
 
 
 def frame(header: dict[str, Any], payload: bytes = b"") -> bytes:
@@ -168,7 +168,7 @@ def test_frame_record_keeps_payload_apart() -> None:
 )
 def test_request_positions_rebuild_exactly(positions: tuple[int, ...]) -> None:
     """Whether the request sends a list or a range, the child rebuilds the same positions."""
-    sent = json.loads(json.dumps(_positions(positions)))
+    sent = json.loads(json.dumps(compact_positions(positions)))
     rebuilt = list(range(*sent["range"])) if isinstance(sent, dict) else sent
     assert rebuilt == list(positions)
 
