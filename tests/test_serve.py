@@ -241,6 +241,22 @@ def test_run_shows_the_diagnosis(page: Any) -> None:
 
 
 @browser_only
+def test_run_shows_the_probes_advice(page: Any) -> None:
+    """A float32 table passes the examples; Run says what the public probe found."""
+    from playwright.sync_api import expect
+
+    page.fill("#editor", (CORPUS / "wrong" / "keras_float32.py").read_text())
+    page.click("#run")
+    # The page is shared with the other tests: wait for this run's score, not theirs.
+    expect(page.locator("#score")).to_have_text("score: 2/2", timeout=60000)
+    advice = page.locator(".advice")
+    expect(advice).to_have_count(1)
+    assert advice.inner_text().startswith(
+        "passes the examples, but: on the public probe probe_large_positions: "
+    )
+
+
+@browser_only
 def test_submit_reference_scores_ten(page: Any) -> None:
     """Paste the reference, press Submit: 10/10."""
     page.fill("#editor", (ROOT / "solutions" / "reference.py").read_text())
