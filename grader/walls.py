@@ -219,6 +219,10 @@ def child_env(tmp: str) -> dict[str, str]:
         "OPENBLAS_NUM_THREADS": "1",
         "OMP_NUM_THREADS": "1",
         "MKL_NUM_THREADS": "1",
+        # Each case's tables come and go; glibc would hand the top of the heap back to the
+        # system after each and fault it in again for the next. 16 MB of headroom (address
+        # space, not memory, until used) cut a child's page faults by a quarter.
+        "MALLOC_TOP_PAD_": str(16 << 20),
     }
     env.update({k: os.environ[k] for k in PASSTHROUGH_ENV if k in os.environ})
     return env
