@@ -9,6 +9,7 @@ it starts the child.
 from __future__ import annotations
 
 import builtins
+import functools
 import os
 import re
 import stat
@@ -101,10 +102,16 @@ def link_problem(path: Path, protected: Sequence[Path]) -> str:
     if path.is_symlink():
         return f"{shown(path.name)} is a symbolic link; links are not followed"
     real = path.resolve()
-    for folder in protected:
-        if real.is_relative_to(folder.resolve()):
+    for folder in _resolved(tuple(protected)):
+        if real.is_relative_to(folder):
             return f"{shown(path.name)} is inside the problem's own files; not read"
     return ""
+
+
+@functools.lru_cache(maxsize=8)
+def _resolved(folders: tuple[Path, ...]) -> tuple[Path, ...]:
+    """Return the problem's folders resolved, once: a batch asks for every learner's file."""
+    return tuple(folder.resolve() for folder in folders)
 
 
 def protected_files(protected: Sequence[Path]) -> frozenset[tuple[int, int]]:
