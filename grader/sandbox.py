@@ -222,23 +222,28 @@ class _Talk:
                 return self.stopped("timeout")
             for key, _ in self.sel.select(limit - now):
                 if key.data == "stdin":
-                    self.write_request(key)
+                    self.write_request(key.fd)
                 else:
                     self.read(key)
                 if self.ending is not None:
                     break
         return self.ending
 
-    def write_request(self, key: selectors.SelectorKey) -> None:
+    def write_request(self, fd: int) -> None:
+        """Write what the pipe takes of the request; close the child's stdin once all is in."""
         try:
-            sent = os.write(key.fd, self.pending)
+            sent = os.write(fd, self.pending)
+        except BlockingIOError:
+            sent = 0
         except BrokenPipeError:
             sent = len(self.pending)
         self.pending = self.pending[sent:]
         if not self.pending:
-            self.sel.unregister(key.fileobj)
-            assert self.child.proc.stdin is not None
-            self.child.proc.stdin.close()
+            stdin = self.child.proc.stdin
+            assert stdin is not None
+            with contextlib.suppress(KeyError):  # registered only if the pipe was full once
+                self.sel.unregister(stdin)
+            stdin.close()
 
     def read(self, key: selectors.SelectorKey) -> None:
         chunk = os.read(key.fd, 1 << 20)
@@ -284,7 +289,11 @@ class _Talk:
             self.case_started = now
             self.pending = memoryview(_request(tuple(self.cases)))
             assert self.child.proc.stdin is not None
-            self.sel.register(self.child.proc.stdin, selectors.EVENT_WRITE, "stdin")
+            # Most requests fit the pipe: written at once, without waiting to be told the
+            # pipe is writable; a larger one goes on as the child reads.
+            self.write_request(self.child.proc.stdin.fileno())
+            if self.pending:
+                self.sel.register(self.child.proc.stdin, selectors.EVENT_WRITE, "stdin")
         elif event == "result":
             cid = header["case"]
             self.run.results[cid] = _raw(

@@ -5,6 +5,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import random
 import shutil
 import socket
 from collections.abc import Callable
@@ -182,3 +183,18 @@ def test_batch_falls_back_when_bwrap_cannot_start(cli: Cli, tmp_path: Path) -> N
     assert doc["score"] == 10 and doc["extra_data"]["sandbox"].startswith("landlock")
     code, _, err = cli("batch", folder, "--out", tmp_path / "out2", "--sandbox", "bwrap")
     assert code == 2 and "the template process could not start: bwrap: No permissions" in err
+
+
+def test_a_request_larger_than_the_pipe(cli: Cli, tmp_path: Path) -> None:
+    """A case of 14000 scattered positions makes a request larger than a pipe holds: it is
+    written in parts as the child reads, and the reference still passes every case."""
+    root = tmp_path / "problem"
+    for part in ("hidden_tests", "solutions", "problem"):
+        shutil.copytree(ROOT / part, root / part)
+    shutil.copy(ROOT / "examples.yaml", root / "examples.yaml")
+    positions = random.Random(1).sample(range(10**6), 14000)
+    case = {"name": "scattered", "why": "A long list.", "input": {"positions": positions}}
+    case["input"]["d_model"] = 8
+    (root / "hidden_tests" / "11_scattered.yaml").write_text(yaml.safe_dump(case))
+    code, out, err = cli("submit", "--problem", root, ROOT / "solutions" / "reference.py")
+    assert code == 0 and "score: 11/11" in out, err
