@@ -481,6 +481,8 @@ def _run_batch(
         backend = pool.describe()
         notes = tuple(pool.notes) + _strays_note(strays)
         broken = pool.broken
+        # Stopped now, not when run_batch's `with` ends: the template and any child left
+        # have nothing more to do while the summary and the class report are written.
         pool.close()
         write_summary(out / SUMMARY_FILE, rows, [c.name for c in checked.problem.hidden])
         seconds = time.monotonic() - began
