@@ -1,5 +1,5 @@
 """Allow `python -m grader`."""
 
-from grader.cli import entry
+from grader.launch import entry
 
 entry()

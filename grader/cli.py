@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any, NamedTuple, NoReturn
 
 from grader.errors import GraderError
+from grader.launch import hand_over
 
 EXIT_PASSED, EXIT_FAILED, EXIT_USAGE, EXIT_INTERNAL = 0, 1, 2, 3
 # 128 + SIGINT, as shells report a command stopped by Ctrl-C.
@@ -328,9 +329,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     # The grader's own numpy work is small elementwise arithmetic; OpenBLAS's idle threads
     # would only spin beside the children, on the same cores.
     os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
-    parser = build_parser()
-    args = parser.parse_args(_attach_signed(sys.argv[1:] if argv is None else argv))
     try:
+        hand_over()
+        # Inside the try: building the parser takes some milliseconds, and a Ctrl-C there
+        # must end as any other interrupt does.
+        args = build_parser().parse_args(_attach_signed(sys.argv[1:] if argv is None else argv))
         return _dispatch(args)
     except GraderError as exc:
         print(f"grader: error: {exc}", file=sys.stderr)

@@ -329,3 +329,61 @@ def test_add_case_help_describes_its_options(
     text = " ".join(capsys.readouterr().out.split())
     for words in ("commas (3,1,4)", "START:STOP", "even integer >= 2", "mistake the case"):
         assert words in text, words
+
+
+# The window before main()'s try: importing the grader's modules and building the parser.
+_INTERRUPT_AT_IMPORT = """
+import builtins, os, signal, sys
+sys.argv = ["grader", "--version"]
+import grader.launch
+real_import = builtins.__import__
+def interrupting_import(name, *args, **kwargs):
+    if name == "grader.cli":
+        os.kill(os.getpid(), signal.SIGINT)  # as a Ctrl-C in the first milliseconds
+    return real_import(name, *args, **kwargs)
+builtins.__import__ = interrupting_import
+grader.launch.entry()
+"""
+
+
+def test_ctrl_c_while_the_grader_imports_ends_in_one_line() -> None:
+    """A Ctrl-C before main() runs: exit 130 and the usual line, not a traceback."""
+    done = subprocess.run(
+        [sys.executable, "-c", _INTERRUPT_AT_IMPORT],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        cwd=ROOT,
+    )
+    assert (done.returncode, done.stderr, done.stdout) == (130, "grader: interrupted\n", "")
+
+
+def test_ctrl_c_while_the_parser_is_built(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A Ctrl-C while the arguments are parsed is caught by main(), as any other interrupt."""
+    from grader import cli
+
+    def interrupted() -> None:
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(cli, "build_parser", interrupted)
+    assert cli.main(["--version"]) == cli.EXIT_INTERRUPTED
+    assert capsys.readouterr().err == "grader: interrupted\n"
+
+
+def test_the_command_starts_in_the_launcher() -> None:
+    """The installed `grader` command enters through grader.launch, which imports nothing yet."""
+    from importlib.metadata import entry_points
+
+    (script,) = [e for e in entry_points(group="console_scripts") if e.name == "grader"]
+    assert script.value == "grader.launch:entry"
+    done = subprocess.run(
+        [sys.executable, "-X", "importtime", "-c", "import grader.launch"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        cwd=ROOT,
+    )
+    imported = {line.split("|")[-1].strip() for line in done.stderr.splitlines()[1:]}
+    assert {name for name in imported if name.startswith("grader")} == {"grader", "grader.launch"}
