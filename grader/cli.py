@@ -426,23 +426,22 @@ def _batch(args: argparse.Namespace, root: Path, choice: Any) -> int:
     from grader.shard import resolve_shard
 
     shard = resolve_shard(args.shard, os.environ)
-    pool = Pool(choice=choice, limits=_limits(args))
-    try:
+    # run_batch closes the pool too; this `with` covers the imports before it, and a Ctrl-C
+    # between the two (closing twice is harmless).
+    with Pool(choice=choice, limits=_limits(args)) as pool:
         from grader.batch import RESULTS_DIR, SUMMARY_FILE, run_batch
-    except BaseException:
-        pool.close()  # run_batch, which closes it, is never reached
-        raise
-    summary = run_batch(
-        pool=pool,
-        shard=shard,
-        paths=args.paths,
-        out=args.out,
-        problem_root=root,
-        limits=_limits(args),
-        choice=choice,
-        jobs=args.jobs or 0,
-        progress=args.progress,
-    )
+
+        summary = run_batch(
+            pool=pool,
+            shard=shard,
+            paths=args.paths,
+            out=args.out,
+            problem_root=root,
+            limits=_limits(args),
+            choice=choice,
+            jobs=args.jobs or 0,
+            progress=args.progress,
+        )
     for note in summary.notes:
         print(f"warning: {note}", file=sys.stderr)
     for row in sorted(summary.rows, key=lambda r: r.relpath):

@@ -106,17 +106,24 @@ class Template:
             str(theirs.fileno()),
             json.dumps(import_paths()),
         ]
-        self.proc = subprocess.Popen(
-            cmd,
-            stdin=subprocess.DEVNULL,
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.PIPE,
-            pass_fds=(theirs.fileno(),),
-            start_new_session=True,
-            cwd=root,
-            env=child_env(root),
-        )
-        theirs.close()
+        try:
+            self.proc = subprocess.Popen(
+                cmd,
+                stdin=subprocess.DEVNULL,
+                stdout=subprocess.DEVNULL,
+                stderr=subprocess.PIPE,
+                pass_fds=(theirs.fileno(),),
+                start_new_session=True,
+                cwd=root,
+                env=child_env(root),
+            )
+        except BaseException:
+            # A Ctrl-C or a failed start: nothing will close this Template, so its socket
+            # goes now (a template already forked sees it close and leaves).
+            ours.close()
+            raise
+        finally:
+            theirs.close()
         self.control = ours
 
     def wait_ready(self) -> None:
@@ -155,9 +162,6 @@ class Pool:
 
     def __init__(self, *, choice: Choice, limits: Limits) -> None:
         self.limits = limits
-        self.root = tempfile.mkdtemp(prefix="grader-batch-")
-        # Children that run as another uid must pass through, not list, the batch folder.
-        os.chmod(self.root, 0o711)
         self.lock = threading.Lock()
         self.pending: dict[int, tuple[threading.Event, list[dict[str, Any]]]] = {}
         self.children: dict[int, ForkedProcess] = {}
@@ -171,9 +175,18 @@ class Pool:
         self.choice = choice
         self.outer = choice.backend
         self.inner = choice.backend
-        self.template = Template(root=self.root, backend=choice.backend)
         self.ready = False
         self.ready_lock = threading.Lock()
+        self.root = tempfile.mkdtemp(prefix="grader-batch-")
+        try:
+            # Children that run as another uid must pass through, not list, the batch folder.
+            os.chmod(self.root, 0o711)
+            self.template = Template(root=self.root, backend=choice.backend)
+        except BaseException:
+            # A Ctrl-C while the template starts (a few tens of milliseconds under bwrap):
+            # no `with` holds this Pool yet to close it, so its folder goes here.
+            shutil.rmtree(self.root, ignore_errors=True)
+            raise
 
     def wait_ready(self) -> None:
         """Wait for the first template, falling back from bubblewrap as the choice allows."""
