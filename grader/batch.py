@@ -27,7 +27,15 @@ from grader.cases import Checked, check_problem
 from grader.errors import GraderError
 from grader.grade import grade_in_with_examples, guard
 from grader.layout import FUNCTION_NAME, protected_paths
-from grader.manifest import WHOLE, CaseInfo, Shard, for_batch, holds, write_manifest
+from grader.manifest import (
+    MANIFEST_FILE,
+    WHOLE,
+    CaseInfo,
+    Shard,
+    for_batch,
+    holds,
+    write_manifest,
+)
 from grader.pool import Pool
 from grader.report import not_graded, to_json
 from grader.sandbox import Session
@@ -37,6 +45,9 @@ from grader.walls import Choice
 
 RESULTS_DIR = "results"
 SUMMARY_FILE = "summary.csv"
+# What a batch or a merge leaves in its output folder (the class report's two files
+# included): a merge overwrites nothing else, and discovery never takes them for learners.
+OUTPUT_NAMES = frozenset({RESULTS_DIR, SUMMARY_FILE, MANIFEST_FILE, "report.html", "report.md"})
 
 
 @dataclass(frozen=True)
@@ -80,8 +91,8 @@ def discover(
 
     A subfolder with no .py or with several, a symbolic link, or a file inside the
     problem's ``protected`` folders becomes an entry with a problem, not an error: the
-    learner gets a row that says why. Nothing is read through a link. Folders in ``skip``
-    (the batch's own output, say) are passed over; the files of a class folder that are
+    learner gets a row that says why. Nothing is read through a link. Files and folders in
+    ``skip`` (the batch's own output, say) are passed over; the files of a class folder that are
     neither .py nor folders are too, and their names go to ``strays`` for a warning.
     """
     found: list[Found] = []
@@ -112,7 +123,7 @@ def _folder(
     found: list[Found] = []
     for item in sorted(folder.iterdir()):
         rel = prefix + shown(item.name)
-        if item.is_dir() and not item.is_symlink() and item.resolve() in passed_over:
+        if not item.is_symlink() and item.resolve() in passed_over:
             continue
         if item.is_symlink():
             if item.suffix == ".py" or item.is_dir():
@@ -465,7 +476,9 @@ def _run_batch(
 
     began = time.monotonic()
     strays: list[str] = []
-    everyone = discover(paths, protected=protected_paths(problem_root), skip=(out,), strays=strays)
+    # The output folder, and what the batch writes in it, in case --out is the class folder.
+    ours = (out, *(out / name for name in OUTPUT_NAMES))
+    everyone = discover(paths, protected=protected_paths(problem_root), skip=ours, strays=strays)
     if not everyone:
         raise GraderError("no submissions found")
     entries = [e for e in everyone if shard is None or holds(shard, e.id)]

@@ -15,7 +15,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from pathlib import Path
 
-from grader.batch import RESULTS_DIR, SUMMARY_FILE
+from grader.batch import OUTPUT_NAMES, RESULTS_DIR, SUMMARY_FILE
 from grader.errors import GraderError
 from grader.manifest import (
     MANIFEST_FILE,
@@ -30,8 +30,6 @@ from grader.manifest import (
     write_manifest,
 )
 
-# What a batch or a merge leaves in its output folder; a merge overwrites nothing else.
-OUTPUT_NAMES = frozenset({RESULTS_DIR, SUMMARY_FILE, MANIFEST_FILE, "report.html", "report.md"})
 COUNT_ENV = "GRADER_SHARDS"
 
 

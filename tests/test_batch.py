@@ -461,3 +461,47 @@ def test_out_inside_the_class_and_stray_files(cli: Cli, tmp_path: Path) -> None:
         assert "2 file(s) in the class folder are not .py files, not graded: " in err
         assert "bob.ipynb, roster.csv" in err
     assert set(_summary(out)) == {"ada"}
+
+
+def test_out_that_is_the_class_folder(cli: Cli, tmp_path: Path) -> None:
+    """With --out the class folder itself, the batch's own files and results/ are neither
+    learners nor strays on the next run."""
+    klass = tmp_path / "class"
+    klass.mkdir()
+    shutil.copy(CORPUS / "correct" / "vectorised.py", klass / "ada.py")
+    for _ in range(2):
+        code, stdout, err = cli("batch", klass, "--out", klass)
+        assert code == 0 and "1 submissions: " in stdout and "not graded: " not in stdout
+        assert "not .py files" not in err
+    assert set(_summary(klass)) == {"ada"}
+    assert sorted(p.name for p in (klass / "results").iterdir()) == ["ada.json"]
+
+
+def test_the_class_report_files_are_batch_outputs() -> None:
+    """Discovery and merge pass over OUTPUT_NAMES: it must hold every file a batch writes."""
+    from grader.batch import OUTPUT_NAMES
+    from grader.classreport import HTML_FILE, MD_FILE
+
+    assert {HTML_FILE, MD_FILE} <= OUTPUT_NAMES
+
+
+def test_ctrl_c_while_the_pool_starts_leaves_nothing(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """A Ctrl-C while the template process starts: no batch folder and no socket are left."""
+    import tempfile
+
+    from grader import pool
+    from grader.spawn import Limits
+    from grader.walls import Choice
+
+    def interrupted(*args: object, **kwargs: object) -> None:
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
+    monkeypatch.setattr(pool.subprocess, "Popen", interrupted)
+    open_before = set(os.listdir("/proc/self/fd"))
+    with pytest.raises(KeyboardInterrupt):
+        pool.Pool(choice=Choice("none"), limits=Limits())
+    assert list(tmp_path.iterdir()) == []
+    assert set(os.listdir("/proc/self/fd")) <= open_before
