@@ -422,14 +422,17 @@ def _audit(args: argparse.Namespace, root: Path, choice: Any) -> int:
 
 
 def _batch(args: argparse.Namespace, root: Path, choice: Any) -> int:
-    from grader.pool import Pool  # without numpy: the template starts before the imports below
-    from grader.shard import resolve_shard
+    # Only the pool's own light modules before it starts: the template process then imports
+    # numpy while this one imports the batch (grader.shard already brings in all of it).
+    from grader.pool import Pool
 
-    shard = resolve_shard(args.shard, os.environ)
     # run_batch closes the pool too; this `with` covers the imports before it, and a Ctrl-C
     # between the two (closing twice is harmless).
     with Pool(choice=choice, limits=_limits(args)) as pool:
         from grader.batch import RESULTS_DIR, SUMMARY_FILE, run_batch
+        from grader.shard import resolve_shard
+
+        shard = resolve_shard(args.shard, os.environ)
 
         summary = run_batch(
             pool=pool,
