@@ -18,6 +18,8 @@ from typing import Any
 
 _libc = ctypes.CDLL(None, use_errno=True)
 _libc.syscall.restype = ctypes.c_long
+# Looked up here, in the template, rather than first in every fork.
+_libc.prctl.restype = ctypes.c_int
 
 PR_SET_NO_NEW_PRIVS = 38
 PR_SET_SECCOMP = 22

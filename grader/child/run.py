@@ -106,6 +106,16 @@ def _encode(result: object, max_elements: int) -> tuple[dict[str, Any], memoryvi
     """Turn whatever the submission returned into a float64 payload or a reason it can't be."""
     if result is None:
         return {"kind": "bad_value", "reason": "none"}, b""
+    if (
+        type(result) is np.ndarray
+        and result.dtype == np.float64
+        and result.flags.c_contiguous
+        and 0 < result.size <= max_elements
+    ):
+        # The common answer, a plain float64 table, goes out as it lies: a copy would only
+        # add its size in fresh pages. Whatever else runs in this process and changes it meanwhile
+        # changes only what this submission answers, which the parent judges as it comes.
+        return {"kind": "ok", "shape": list(result.shape), "dtype": "float64"}, result.data
     try:
         # subok=False drops ndarray subclasses; copying detaches the data from the object.
         arr = np.array(result, subok=False)
