@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import math
-import os
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
@@ -12,6 +11,7 @@ from typing import Any
 import numpy as np
 import yaml
 
+from grader.capacity import usable_cpus
 from grader.cases import Case, Checked, check_problem
 from grader.errors import GraderError
 from grader.grade import describe_backend, execute, slots
@@ -176,7 +176,7 @@ def audit(*, problem_root: Path, limits: Limits, choice: Choice, jobs: int = 0) 
     """Grade every corpus variant on the hidden suite, ``jobs`` children at a time."""
     checked = check_problem(problem_root, examples=False)
     variants = load_corpus(problem_root)
-    workers = jobs or os.cpu_count() or 1
+    workers = jobs or usable_cpus()
     with ThreadPoolExecutor(max_workers=workers) as pool:
         rows = tuple(pool.map(lambda v: _row(v, checked, limits, choice), variants))
     return Audit(cases=checked.problem.hidden, rows=rows, backend=rows[0].backend)

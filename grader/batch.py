@@ -23,6 +23,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, NamedTuple
 
+from grader.capacity import available_mb, usable_cpus
 from grader.cases import Checked, check_problem
 from grader.errors import GraderError
 from grader.grade import grade_in_with_examples, guard
@@ -229,13 +230,29 @@ class Stopped(Exception):
     """The batch was interrupted: a result finished after that is not kept."""
 
 
-def default_jobs() -> int:
-    """Return how many submissions a batch grades at once: two per core.
+# Children per usable CPU. A child waits on the template for its fork (forks are made one
+# at a time) and on the parent for its inputs; a third child per CPU works meanwhile. With
+# two per CPU, a tenth of the CPU time went idle (BENCHMARKS.md).
+JOBS_PER_CPU = 3
 
-    A child waits for the parent twice per submission (its fork, then its inputs once it
-    has imported its file); a second one per core keeps the core busy meanwhile.
+
+def default_jobs(memory_mb: int) -> tuple[int, str]:
+    """Return how many submissions a batch grades at once, and a note if memory bounds it.
+
+    Three per CPU this process may use, but no more than the memory available holds with
+    every child at its memory limit: a class of memory bombs must not bring in the kernel's
+    out-of-memory killer, which could pick the grader itself.
     """
-    return 2 * (os.cpu_count() or 1)
+    jobs = JOBS_PER_CPU * usable_cpus()
+    room = available_mb()
+    if room is not None and room // max(memory_mb, 1) < jobs:
+        held = max(1, room // max(memory_mb, 1))
+        note = (
+            f"grading {held} at a time, not {jobs}: {room} MB of memory is available and "
+            f"each child may use {memory_mb} MB (--memory, --jobs)"
+        )
+        return held, note
+    return jobs, ""
 
 
 @dataclass
@@ -490,9 +507,10 @@ def _run_batch(
         batch = Batch(
             out=out, checked=checked, pool=pool, limits=limits, suite=suite_digest(checked)
         )
-        rows, interrupted = _grade_all(batch, entries, jobs or default_jobs(), progress)
+        jobs, jobs_note = (jobs, "") if jobs else default_jobs(limits.memory_mb)
+        rows, interrupted = _grade_all(batch, entries, jobs, progress)
         backend = pool.describe()
-        notes = tuple(pool.notes) + _strays_note(strays)
+        notes = tuple(pool.notes) + _strays_note(strays) + ((jobs_note,) if jobs_note else ())
         broken = pool.broken
         # Stopped now, not when run_batch's `with` ends: the template and any child left
         # have nothing more to do while the summary and the class report are written.

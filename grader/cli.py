@@ -163,7 +163,7 @@ def _plot_args(p: argparse.ArgumentParser) -> None:
     )
 
 
-def _jobs_args(what: str, default: str = "one per core") -> Step:
+def _jobs_args(what: str, default: str = "one per usable CPU") -> Step:
     def step(p: argparse.ArgumentParser) -> None:
         p.add_argument(
             "--jobs",
@@ -683,7 +683,7 @@ COMMANDS = (
             _problem_args,
             _grading_args,
             _batch_args,
-            _jobs_args("submissions", "two per core"),
+            _jobs_args("submissions", "three per usable CPU, fewer if memory is short"),
             _shard_args,
         ),
         _batch,
