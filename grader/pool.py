@@ -152,6 +152,62 @@ class Template:
             self.proc.stderr.close()
 
 
+class _Ledger:
+    """What the template still owes the pool: answers to fork requests, and children's exits.
+
+    The reader thread and the workers both use it, always under the pool's lock.
+    """
+
+    def __init__(self) -> None:
+        self.pending: dict[int, tuple[threading.Event, list[dict[str, Any]]]] = {}
+        self.children: dict[int, ForkedProcess] = {}
+        # Exits reported before the worker that asked for the fork registered its child.
+        self.early_exits: dict[int, int] = {}
+        self.next_id = 0
+
+    def expect(self) -> tuple[int, threading.Event, list[dict[str, Any]]]:
+        """Open a fork request: its id, and the event and box its answer will arrive in."""
+        event = threading.Event()
+        box: list[dict[str, Any]] = []
+        request_id, self.next_id = self.next_id, self.next_id + 1
+        self.pending[request_id] = (event, box)
+        return request_id, event, box
+
+    def forget(self, request_id: int) -> None:
+        """Stop waiting for an answer (the fork, if it comes, finds its pipes closed and ends)."""
+        self.pending.pop(request_id, None)
+
+    def record(self, message: dict[str, Any]) -> None:
+        """File one message of the template where it belongs."""
+        if message["op"] in ("forked", "fork_failed"):
+            event, box = self.pending.pop(message["id"], (threading.Event(), []))
+            box.append(message)
+            event.set()
+        elif message["op"] == "exited":
+            child = self.children.pop(message["pid"], None)
+            if child is None:
+                self.early_exits[message["pid"]] = message["returncode"]
+            else:
+                child.finish(message["returncode"])
+
+    def adopt(self, proc: ForkedProcess) -> None:
+        """Follow a newly forked child, or finish it at once if its exit came first."""
+        if proc.pid in self.early_exits:
+            proc.finish(self.early_exits.pop(proc.pid))
+        else:
+            self.children[proc.pid] = proc
+
+    def fail_all(self, reason: str) -> None:
+        """Fail everything a dead template will never report on."""
+        for child in self.children.values():
+            child.finish(-9, lost=f"{reason} while this submission was graded")
+        self.children.clear()
+        for event, box in self.pending.values():
+            box.append({"op": "fork_failed", "error": reason})
+            event.set()
+        self.pending.clear()
+
+
 class Pool:
     """A template process, restarted when it dies, and the children it forked.
 
@@ -163,10 +219,7 @@ class Pool:
     def __init__(self, *, choice: Choice, limits: Limits) -> None:
         self.limits = limits
         self.lock = threading.Lock()
-        self.pending: dict[int, tuple[threading.Event, list[dict[str, Any]]]] = {}
-        self.children: dict[int, ForkedProcess] = {}
-        self.early_exits: dict[int, int] = {}
-        self.next_id = 0
+        self.ledger = _Ledger()
         self.notes: list[str] = []
         self.restarts = 0
         # Why the batch cannot go on, once the template cannot be brought back.
@@ -196,22 +249,26 @@ class Pool:
             try:
                 self.template.wait_ready()
             except _TemplateFailed as exc:
-                choice = self.choice
-                if choice.backend != "bwrap" or choice.fallback is None:
-                    raise GraderError(f"the template process could not start: {exc}") from None
-                second = second_choice(require=choice.fallback == FALLBACK_REQUIRED)
-                self.notes.append(f"bubblewrap could not start here ({exc}); used {second}")
-                self.outer = second
-                self.template = Template(root=self.root, backend=second)
-                try:
-                    self.template.wait_ready()
-                except _TemplateFailed as again:
-                    raise GraderError(f"the template process could not start: {again}") from None
+                self._fall_back(str(exc))
             # Each fork walls itself in with Landlock where the kernel has it; inside bwrap,
             # that also keeps one submission's folder from the next one's.
             self.inner = "landlock" if landlock_usable() and self.outer != "none" else self.outer
             self._listen()
             self.ready = True
+
+    def _fall_back(self, why: str) -> None:
+        """Start the template again under the second choice, where bwrap may be given up."""
+        choice = self.choice
+        if choice.backend != "bwrap" or choice.fallback is None:
+            raise GraderError(f"the template process could not start: {why}")
+        second = second_choice(require=choice.fallback == FALLBACK_REQUIRED)
+        self.notes.append(f"bubblewrap could not start here ({why}); used {second}")
+        self.outer = second
+        self.template = Template(root=self.root, backend=second)
+        try:
+            self.template.wait_ready()
+        except _TemplateFailed as again:
+            raise GraderError(f"the template process could not start: {again}") from None
 
     def _listen(self) -> None:
         template = self.template
@@ -230,41 +287,18 @@ class Pool:
                 data = b""
             if not data:
                 break
-            self._handle(json.loads(data))
-        self._lost(template)
-
-    def _handle(self, message: dict[str, Any]) -> None:
+            message = json.loads(data)
+            with self.lock:
+                self.ledger.record(message)
         with self.lock:
-            if message["op"] in ("forked", "fork_failed"):
-                # Absent when spawn gave up waiting: the fork finds its pipes closed and ends.
-                event, box = self.pending.pop(message["id"], (threading.Event(), []))
-                box.append(message)
-                event.set()
-            elif message["op"] == "exited":
-                child = self.children.pop(message["pid"], None)
-                if child is None:
-                    # Exited before spawn() registered it: keep the status for spawn.
-                    self.early_exits[message["pid"]] = message["returncode"]
-                else:
-                    child.finish(message["returncode"])
-
-    def _lost(self, template: Template) -> None:
-        """The template's socket closed: if it is still the current one, it died."""
-        with self.lock:
-            if template is self.template:
+            if template is self.template:  # the current template's socket closed: it died
                 self._orphan(template)
 
     def _orphan(self, template: Template) -> None:
         """Fail what a dead template will never report on; called with the lock held."""
         code = template.proc.poll()
         reason = "the template process died" + (f" (exit status {code})" if code else "")
-        for child in self.children.values():
-            child.finish(-9, lost=f"{reason} while this submission was graded")
-        self.children.clear()
-        for event, box in self.pending.values():
-            box.append({"op": "fork_failed", "error": reason})
-            event.set()
-        self.pending.clear()
+        self.ledger.fail_all(reason)
         self.template_dead = True
 
     def _alive(self) -> Template:
@@ -277,23 +311,27 @@ class Pool:
             if self.broken:
                 raise GraderError(self.broken)
             if self.template is template:  # no other thread restarted it meanwhile
-                self.restarts += 1
-                if self.restarts > MAX_RESTARTS:
-                    self.broken = f"the template process died {self.restarts} times"
-                    raise GraderError(self.broken)
-                # Its children are gone too, whether or not its reader has noticed yet.
-                self._orphan(template)
-                template.close()
-                try:
-                    self.template = Template(root=self.root, backend=self.outer)
-                    self.template.wait_ready()
-                except _TemplateFailed as exc:
-                    self.broken = f"the template process could not be restarted: {exc}"
-                    raise GraderError(self.broken) from None
-                self.template_dead = False
-                self.notes.append("the template process died and was restarted")
-                self._listen()
+                self._restart(template)
             return self.template
+
+    def _restart(self, dead: Template) -> None:
+        """Replace a dead template; called with the lock held."""
+        self.restarts += 1
+        if self.restarts > MAX_RESTARTS:
+            self.broken = f"the template process died {self.restarts} times"
+            raise GraderError(self.broken)
+        # Its children are gone too, whether or not its reader has noticed yet.
+        self._orphan(dead)
+        dead.close()
+        try:
+            self.template = Template(root=self.root, backend=self.outer)
+            self.template.wait_ready()
+        except _TemplateFailed as exc:
+            self.broken = f"the template process could not be restarted: {exc}"
+            raise GraderError(self.broken) from None
+        self.template_dead = False
+        self.notes.append("the template process died and was restarted")
+        self._listen()
 
     def _config(self, tmp: str, limits: Limits, group: tasks.TaskGroup | None) -> dict[str, Any]:
         config = child_config(
@@ -313,16 +351,12 @@ class Pool:
 
     def _fork(self, request: dict[str, Any], fds: list[int]) -> dict[str, Any]:
         """Ask the template for a fork; return its answer ("forked" or "fork_failed")."""
-        event = threading.Event()
-        box: list[dict[str, Any]] = []
         with self.lock:
-            request["id"] = self.next_id
-            self.next_id += 1
-            self.pending[request["id"]] = (event, box)
+            request["id"], event, box = self.ledger.expect()
         self.send(request, fds)
         if not event.wait(READY_SECONDS) or not box:
             with self.lock:
-                self.pending.pop(request["id"], None)
+                self.ledger.forget(request["id"])
             return {"op": "fork_failed", "error": "no answer from the template process"}
         return box[0]
 
@@ -376,10 +410,7 @@ class Pool:
         stdin_w, stdout_r, stderr_r, result_r = ours
         proc = ForkedProcess(self, pid, (stdin_w, stdout_r, stderr_r), group)
         with self.lock:
-            if proc.pid in self.early_exits:
-                proc.finish(self.early_exits.pop(proc.pid))
-            else:
-                self.children[proc.pid] = proc
+            self.ledger.adopt(proc)
         return Started(proc, result_r, time.monotonic())
 
     def describe(self) -> str:
