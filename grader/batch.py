@@ -528,6 +528,7 @@ def _run_batch(
             ids=[r.id for r in rows] if interrupted else [e.id for e in entries],
             sandbox=backend,
             seconds=seconds,
+            graded=sum(1 for r in rows if r.status == "graded"),
         )
         write_manifest(out, manifest)
         write_class_report(out)

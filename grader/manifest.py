@@ -207,8 +207,13 @@ def for_batch(
     ids: Sequence[str],
     sandbox: str,
     seconds: float,
+    graded: int,
 ) -> Manifest:
-    """Return the manifest of one batch run over ``ids``, its share of ``class_ids``."""
+    """Return the manifest of one batch run over ``ids``, its share of ``class_ids``.
+
+    ``graded`` counts the submissions this run graded: not those unchanged since an
+    earlier run, nor those it could not grade.
+    """
     return Manifest(
         shard=shard,
         suite=suite,
@@ -218,5 +223,5 @@ def for_batch(
         class_size=len(class_ids),
         class_digest=class_digest(class_ids),
         ids=tuple(sorted(ids)),
-        runs=(RunInfo(shard, sandbox, round(seconds, 3), len(ids)),),
+        runs=(RunInfo(shard, sandbox, round(seconds, 3), graded),),
     )

@@ -97,6 +97,9 @@ def test_batch_resumes(cli: Cli, klass: Path, tmp_path: Path) -> None:
     assert code == 0
     assert "1 graded, 4 unchanged since the last run, 2 not graded" in stdout
     assert _summary(out)["bob"]["score"] == "10"
+    # batch.json counts what this run graded, neither the unchanged nor the not graded.
+    (run,) = json.loads((out / "batch.json").read_text())["runs"]
+    assert run["graded"] == 1
 
 
 def test_one_submission_cannot_affect_the_next(cli: Cli, tmp_path: Path) -> None:

@@ -88,6 +88,7 @@ def test_figures_from_results(tmp_path: Path) -> None:
             ids=["ada", "bob", "cyd", "dan", "eve", "fay", "gus"],
             sandbox="bwrap",
             seconds=1.5,
+            graded=6,
         ),
     )
     r = build(out)
