@@ -6,7 +6,7 @@ import importlib.util
 import math
 import re
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -103,14 +103,68 @@ def validate_input(positions: object, d_model: object) -> tuple[tuple[int, ...],
 
 @dataclass(frozen=True)
 class Issue:
-    """One thing wrong with the problem files: where, which field, what."""
+    """One thing wrong with the problem files: where, which field, what.
+
+    ``line`` is where the field starts in its YAML file, where it can be found: shown as
+    ``file:line:``, which editors and terminals open at that line.
+    """
 
     file: str
     field: str
     message: str
+    line: int | None = None
 
     def __str__(self) -> str:
-        return f"{self.file}: {self.field}: {self.message}"
+        where = self.file if self.line is None else f"{self.file}:{self.line}"
+        return f"{where}: {self.field}: {self.message}"
+
+
+# One step of a dotted field: a key ("input") or an index ("[2]").
+_FIELD_STEP = re.compile(r"\[(\d+)\]|([^.\[\]]+)")
+
+
+def _line_of(node: yaml.Node, field: str) -> int | None:
+    """Return the line where ``field`` (say "examples[0].input.positions") starts in ``node``.
+
+    As far as the field exists: a key that is missing points at the mapping that lacks it.
+    """
+    if field.startswith("("):  # "(file)", "(top)": the whole file
+        return None
+    line = node.start_mark.line + 1
+    for index, key in _FIELD_STEP.findall(field):
+        if index and isinstance(node, yaml.SequenceNode) and int(index) < len(node.value):
+            node = node.value[int(index)]
+            line = node.start_mark.line + 1
+        elif key and isinstance(node, yaml.MappingNode):
+            found = [
+                (k, v) for k, v in node.value if isinstance(k, yaml.ScalarNode) and k.value == key
+            ]
+            if not found:
+                break
+            name, node = found[0]
+            line = name.start_mark.line + 1
+        else:
+            break
+    return line
+
+
+def _with_lines(root: Path, issues: list[Issue]) -> list[Issue]:
+    """Add the line of each issue's field in its YAML file; only when there are issues."""
+    trees: dict[str, yaml.Node | None] = {}
+    located = []
+    for issue in issues:
+        if issue.file.endswith(".yaml"):
+            if issue.file not in trees:
+                try:
+                    text = (root / issue.file).read_text(encoding="utf-8")
+                    trees[issue.file] = yaml.compose(text, Loader=SAFE_LOADER)
+                except (OSError, UnicodeDecodeError, yaml.YAMLError):
+                    trees[issue.file] = None
+            tree = trees[issue.file]
+            if tree is not None:
+                issue = replace(issue, line=_line_of(tree, issue.field))
+        located.append(issue)
+    return located
 
 
 class ProblemInvalid(GraderError):
@@ -356,12 +410,13 @@ def load_problem(root: Path) -> Problem:
     seen: dict[str, str] = {}
     for case in examples + probes + hidden:
         if case.name in seen:
+            file, prefix = _where(case)
             issues.append(
-                Issue(case.source, "name", f"{case.name!r} is already used by {seen[case.name]}")
+                Issue(file, f"{prefix}name", f"{case.name!r} is already used by {seen[case.name]}")
             )
         seen.setdefault(case.name, case.source)
     if issues:
-        raise ProblemInvalid(issues)
+        raise ProblemInvalid(_with_lines(root, issues))
     return Problem(
         root=root,
         tolerance=base,
@@ -477,5 +532,5 @@ def check_expected(problem: Problem, *, examples: bool = True, hidden: bool = Tr
         table.setflags(write=False)  # shared by every judgement of a batch: see compare.bound
         expected[case.name] = table
     if issues:
-        raise ProblemInvalid(issues)
+        raise ProblemInvalid(_with_lines(problem.root, issues))
     return Checked(problem=problem, expected=expected)

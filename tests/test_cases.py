@@ -204,10 +204,11 @@ def test_check_lists_every_issue_with_yaml_position(problem_copy: Path, cli: Any
     code, out, err = cli("check", "--problem", problem_copy)
     assert code == 2 and out == ""
     for words in (
-        "hidden_tests/20_many.yaml: name: must be lowercase",
-        "hidden_tests/20_many.yaml: why: must be a non-empty sentence",
-        "hidden_tests/20_many.yaml: tolerance.rtol: must be a number in [0, 1), got 'lots'",
-        "hidden_tests/20_many.yaml: max_score: must be a positive number, got 0",
+        # file:line, where an editor or a terminal opens the file at the field
+        "hidden_tests/20_many.yaml:1: name: must be lowercase",
+        "hidden_tests/20_many.yaml:2: why: must be a non-empty sentence",
+        "hidden_tests/20_many.yaml:4: tolerance.rtol: must be a number in [0, 1), got 'lots'",
+        "hidden_tests/20_many.yaml:5: max_score: must be a positive number, got 0",
         # the cause's wording differs between libyaml and the pure-Python parser
         "hidden_tests/21_syntax.yaml: (file): not valid YAML at line 4, column 1: "
         "while parsing a flow sequence",
@@ -223,3 +224,36 @@ def test_rtol_in_e_notation_is_a_number(problem_copy: Path, cli: Any) -> None:
     assert code == 0 and out.startswith("problem OK"), err
     loaded = next(c for c in load_problem(problem_copy).hidden if c.source.endswith(case.name))
     assert loaded.tolerance.rtol == 0.001 and loaded.tolerance.atol == 2e-9
+
+
+def test_issues_point_at_the_line_of_their_field(problem_copy: Path) -> None:
+    """Nested fields of examples.yaml and a stored table that disagrees get their own line."""
+    examples = problem_copy / "examples.yaml"
+    lines = examples.read_text().splitlines()
+    at = next(i for i, line in enumerate(lines) if "d_model: 4" in line)
+    lines[at] = lines[at].replace("d_model: 4", "d_model: 5")
+    examples.write_text("\n".join(lines) + "\n")
+    (problem_copy / "hidden_tests" / "11_own.yaml").write_text(
+        "name: own\nwhy: b\ninput:\n  positions: [1]\n  d_model: 2\n"
+        "expected:\n  - [0.5, 0.5]\n"
+    )
+    with pytest.raises(ProblemInvalid) as info:
+        load_problem(problem_copy)
+    [issue] = info.value.issues
+    assert (issue.field, issue.line) == ("examples[0].input.d_model", at + 1)
+    assert str(issue).startswith(f"examples.yaml:{at + 1}: examples[0].input.d_model: ")
+    examples.write_text(examples.read_text().replace("d_model: 5", "d_model: 4"))
+    with pytest.raises(ProblemInvalid) as info:
+        check_problem(problem_copy)
+    [issue] = info.value.issues
+    assert (issue.file, issue.field, issue.line) == ("hidden_tests/11_own.yaml", "expected", 6)
+
+
+def test_a_duplicate_name_points_at_the_second_one(problem_copy: Path) -> None:
+    (problem_copy / "hidden_tests" / "99_again.yaml").write_text(
+        "why: b\nname: single_pair\ninput: {positions: [1], d_model: 2}\n"
+    )
+    with pytest.raises(ProblemInvalid) as info:
+        load_problem(problem_copy)
+    [issue] = info.value.issues
+    assert str(issue).startswith("hidden_tests/99_again.yaml:2: name: 'single_pair' is already")
