@@ -43,6 +43,7 @@ MAX_RESTARTS = 3
 # The template holds this inside bwrap's user namespace only to give each fork its own
 # namespaces and tmpfs; every fork drops it before its submission is imported.
 TEMPLATE_CAPABILITIES = ("CAP_SYS_ADMIN",)
+STOPPING = "the batch is stopping: no more children are started"
 
 
 class ForkedProcess:
@@ -225,6 +226,9 @@ class Pool:
         # Why the batch cannot go on, once the template cannot be brought back.
         self.broken = ""
         self.template_dead = False
+        # Set by close(): from then on nothing is forked or restarted (a Ctrl-C's stop
+        # closes the pool while workers may still be asking for forks).
+        self.closed = False
         self.choice = choice
         self.outer = choice.backend
         self.inner = choice.backend
@@ -249,6 +253,8 @@ class Pool:
             try:
                 self.template.wait_ready()
             except _TemplateFailed as exc:
+                if self.closed:  # closed while it started: not bubblewrap's failure
+                    raise GraderError(STOPPING) from None
                 self._fall_back(str(exc))
             # Each fork walls itself in with Landlock where the kernel has it; inside bwrap,
             # that also keeps one submission's folder from the next one's.
@@ -308,6 +314,8 @@ class Pool:
         if not dead and template.proc.poll() is None:
             return template
         with self.lock:
+            if self.closed:
+                raise GraderError(STOPPING)
             if self.broken:
                 raise GraderError(self.broken)
             if self.template is template:  # no other thread restarted it meanwhile
@@ -423,7 +431,7 @@ class Pool:
     def close(self) -> None:
         """Stop the template (it kills its children as it dies) and delete the batch folder."""
         with self.lock:
-            template, self.template_dead = self.template, True
+            template, self.template_dead, self.closed = self.template, True, True
         template.close()
         shutil.rmtree(self.root, ignore_errors=True)
 

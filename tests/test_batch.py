@@ -508,3 +508,27 @@ def test_ctrl_c_while_the_pool_starts_leaves_nothing(
         pool.Pool(choice=Choice("none"), limits=Limits())
     assert list(tmp_path.iterdir()) == []
     assert set(os.listdir("/proc/self/fd")) <= open_before
+
+
+def test_a_closed_pool_forks_and_restarts_nothing(tmp_path: Path) -> None:
+    """A Ctrl-C's stop closes the pool while workers may still ask for forks: they get an
+    error at once, and the closed template is neither restarted nor counted as broken."""
+    from grader.errors import GraderError
+    from grader.pool import Pool
+    from grader.spawn import Limits
+    from grader.walls import Choice
+
+    submission = tmp_path / "sub.py"
+    submission.write_text("def sinusoidal_positions(p, d):\n    return []\n")
+    pool = Pool(choice=Choice("none"), limits=Limits())
+    pool.wait_ready()
+    pool.close()
+    with pytest.raises(GraderError, match="stopping"):
+        pool.spawn(
+            tmp=str(tmp_path),
+            submission=str(submission),
+            function="f",
+            limits=Limits(),
+            backend="none",
+        )
+    assert (pool.restarts, pool.broken) == (0, "")
