@@ -234,8 +234,7 @@ def test_issues_point_at_the_line_of_their_field(problem_copy: Path) -> None:
     lines[at] = lines[at].replace("d_model: 4", "d_model: 5")
     examples.write_text("\n".join(lines) + "\n")
     (problem_copy / "hidden_tests" / "11_own.yaml").write_text(
-        "name: own\nwhy: b\ninput:\n  positions: [1]\n  d_model: 2\n"
-        "expected:\n  - [0.5, 0.5]\n"
+        "name: own\nwhy: b\ninput:\n  positions: [1]\n  d_model: 2\nexpected:\n  - [0.5, 0.5]\n"
     )
     with pytest.raises(ProblemInvalid) as info:
         load_problem(problem_copy)
