@@ -47,6 +47,7 @@ FIELD_TYPES: dict[str, tuple[type, ...]] = {
     "dtype": (str,),
     "seconds": (float, int),
     "shape": (list,),
+    "ndim": (int,),
     "frames": (list,),
     "defined": (list,),
     "signature": (str,),

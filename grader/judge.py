@@ -239,6 +239,10 @@ def _classify(raw: Raw) -> tuple[Outcome, str, dict[str, str]]:
         return Outcome.NOT_RUN, "not_run", {}
     if raw.kind is Kind.BAD_VALUE:
         reason = info.get("reason")
+        if reason == "shape":
+            # A shape no table of numbers is sent for (five axes, or an enormous empty axis):
+            # a wrong shape, told by its number of axes alone.
+            return Outcome.WRONG_SHAPE, "shape_both" if info.get("ndim") == 2 else "shape_ndim", {}
         keys = {"none": "returned_none", "ragged": "ragged", "complex": "complex"}
         key = keys.get(str(reason), "too_large" if reason == "too_large" else "not_numbers")
         return Outcome.BAD_VALUE, key, {}

@@ -14,6 +14,7 @@ import contextlib
 import importlib.util
 import inspect
 import json
+import mmap
 import os
 import site
 import struct
@@ -36,6 +37,13 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import confine  # type: ignore[import-not-found]
 
 MAX_TEXT = 2000
+# Address space set aside while the submission is imported, then given back: see serve().
+# More than MALLOC_TOP_PAD_ (16 MB, walls.child_env), which glibc adds to each growth of
+# the heap: a smaller reserve would leave room for no growth at all.
+RESERVE_BYTES = 48 << 20
+# The parent takes tables of at most this many axes (and no axis longer than the element
+# limit); another shape is answered as such, not sent.
+MAX_AXES = 4
 
 
 def _text(value: object) -> str:
@@ -54,6 +62,10 @@ class Channel:
         self.fd = fd
 
     def send(self, header: dict[str, Any], payload: memoryview | bytes = b"") -> None:
+        self.write(self.frame(header, payload))
+
+    def frame(self, header: dict[str, Any], payload: memoryview | bytes = b"") -> list[memoryview]:
+        """Encode one frame: its length and header, then its payload, as it lies."""
         payload = memoryview(payload).cast("B")
         header["nbytes"] = payload.nbytes
         head = json.dumps(header).encode()
@@ -62,14 +74,21 @@ class Channel:
         head += b" " * (-(4 + len(head)) % 8)
         # Header and table go out in one call, the table from where it lies: joining them
         # first would copy half a megabyte into fresh memory, page by page, for each case.
-        parts = [memoryview(struct.pack(">I", len(head)) + head), payload]
-        while parts:
-            written = os.writev(self.fd, parts)
+        return [memoryview(struct.pack(">I", len(head)) + head), payload]
+
+    def write(self, parts: list[memoryview]) -> None:
+        written = os.writev(self.fd, parts)
+        if written == sum(part.nbytes for part in parts):
+            return  # the usual case, with nothing more to allocate
+        parts = list(parts)
+        while True:
             while parts and written >= parts[0].nbytes:
                 written -= parts[0].nbytes
                 parts.pop(0)
-            if parts:
-                parts[0] = parts[0][written:]
+            if not parts:
+                return
+            parts[0] = parts[0][written:]
+            written = os.writev(self.fd, parts)
 
 
 def _where(exc: BaseException, path: str) -> tuple[int | None, str]:
@@ -111,6 +130,7 @@ def _encode(result: object, max_elements: int) -> tuple[dict[str, Any], memoryvi
         and result.dtype == np.float64
         and result.flags.c_contiguous
         and 0 < result.size <= max_elements
+        and _holdable(result.shape, max_elements)
     ):
         # The common answer, a plain float64 table, goes out as it lies: a copy would only
         # add its size in fresh pages. Whatever else runs in this process and changes it meanwhile
@@ -135,10 +155,18 @@ def _encode(result: object, max_elements: int) -> tuple[dict[str, Any], memoryvi
         }, b""
     if arr.size > max_elements:
         return {"kind": "bad_value", "reason": "too_large", "shape": list(arr.shape)}, b""
+    if not _holdable(arr.shape, max_elements):
+        # Five axes, or an empty table with one enormous axis: a wrong shape all the same,
+        # told by its number of axes, which the parent turns into its sentence.
+        return {"kind": "bad_value", "reason": "shape", "ndim": arr.ndim}, b""
     out = np.ascontiguousarray(arr, dtype=np.float64)
     # np.array above made the only copy: the table is ours alone, sent from where it lies.
     payload = out.data if out.size else b""  # (a view of no elements cannot be cast to bytes)
     return {"kind": "ok", "shape": list(out.shape), "dtype": arr.dtype.name}, payload
+
+
+def _holdable(shape: tuple[int, ...], max_elements: int) -> bool:
+    return len(shape) <= MAX_AXES and all(n <= max_elements for n in shape)
 
 
 def _load(path: str, function: str) -> Any:
@@ -236,14 +264,22 @@ def serve(fd: int, path: str, function: str, config: dict[str, Any]) -> None:
     devnull = os.open(os.devnull, os.O_RDONLY)
     os.dup2(devnull, 0)
     os.close(devnull)
+    # An import may take every byte the memory limit allows and keep it. This much address
+    # space is set aside (not touched, so it costs nothing) and given back once the import
+    # is over, so that this process can still read its inputs and answer "memory" instead
+    # of dying in its own code.
+    reserve = mmap.mmap(-1, RESERVE_BYTES, flags=mmap.MAP_PRIVATE)
     try:
         loaded = _load(path, function)
     except MemoryError:
+        reserve.close()
         channel.send({"event": "load_error", "kind": "memory"})
         return
     except BaseException as exc:  # noqa: BLE001 - anything at import is the submission's
+        reserve.close()
         channel.send({"event": "load_error", "kind": "import_exception", **_exception(exc, path)})
         return
+    reserve.close()
     if isinstance(loaded, dict):
         channel.send({"event": "load_error", **loaded})
         return
@@ -251,6 +287,8 @@ def serve(fd: int, path: str, function: str, config: dict[str, Any]) -> None:
     with os.fdopen(requests, "rb") as stream:
         request = json.loads(stream.read())
     for case in request["cases"]:
+        # Encoded before the call, in case the call leaves no memory to encode anything with.
+        out_of_memory = channel.frame({"event": "result", "case": case["id"], "kind": "memory"})
         began = time.perf_counter()
         try:
             positions = case["positions"]
@@ -263,7 +301,10 @@ def serve(fd: int, path: str, function: str, config: dict[str, Any]) -> None:
         except BaseException as exc:  # noqa: BLE001 - SystemExit and friends are answers too
             header, payload = {"kind": "exception", **_exception(exc, path)}, b""
         header["seconds"] = time.perf_counter() - began
-        channel.send({"event": "result", "case": case["id"], **header}, payload)
+        try:
+            channel.send({"event": "result", "case": case["id"], **header}, payload)
+        except MemoryError:
+            channel.write(out_of_memory)
     _flush_outputs()
     channel.send({"event": "done"})
     # Every answer is in: leave now, whatever threads the submission left running.
