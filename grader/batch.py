@@ -27,6 +27,7 @@ from grader.capacity import available_mb, usable_cpus
 from grader.cases import Checked, check_problem
 from grader.errors import GraderError
 from grader.grade import grade_in_with_examples, guard
+from grader.launch import pressed
 from grader.layout import FUNCTION_NAME, protected_paths
 from grader.manifest import (
     MANIFEST_FILE,
@@ -579,6 +580,8 @@ def _collect(batch: Batch, entries: list[Entry], jobs: int, show: bool) -> tuple
         pending.add(future)
     try:
         while pending:
+            if pressed():
+                raise KeyboardInterrupt  # pressed while Python swallowed the first one
             with contextlib.suppress(queue.Empty):
                 future = finished.get(timeout=TICK_SECONDS)
                 # Appended before it leaves pending: a Ctrl-C in between then finds it

@@ -532,3 +532,43 @@ def test_a_closed_pool_forks_and_restarts_nothing(tmp_path: Path) -> None:
             backend="none",
         )
     assert (pool.restarts, pool.broken) == (0, "")
+
+
+# A batch whose Ctrl-C lands inside a finalizer, where Python swallows KeyboardInterrupt.
+_CTRL_C_IN_A_FINALIZER = """
+import os, signal, sys
+sys.argv = ["grader", "batch", sys.argv[1], "--out", sys.argv[2], "--no-progress"]
+import grader.batch
+import grader.launch
+
+class Pressed:
+    def __del__(self):
+        os.kill(os.getpid(), signal.SIGINT)
+        sum(range(1000))  # the handler runs here, inside the finalizer
+
+grade_all = grader.batch._grade_all
+
+def pressed_at_the_start(*args, **kwargs):
+    Pressed()  # dropped at once: its finalizer takes the Ctrl-C
+    return grade_all(*args, **kwargs)
+
+grader.batch._grade_all = pressed_at_the_start
+grader.launch.entry()
+"""
+
+
+def test_a_ctrl_c_python_swallows_still_stops_the_batch(tmp_path: Path) -> None:
+    """A KeyboardInterrupt raised in a finalizer is only printed by Python; the batch must
+    stop all the same, with exit 130, its summary, and no traceback."""
+    klass = _spinning_class(tmp_path / "class", 3)
+    done = subprocess.run(
+        [sys.executable, "-c", _CTRL_C_IN_A_FINALIZER, str(klass), str(tmp_path / "out")],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        cwd=ROOT,
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
+    )
+    assert done.returncode == 130, done.stderr
+    assert "Traceback" not in done.stderr and "Exception ignored" not in done.stderr
+    assert "interrupted:" in done.stderr and (tmp_path / "out" / "summary.csv").exists()
