@@ -41,7 +41,7 @@ def test_check_names_file_and_field(cli: Cli, tmp_path: Path) -> None:
     bad.write_text(bad.read_text().replace("d_model: 8", "d_model: 7"))
     code, out, err = cli("check", "--problem", root)
     assert code == 2 and out == ""
-    assert "hidden_tests/03_unordered_repeats.yaml: input.d_model: d_model must be an even" in err
+    assert "hidden_tests/03_unordered_repeats.yaml:5: input.d_model: d_model must be an even" in err
     # run and submit refuse to start with the same message
     code, _, err2 = cli("submit", ROOT / "solutions" / "reference.py", "--problem", root)
     assert code == 2 and err2 == err
@@ -126,4 +126,4 @@ def test_grading_refuses_invalid_problem(cli: Cli, tmp_path: Path, command: str)
     root = _copy(tmp_path)
     (root / "hidden_tests" / "99_x.yaml").write_text("name: x\nwhy: y\n")
     code, out, err = cli(command, ROOT / "solutions" / "reference.py", "--problem", root)
-    assert code == 2 and out == "" and "hidden_tests/99_x.yaml: input: missing key" in err
+    assert code == 2 and out == "" and "hidden_tests/99_x.yaml:1: input: missing key" in err

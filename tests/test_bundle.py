@@ -495,5 +495,7 @@ def test_broken_problem_is_not_bundled(cli: Cli, tmp_path: Path, kind: str, out:
     (problem / "hidden_tests" / "11_broken.yaml").write_text("name: broken\nwhy: x\n")
     code, stdout, err = cli("bundle", kind, tmp_path / out, "--problem", problem)
     assert code == 2 and stdout == ""
-    assert "the problem is invalid" in err and "hidden_tests/11_broken.yaml: input: missing" in err
+    assert (
+        "the problem is invalid" in err and "hidden_tests/11_broken.yaml:1: input: missing" in err
+    )
     assert not (tmp_path / out).exists()
