@@ -71,6 +71,11 @@ def _shape_message(got: tuple[int, ...], want: tuple[int, int], slots: dict[str,
     return f"shape {got}, expected {want}: " + sentence(key, slots)
 
 
+# grader/child/run.py's EXIT_OUT_OF_MEMORY: the child's own code ran out of the memory the
+# submission holds (a test keeps the two equal).
+CHILD_OUT_OF_MEMORY = 85
+
+
 def _exception_name(info: dict[str, object]) -> str:
     name = info.get("exc_type")
     return name if isinstance(name, str) and name in EXCEPTIONS else ANY_EXCEPTION
@@ -250,6 +255,9 @@ def _classify(raw: Raw) -> tuple[Outcome, str, dict[str, str]]:
         if phase == "reload":
             return Outcome.CRASH, "reload_failed", {}
         return Outcome.TIMEOUT, "import_timeout" if phase == "import" else "timeout", {}
+    forged = str(info.get("state", "")).startswith("protocol")
+    if info.get("returncode") == CHILD_OUT_OF_MEMORY and not forged:
+        return Outcome.MEMORY_LIMIT, "memory", {}
     return Outcome.CRASH, *_crash_key(info)
 
 

@@ -205,3 +205,40 @@ def test_the_child_frames_tables_where_numpy_reads_them_aligned() -> None:
     tables = [np.frombuffer(f.payload, dtype=np.float64) for f in frames if f.payload]
     assert [t.tolist() for t in tables] == [[0.0], [0.0, 1.0, 2.0], [*map(float, range(7))]]
     assert all(t.flags.aligned for t in tables)
+
+
+def test_the_child_sums_up_what_the_parent_would_refuse() -> None:
+    """Whatever a submission returns, the child's answer passes the parent's frame checks:
+    names cut, odd shapes told by their number of axes, a bare number kept 0-d."""
+    from grader.child import run
+
+    class Odd(Exception):
+        pass
+
+    Odd.__name__ = "Odd" * 3000
+    cap = 10**6
+    answers = [
+        run._encode(np.zeros((1,) * 40), cap),
+        run._encode(np.empty((0, 10**9)), cap),
+        run._encode(np.empty((1,) * 33, dtype=object), cap),
+        run._encode(np.zeros((2,) * 21), cap),  # too many values and too many axes
+        run._encode(5.0, cap),
+        ({"kind": "exception", **run._exception(Odd("x"), "f.py")}, b""),
+    ]
+    for header, _ in answers:
+        parse_header(json.dumps({"event": "result", "case": 0, "nbytes": 0, **header}).encode())
+    assert [h.get("reason") for h, _ in answers[:4]] == [
+        "shape",
+        "shape",
+        "non_numeric",
+        "too_large",
+    ]
+    assert answers[4][0]["shape"] == []
+    assert len(answers[5][0]["exc_type"]) <= run.MAX_NAME + 3
+
+
+def test_the_parent_knows_the_childs_out_of_memory_status() -> None:
+    from grader.child import run
+    from grader.judge import CHILD_OUT_OF_MEMORY
+
+    assert run.EXIT_OUT_OF_MEMORY == CHILD_OUT_OF_MEMORY

@@ -44,6 +44,15 @@ RESERVE_BYTES = 48 << 20
 # The parent takes tables of at most this many axes (and no axis longer than the element
 # limit); another shape is answered as such, not sent.
 MAX_AXES = 4
+# numpy's own limit on axes: a list nested deeper says only that it is deeper.
+DEEPER_THAN_NUMPY = 65
+# Names (of a type, an exception, a function) are cut to this: the parent refuses a frame
+# with a longer string as forged, and a longer name says nothing more.
+MAX_NAME = 200
+# The exit status of a child whose own code ran out of the memory the submission holds:
+# the one answer that needs no memory. The parent (grader/judge.py) reads it as the
+# memory limit; a submission that exits with it itself only earns that verdict.
+EXIT_OUT_OF_MEMORY = 85
 
 
 def _text(value: object) -> str:
@@ -91,6 +100,10 @@ class Channel:
             written = os.writev(self.fd, parts)
 
 
+def _name(value: str) -> str:
+    return value if len(value) <= MAX_NAME else value[:MAX_NAME] + "..."
+
+
 def _where(exc: BaseException, path: str) -> tuple[int | None, str]:
     """Return the last line of the submission the traceback passed through, and its text."""
     line, text = None, ""
@@ -105,13 +118,13 @@ def _where(exc: BaseException, path: str) -> tuple[int | None, str]:
 def _exception(exc: BaseException, path: str) -> dict[str, Any]:
     line, text = _where(exc, path)
     frames = [
-        {"line": f.lineno, "function": f.name, "text": (f.line or "")[:200]}
+        {"line": f.lineno, "function": _name(f.name), "text": (f.line or "")[:200]}
         for f in traceback.extract_tb(exc.__traceback__)
         if f.filename == path
     ]
     message = exc.msg if isinstance(exc, SyntaxError) else _text(exc)
     return {
-        "exc_type": type(exc).__name__,
+        "exc_type": _name(type(exc).__name__),
         "message": _text(message),
         "line": line,
         "text": text,
@@ -140,7 +153,11 @@ def _encode(result: object, max_elements: int) -> tuple[dict[str, Any], memoryvi
         # subok=False drops ndarray subclasses; copying detaches the data from the object.
         arr = np.array(result, subok=False)
     except ValueError as exc:
-        if "inhomogeneous" in str(exc) or "sequence" in str(exc):
+        text = str(exc)
+        if "inhomogeneous" not in text and "maximum number of dimension" in text:
+            # Nested deeper than numpy's limit on axes.
+            return {"kind": "bad_value", "reason": "shape", "ndim": DEEPER_THAN_NUMPY}, b""
+        if "inhomogeneous" in text or "sequence" in text:
             return {"kind": "bad_value", "reason": "ragged"}, b""
         raise
     if arr.dtype.kind == "c":
@@ -149,17 +166,17 @@ def _encode(result: object, max_elements: int) -> tuple[dict[str, Any], memoryvi
         return {
             "kind": "bad_value",
             "reason": "non_numeric",
-            "type": type(result).__name__,
+            "type": _name(type(result).__name__),
             "dtype": arr.dtype.kind,
-            "shape": list(arr.shape),
         }, b""
     if arr.size > max_elements:
-        return {"kind": "bad_value", "reason": "too_large", "shape": list(arr.shape)}, b""
+        return {"kind": "bad_value", "reason": "too_large"}, b""
     if not _holdable(arr.shape, max_elements):
         # Five axes, or an empty table with one enormous axis: a wrong shape all the same,
         # told by its number of axes, which the parent turns into its sentence.
         return {"kind": "bad_value", "reason": "shape", "ndim": arr.ndim}, b""
-    out = np.ascontiguousarray(arr, dtype=np.float64)
+    # asarray, not ascontiguousarray, which makes a 0-d answer (a bare number) 1-d.
+    out = np.asarray(arr, dtype=np.float64, order="C")
     # np.array above made the only copy: the table is ours alone, sent from where it lies.
     payload = out.data if out.size else b""  # (a view of no elements cannot be cast to bytes)
     return {"kind": "ok", "shape": list(out.shape), "dtype": arr.dtype.name}, payload
@@ -192,9 +209,9 @@ def _load(path: str, function: str) -> Any:
             and not name.startswith("_")
             and getattr(value, "__module__", "") == "submission"
         )
-        return {"kind": "missing_function", "defined": defined[:20]}
+        return {"kind": "missing_function", "defined": [_name(n) for n in defined[:20]]}
     if not callable(func):
-        return {"kind": "not_callable", "type": type(func).__name__}
+        return {"kind": "not_callable", "type": _name(type(func).__name__)}
     try:
         inspect.signature(func).bind([0], 2)
     except TypeError:
@@ -252,6 +269,15 @@ def serve(fd: int, path: str, function: str, config: dict[str, Any]) -> None:
     imported, no input exists in this process, so whatever the import does or says cannot
     carry one out.
     """
+    try:
+        _serve(fd, path, function, config)
+    except MemoryError:
+        # The submission holds the memory this process's own code needed (to read the
+        # inputs, to encode an answer): say so the one way that needs none.
+        os._exit(EXIT_OUT_OF_MEMORY)
+
+
+def _serve(fd: int, path: str, function: str, config: dict[str, Any]) -> None:
     channel = Channel(fd)
     try:
         applied = _confine(config)
@@ -286,9 +312,12 @@ def serve(fd: int, path: str, function: str, config: dict[str, Any]) -> None:
     channel.send({"event": "loaded"})
     with os.fdopen(requests, "rb") as stream:
         request = json.loads(stream.read())
-    for case in request["cases"]:
-        # Encoded before the call, in case the call leaves no memory to encode anything with.
-        out_of_memory = channel.frame({"event": "result", "case": case["id"], "kind": "memory"})
+    cases = request["cases"]
+    # Encoded before any call, in case a call leaves no memory to encode anything with.
+    fallbacks = [
+        channel.frame({"event": "result", "case": c["id"], "kind": "memory"}) for c in cases
+    ]
+    for case, out_of_memory in zip(cases, fallbacks, strict=True):
         began = time.perf_counter()
         try:
             positions = case["positions"]
