@@ -87,6 +87,11 @@ def _check(value: object, depth: int) -> None:
     if isinstance(value, str):
         if len(value) > MAX_STRING:
             raise ProtocolError("string too long")
+        if not value.isascii():
+            try:
+                value.encode("utf-8")
+            except UnicodeEncodeError:  # a lone surrogate: no text the reports could print
+                raise ProtocolError("string is not UTF-8") from None
         return
     if depth >= MAX_DEPTH:
         raise ProtocolError("header nested too deeply")

@@ -242,3 +242,33 @@ def test_the_parent_knows_the_childs_out_of_memory_status() -> None:
     from grader.judge import CHILD_OUT_OF_MEMORY
 
     assert run.EXIT_OUT_OF_MEMORY == CHILD_OUT_OF_MEMORY
+
+
+def test_the_childs_largest_honest_header_fits_the_parents_bound() -> None:
+    """Every field at its bound in characters, each outside the BMP (4 bytes in UTF-8, 12 as
+    JSON escapes), and a lone surrogate: the header still parses, under MAX_HEADER."""
+    from grader.child import run
+
+    astral = "\U00020000" * 300  # a letter, so a name too
+    source = (
+        f"def {astral}(n):  # {'😀' * 300}\n"
+        f"    if n: return {astral}(n - 1)  # {'😀' * 300}\n"
+        f"    raise ImportError('😀' * 5000 + '\\ud800', name='😀' * 5000)\n"
+    )
+    namespace: dict[str, Any] = {}
+    exec(compile(source, "f.py", "exec"), namespace)
+    try:
+        namespace[astral](20)
+    except ImportError as exc:
+        header = {"event": "load_error", "kind": "import_exception", **run._exception(exc, "f.py")}
+    parts = run.Channel(-1).frame(header)
+    head = bytes(parts[0])[4:]
+    assert len(head) <= MAX_HEADER
+    parsed = parse_header(head)
+    assert len(parsed["frames"]) == 10 and "\ud800" not in parsed["message"]
+
+
+def test_a_forged_lone_surrogate_is_refused() -> None:
+    """A header string that is no UTF-8 (only a forged frame can hold one) is refused."""
+    with pytest.raises(ProtocolError, match="not UTF-8"):
+        parse_header(b'{"event": "result", "message": "\\ud800", "nbytes": 0}')

@@ -61,7 +61,12 @@ def _text(value: object) -> str:
         text = str(value)
     except BaseException:  # noqa: BLE001 - the submission's __str__ may raise anything
         text = "<unprintable>"
-    return text if len(text) <= MAX_TEXT else text[:MAX_TEXT] + " [...cut]"
+    return _clean(text if len(text) <= MAX_TEXT else text[:MAX_TEXT] + " [...cut]")
+
+
+def _clean(text: str) -> str:
+    # A lone surrogate ("\ud800") is a valid str but no UTF-8: the parent refuses it.
+    return text if text.isascii() else text.encode("utf-8", "replace").decode("utf-8")
 
 
 class Channel:
@@ -77,7 +82,10 @@ class Channel:
         """Encode one frame: its length and header, then its payload, as it lies."""
         payload = memoryview(payload).cast("B")
         header["nbytes"] = payload.nbytes
-        head = json.dumps(header).encode()
+        # UTF-8 rather than \u escapes: a character outside the BMP is then 4 bytes, not 12,
+        # and every field's bound in characters keeps the header under the parent's bound
+        # in bytes (frames.MAX_HEADER).
+        head = json.dumps(header, ensure_ascii=False).encode()
         # Padded so that every frame, and so its payload of float64s, starts 8-aligned: the
         # parent then reads the table where it lies instead of numpy working around it.
         head += b" " * (-(4 + len(head)) % 8)
@@ -101,7 +109,7 @@ class Channel:
 
 
 def _name(value: str) -> str:
-    return value if len(value) <= MAX_NAME else value[:MAX_NAME] + "..."
+    return _clean(value if len(value) <= MAX_NAME else value[:MAX_NAME] + "...")
 
 
 def _where(exc: BaseException, path: str) -> tuple[int | None, str]:
@@ -112,13 +120,13 @@ def _where(exc: BaseException, path: str) -> tuple[int | None, str]:
             line, text = frame.lineno, (frame.line or "")
     if isinstance(exc, SyntaxError) and exc.filename == path:
         line, text = exc.lineno, (exc.text or "").rstrip("\n")
-    return line, text[:200]
+    return line, _name(text)
 
 
 def _exception(exc: BaseException, path: str) -> dict[str, Any]:
     line, text = _where(exc, path)
     frames = [
-        {"line": f.lineno, "function": _name(f.name), "text": (f.line or "")[:200]}
+        {"line": f.lineno, "function": _name(f.name), "text": _name(f.line or "")}
         for f in traceback.extract_tb(exc.__traceback__)
         if f.filename == path
     ]
