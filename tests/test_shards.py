@@ -45,8 +45,13 @@ def sinusoidal_positions(positions, d_model):
 """
 
 
+# Samples that fill the address space: where it runs out (the import, a case, numpy itself)
+# depends on how it filled, so two gradings may word the same verdict differently.
+FILLS_MEMORY = frozenset({"fail_memory_at_import", "fail_memory_kept_by_call"})
+
+
 def make_class(root: Path) -> Path:
-    """Write a class of 61 with every outcome kind and both ways of not being graded.
+    """Write a class with every outcome kind and both ways of not being graded.
 
     The test compares separate gradings of it, so it holds no pure-Python loop: on a busy
     machine one of those may meet the time limit in one grading and not in the other.
@@ -61,6 +66,8 @@ def make_class(root: Path) -> Path:
             if path.stem not in PURE_PYTHON:
                 shutil.copy(path, root / f"w{i}_{path.stem}.py")
     for path in sorted(SAMPLES.glob("*.py")):
+        if path.stem in FILLS_MEMORY:
+            continue
         # fail_infinite_loop hangs on every case: the budget below ends it, as not_run.
         shutil.copy(path, root / f"s_{path.stem}.py")
     for name in QUICK_ATTACKS:
