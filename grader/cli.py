@@ -556,9 +556,18 @@ def _check(args: argparse.Namespace, root: Path) -> int:
     from grader.audit import load_corpus
     from grader.authoring import statement_issue
     from grader.cases import Issue, ProblemInvalid, check_problem
-    from grader.layout import STATEMENT_FILE
+    from grader.layout import STATEMENT_FILE, protected_paths
+    from grader.walls import exposed_files
 
-    checked = check_problem(root)
+    # Whatever backend later grades: a layout the guard would refuse is an issue now.
+    found = exposed_files(protected_paths(root))
+    exposed = [Issue(_relative(e.path, root), "(file)", e.why) for e in found]
+    try:
+        checked = check_problem(root)
+    except ProblemInvalid as invalid:
+        raise ProblemInvalid(exposed + invalid.issues) from None
+    if exposed:
+        raise ProblemInvalid(exposed)
     problem = checked.problem
     wrong_count = statement_issue(root, len(problem.hidden))
     if wrong_count:
@@ -570,6 +579,10 @@ def _check(args: argparse.Namespace, root: Path) -> int:
         + (f"; corpus of {len(corpus)} variants listed" if corpus else "")
     )
     return EXIT_PASSED
+
+
+def _relative(path: Path, root: Path) -> str:
+    return str(path.relative_to(root)) if path.is_relative_to(root) else str(path)
 
 
 def _add_case(args: argparse.Namespace, root: Path) -> int:

@@ -6,6 +6,8 @@ the child has been started, so that the two interpreters start up side by side.
 
 from __future__ import annotations
 
+import functools
+import sys
 import time
 from collections.abc import Sequence
 from pathlib import Path
@@ -14,7 +16,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 from grader.layout import FUNCTION_NAME, protected_paths
 from grader.source import Source, Static, check_source, read_submission
 from grader.spawn import Launch, Limits
-from grader.walls import Choice, check_hidden_unreachable
+from grader.walls import Choice, check_hidden_unreachable, exposed_files
 
 if TYPE_CHECKING:
     from grader.cases import Case, Checked, Problem
@@ -86,8 +88,18 @@ def guard(problem_root: Path, choice: Choice) -> None:
     """Refuse to run a child that could read the answers, and close /proc to it."""
     if choice.backend != "none":
         check_hidden_unreachable(protected_paths(problem_root))
+    else:
+        # Without a sandbox the child reads whatever this user can: the guard has nothing to
+        # refuse, but the author still learns of a layout that would be refused with one.
+        _warn_once(tuple(map(str, exposed_files(protected_paths(problem_root)))))
     # A child of the same user could otherwise read this process's memory via /proc.
     forbid_memory_reads()
+
+
+@functools.cache
+def _warn_once(found: tuple[str, ...]) -> None:
+    for text in found:
+        print(f"grader: warning: {text}", file=sys.stderr)
 
 
 def execute(

@@ -54,12 +54,40 @@ def _checked_root(path: Path, origin: str) -> Path:
 
 
 def protected_paths(root: Path) -> list[Path]:
-    """Return what no submission may ever read: the hidden cases and the solutions.
+    """Return what no submission may ever read: the hidden cases, the solutions, and any
+    module of the problem folder that the reference imports.
 
     Only those present: an installed learner kit has neither, and lives where submissions
     may read (site-packages).
     """
-    return [p for p in (root / HIDDEN_DIR, root / "solutions") if p.exists()]
+    found = [p for p in (root / HIDDEN_DIR, root / "solutions") if p.exists()]
+    return found + [p for p in _reference_modules(root) if p not in found]
+
+
+def _reference_modules(root: Path) -> list[Path]:
+    """Return the problem folder's own modules that the reference names in an import.
+
+    Read from its source, not by importing it: the guard runs before the reference is
+    loaded. Outside solutions/ they are importable only from the problem folder's top (the
+    working folder of an author's `python -m`, or a path the reference adds itself).
+    """
+    import ast
+
+    try:
+        tree = ast.parse((root / REFERENCE_FILE).read_bytes())
+    except (OSError, SyntaxError, ValueError):
+        return []  # no reference (a learner kit) or a broken one, which `check` reports
+    names: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            names.update(alias.name.split(".")[0] for alias in node.names)
+        elif isinstance(node, ast.ImportFrom) and node.module:
+            names.add(node.module.split(".")[0])
+    found: list[Path] = []
+    for name in sorted(names):
+        for place in (root, root / REFERENCE_FILE.parent):
+            found += [p for p in (place / f"{name}.py", place / name) if os.path.lexists(p)]
+    return found
 
 
 def is_learner_bundle(root: Path) -> bool:

@@ -11,6 +11,7 @@ import functools
 import importlib.util
 import os
 import shutil
+import stat
 import subprocess
 import sys
 import sysconfig
@@ -75,15 +76,132 @@ def privilege_plan(backend: str) -> str:
 
 
 def check_hidden_unreachable(protected: Sequence[Path]) -> None:
-    """Refuse to grade if a protected path lies inside what the child may read."""
-    for path in protected:
-        real = path.resolve()
-        for allowed in read_paths():
-            if real.is_relative_to(os.path.realpath(allowed)):
-                raise GraderError(
-                    f"{path} is inside {allowed}, which the sandbox lets submissions read; "
-                    "keep the problem folder outside the Python installation"
+    """Refuse to grade if any protected file could be read by a child; name the first."""
+    found = exposed_files(protected)
+    if found:
+        more = f" (and {len(found) - 1} more; `grader check` lists them)" if len(found) > 1 else ""
+        raise GraderError(f"{found[0]}{more}")
+
+
+class Exposure(NamedTuple):
+    """A protected folder or file that a child could read, and why."""
+
+    path: Path
+    why: str
+
+    def __str__(self) -> str:
+        return f"{self.path} {self.why}"
+
+
+def exposed_files(protected: Sequence[Path]) -> list[Exposure]:
+    """Return why each protected folder or file could be read by a child; [] if none could.
+
+    A folder is judged where it really is: a linked hidden_tests/ that resolves outside
+    what the child reads is fine. A file must be a plain file of its own: a symbolic link or
+    a second hard link is another name, perhaps inside site-packages, which a path check on
+    this side never sees; and its real place, compared by path and by the identity (device
+    and inode) of every folder above it, must not lie inside what the child reads, so that
+    a bind mount or a linked parent is seen too.
+    """
+    reach = _reachable()
+    found: list[Exposure] = []
+    for place in protected:
+        if not place.is_dir():  # a module the reference imports; a linked folder is a folder
+            found += _exposed_file(place, reach)
+            continue
+        found += _exposed_place(place, reach)
+        for path in _walk(place):
+            found += _exposed_file(path, reach)
+    return found
+
+
+class _Reach(NamedTuple):
+    """What the child may read: as resolved paths, and as folders' (device, inode)."""
+
+    paths: tuple[str, ...]
+    folders: frozenset[tuple[int, int]]
+
+
+def _reachable() -> _Reach:
+    paths = tuple(os.path.realpath(p) for p in read_paths())
+    folders = set()
+    for p in paths:
+        try:
+            info = os.stat(p)
+        except OSError:
+            continue
+        if stat.S_ISDIR(info.st_mode):
+            folders.add((info.st_dev, info.st_ino))
+    return _Reach(paths, frozenset(folders))
+
+
+def _walk(folder: Path) -> list[Path]:
+    """Return every entry below ``folder``, following linked folders once each."""
+    entries: list[Path] = []
+    seen: set[tuple[int, int]] = set()
+    for top, dirs, files in os.walk(folder, followlinks=True):
+        info = os.stat(top)
+        if (info.st_dev, info.st_ino) in seen:  # a link back up: walk no folder twice
+            dirs.clear()
+            continue
+        seen.add((info.st_dev, info.st_ino))
+        dirs[:] = [d for d in dirs if d != "__pycache__"]
+        entries += [Path(top, name) for name in files]
+    return entries
+
+
+def _exposed_place(path: Path, reach: _Reach) -> list[Exposure]:
+    """Return why the real place of ``path`` lies inside what the child reads, if it does."""
+    real = os.path.realpath(path)
+    for allowed in reach.paths:
+        if real == allowed or real.startswith(allowed.rstrip("/") + "/"):
+            return [
+                Exposure(
+                    path,
+                    f"is inside {allowed}, which the sandbox lets submissions read; "
+                    "keep the problem folder outside the Python installation",
                 )
+            ]
+    above = Path(real)
+    for parent in (above, *above.parents):
+        try:
+            info = os.stat(parent)
+        except OSError:
+            continue
+        if (info.st_dev, info.st_ino) in reach.folders:
+            return [
+                Exposure(
+                    path,
+                    f"is inside {parent}, a folder the sandbox lets submissions read under "
+                    "another name (a bind mount or a link)",
+                )
+            ]
+    return []
+
+
+def _exposed_file(path: Path, reach: _Reach) -> list[Exposure]:
+    """Return why one protected file could be read by a child, if it could."""
+    try:
+        info = os.lstat(path)
+    except OSError as exc:
+        return [Exposure(path, f"cannot be examined: {exc.strerror}")]
+    if stat.S_ISLNK(info.st_mode):
+        return [
+            Exposure(
+                path,
+                f"is a symbolic link (to {os.readlink(path)}); the hidden cases and the "
+                "solutions must be plain files, which submissions cannot reach by another name",
+            )
+        ]
+    if stat.S_ISREG(info.st_mode) and info.st_nlink > 1:
+        return [
+            Exposure(
+                path,
+                f"has {info.st_nlink} hard links; another name for it may lie where "
+                "submissions read: copy it so that it has one",
+            )
+        ]
+    return _exposed_place(path, reach)
 
 
 def bwrap_command(

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import shutil
 import socket
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -28,6 +29,20 @@ def cli(capsys: pytest.CaptureFixture[str]) -> Callable[..., tuple[int, str, str
         return code, out, err
 
     return run
+
+
+@pytest.fixture
+def problem_copy(tmp_path: Path) -> Path:
+    """Return a writable copy of the shipped problem."""
+    dest = tmp_path / "problem"
+    for item in ("examples.yaml", "hidden_tests", "solutions"):
+        src = ROOT / item
+        if src.is_dir():
+            shutil.copytree(src, dest / item)
+        else:
+            dest.mkdir(exist_ok=True)
+            shutil.copy(src, dest / item)
+    return dest
 
 
 @pytest.fixture

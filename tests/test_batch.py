@@ -415,19 +415,28 @@ def test_progress_clock_moves_while_waiting(cli: Cli, tmp_path: Path) -> None:
     assert re.search(r"0/1 \[00:0[1-9]", err), err
 
 
-def test_hard_links_to_the_problem_are_not_read(cli: Cli, tmp_path: Path) -> None:
-    """A hard link to the reference or a hidden case is another name for it: not graded."""
+def test_hard_links_to_the_problem_are_not_read(
+    cli: Cli, tmp_path: Path, problem_copy: Path
+) -> None:
+    """A hard link to the reference or a hidden case: the batch refuses the problem.
+
+    The second name makes the problem's file reachable from wherever it lies; with a
+    sandbox the guard refuses to grade at all, and without one each such row is not graded.
+    """
     klass = tmp_path / "class"
     klass.mkdir()
     try:
-        os.link(ROOT / "solutions" / "reference.py", klass / "frank.py")
-        os.link(sorted((ROOT / "hidden_tests").glob("*.yaml"))[0], klass / "eve.py")
+        os.link(problem_copy / "solutions" / "reference.py", klass / "frank.py")
+        os.link(sorted((problem_copy / "hidden_tests").glob("*.yaml"))[0], klass / "eve.py")
     except OSError as exc:  # another file system: no hard link can be made here
         pytest.skip(f"cannot hard-link into {tmp_path}: {exc.strerror}")
     out = tmp_path / "out"
-    code, _, _ = cli("batch", klass, "--out", out)
+    code, _, err = cli("batch", klass, "--out", out, "--problem", problem_copy)
+    assert code == 2 and "has 2 hard links" in err and "01_single_pair.yaml" in err
+    assert not (out / "summary.csv").exists()
+    code, _, err = cli("batch", klass, "--out", out, "--problem", problem_copy, "--sandbox", "none")
     rows = _summary(out)
-    assert code == 0
+    assert code == 0 and "warning:" in err and "has 2 hard links" in err
     for name in ("frank", "eve"):
         assert rows[name]["status"] == "not_graded" and rows[name]["score"] == "0"
         assert "hard link to one of the problem's own files" in rows[name]["reason"]

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import shutil
 from pathlib import Path
 from typing import Any
 
@@ -17,20 +16,6 @@ from grader.cases import (
     validate_input,
 )
 from tests.conftest import ROOT
-
-
-@pytest.fixture
-def problem_copy(tmp_path: Path) -> Path:
-    """Return a writable copy of the shipped problem."""
-    dest = tmp_path / "problem"
-    for item in ("examples.yaml", "hidden_tests", "solutions"):
-        src = ROOT / item
-        if src.is_dir():
-            shutil.copytree(src, dest / item)
-        else:
-            dest.mkdir(exist_ok=True)
-            shutil.copy(src, dest / item)
-    return dest
 
 
 def test_shipped_problem_has_ten_hidden_cases() -> None:

@@ -1,0 +1,140 @@
+"""The guard: no hidden case or solution is graded with while a child could read it.
+
+A problem file reachable under another name (a symbolic link into site-packages, a second
+hard link) would let a submission read the hidden cases and score full marks. Every test
+runs the real CLI; with a sandbox the problem is refused with exit 2 naming the file, and
+without one the same finding is a warning.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import sysconfig
+import uuid
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import backends
+
+Cli = Callable[..., tuple[int, str, str]]
+CASE = Path("hidden_tests") / "01_single_pair.yaml"
+
+
+@pytest.fixture
+def readable(tmp_path: Path) -> Iterator[Path]:
+    """Return a fresh folder inside site-packages, which every child may read."""
+    place = Path(sysconfig.get_paths()["purelib"]) / f"_grader_guard_test_{uuid.uuid4().hex}"
+    place.mkdir()
+    try:
+        yield place
+    finally:
+        shutil.rmtree(place)
+
+
+def _move_and_link(root: Path, name: Path, place: Path) -> Path:
+    """Move a problem file into ``place`` and leave a symbolic link to it where it was."""
+    target = place / name.name
+    shutil.move(root / name, target)
+    (root / name).symlink_to(target)
+    return target
+
+
+def _submit(cli: Cli, root: Path, backend: str) -> tuple[int, str, str]:
+    reference = Path(__file__).resolve().parent.parent / "solutions" / "reference.py"
+    return cli("submit", reference, "--problem", root, "--sandbox", backend, "--format", "json")
+
+
+@pytest.mark.parametrize("backend", backends())
+@pytest.mark.parametrize(
+    "name",
+    [
+        CASE,
+        Path("solutions") / "reference.py",
+        Path("solutions") / "correct" / "lists.py",
+        Path("solutions") / "wrong" / "swapped.py",
+    ],
+    ids=["hidden_case", "reference", "correct_variant", "wrong_variant"],
+)
+def test_a_linked_problem_file_is_refused(
+    cli: Cli, problem_copy: Path, readable: Path, backend: str, name: Path
+) -> None:
+    """A problem file that is a link into site-packages stops grading, naming the file."""
+    _move_and_link(problem_copy, name, readable)
+    code, out, err = _submit(cli, problem_copy, backend)
+    assert code == 2 and out == "", err
+    assert str(problem_copy / name) in err and "symbolic link" in err
+    assert len(err.strip().splitlines()) == 1
+
+
+@pytest.mark.parametrize("backend", backends())
+def test_a_hard_linked_problem_file_is_refused(
+    cli: Cli, problem_copy: Path, tmp_path: Path, backend: str
+) -> None:
+    """A hidden case with a second name anywhere is refused: that name could be readable."""
+    try:
+        os.link(problem_copy / CASE, tmp_path / "elsewhere.yaml")
+    except OSError as exc:
+        pytest.skip(f"cannot hard-link here: {exc.strerror}")
+    code, _, err = _submit(cli, problem_copy, backend)
+    assert code == 2 and str(problem_copy / CASE) in err and "2 hard links" in err
+
+
+@pytest.mark.parametrize("backend", backends())
+def test_a_linked_folder_is_judged_where_it_lies(
+    cli: Cli, problem_copy: Path, tmp_path: Path, readable: Path, backend: str
+) -> None:
+    """hidden_tests/ linked to a private folder grades; linked into site-packages, refused."""
+    private = tmp_path / "private"
+    private.mkdir()
+    shutil.move(problem_copy / "hidden_tests", private / "hidden_tests")
+    (problem_copy / "hidden_tests").symlink_to(private / "hidden_tests")
+    code, out, err = _submit(cli, problem_copy, backend)
+    assert code == 0 and json.loads(out)["score"] == 10, err
+
+    (problem_copy / "hidden_tests").unlink()
+    shutil.move(private / "hidden_tests", readable / "hidden_tests")
+    (problem_copy / "hidden_tests").symlink_to(readable / "hidden_tests")
+    code, _, err = _submit(cli, problem_copy, backend)
+    assert code == 2 and "which the sandbox lets submissions read" in err
+
+
+def test_without_a_sandbox_the_guard_warns(cli: Cli, problem_copy: Path, readable: Path) -> None:
+    """--sandbox none reads everything anyway: the linked file is named in a warning."""
+    _move_and_link(problem_copy, CASE, readable)
+    code, out, err = _submit(cli, problem_copy, "none")
+    assert code == 0 and json.loads(out)["score"] == 10
+    assert f"grader: warning: {problem_copy / CASE} is a symbolic link" in err
+
+
+def test_check_lists_every_linked_file(
+    cli: Cli, problem_copy: Path, readable: Path, tmp_path: Path
+) -> None:
+    """`grader check` refuses a problem with linked files, listing each one."""
+    _move_and_link(problem_copy, CASE, readable)
+    _move_and_link(problem_copy, Path("solutions") / "reference.py", readable)
+    try:
+        os.link(problem_copy / "hidden_tests" / "02_odd_pair_count.yaml", tmp_path / "second")
+    except OSError as exc:
+        pytest.skip(f"cannot hard-link here: {exc.strerror}")
+    code, out, err = cli("check", "--problem", problem_copy)
+    assert code == 2 and "problem OK" not in out
+    assert "(3 issues)" in err
+    assert f"{CASE}: (file): is a symbolic link" in err
+    assert "solutions/reference.py: (file): is a symbolic link" in err
+    assert "02_odd_pair_count.yaml: (file): has 2 hard links" in err
+
+
+def test_a_module_the_reference_imports_is_guarded(
+    cli: Cli, problem_copy: Path, readable: Path
+) -> None:
+    """A helper module of the problem folder that the reference imports is a secret too."""
+    (readable / "formula_helper.py").write_text("SCALE = 10000.0\n")
+    (problem_copy / "formula_helper.py").symlink_to(readable / "formula_helper.py")
+    reference = problem_copy / "solutions" / "reference.py"
+    reference.write_text("import formula_helper  # noqa\n" + reference.read_text())
+    code, _, err = cli("check", "--problem", problem_copy)
+    assert code == 2 and "formula_helper.py: (file): is a symbolic link" in err
