@@ -19,7 +19,7 @@ import pytest
 from grader.bundle import FORMULA_CALL, verify_learner
 from grader.cases import load_problem
 from grader.errors import GraderError
-from tests.conftest import CORPUS, ROOT, SAMPLES
+from tests.conftest import CORPUS, ROOT, SAMPLES, plant_stand_ins
 
 Cli = Callable[..., tuple[int, str, str]]
 
@@ -481,6 +481,47 @@ def test_autograder_broken_problem_gives_a_result(autograder: Path, tmp_path: Pa
     shutil.copy(CORPUS / "correct" / "lists.py", root / "submission" / "a.py")
     doc = _run_autograder(root)
     assert "not graded: the autograder could not grade this submission" in doc["output"]
+
+
+def test_autograder_scripts_ignore_modules_beside_them(autograder: Path, tmp_path: Path) -> None:
+    """setup.sh and run_autograder, started in a folder of stand-ins for the grader, yaml and
+    numpy, with more of them in the autograder's root: none is imported, and a correct file
+    scores 10."""
+    here = tmp_path / "here"
+    marker = tmp_path / "imported"
+    root = tmp_path / "autograder"
+    shutil.copytree(autograder / "source", root / "source")
+    for folder in (here, root):
+        plant_stand_ins(folder, marker)
+    _venv(root / "venv")
+    env = {
+        **os.environ,
+        "AUTOGRADER_ROOT": str(root),
+        "GRADER_SKIP_APT": "1",
+        "GRADER_PIP_ARGS": " ".join(OFFLINE),
+    }
+    env.pop("GRADER_PROBLEM", None)
+    setup = subprocess.run(
+        ["bash", str(root / "source" / "setup.sh")],
+        env=env,
+        cwd=here,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert setup.returncode == 0 and not marker.exists(), setup.stderr
+    (root / "submission").mkdir()
+    shutil.copy(CORPUS / "correct" / "lists.py", root / "submission" / "a.py")
+    proc = subprocess.run(
+        [str(root / "source" / "run_autograder")],
+        env=env,
+        cwd=here,
+        capture_output=True,
+        check=False,
+    )
+    assert proc.returncode == 0 and not marker.exists(), proc.stderr
+    doc = json.loads((root / "results" / "results.json").read_text())
+    assert doc["score"] == 10, doc["output"]
 
 
 @pytest.mark.parametrize(("kind", "out"), [("learner", "kit"), ("gradescope", "autograder.zip")])

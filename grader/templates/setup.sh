@@ -28,9 +28,10 @@ if ! "$python" -c 'import sys; sys.exit(sys.version_info < (3, 10))'; then
   exit 1
 fi
 if [ ! -x "$root/venv/bin/python" ]; then
-  "$python" -m venv "$root/venv"
+  "$python" -I -m venv "$root/venv"
 fi
 # shellcheck disable=SC2086  # GRADER_PIP_ARGS is a list of words on purpose
-"$root/venv/bin/python" -m pip install --quiet ${GRADER_PIP_ARGS:-} "$root/source"
+"$root/venv/bin/python" -I -m pip install --quiet ${GRADER_PIP_ARGS:-} "$root/source"
 # The grader must import in the venv it will run in; better to fail here than per submission.
-"$root/venv/bin/python" -c 'import grader.cli'
+# -I everywhere: a file in the working folder never stands in for a module (see run_autograder).
+"$root/venv/bin/python" -I -c 'import grader.cli'
