@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import site
 import subprocess
@@ -608,3 +609,57 @@ def test_kit_refuses_a_table_holding_a_hidden_expected_table(cli: Cli, tmp_path:
         "hidden_tests/05_single_position.yaml: each of its rows is in "
         "grader/kit_data/known_tables.npz (i3_tables)"
     )
+
+
+STAFF_COMMANDS = {
+    "submit",
+    "check",
+    "audit",
+    "batch",
+    "report",
+    "merge",
+    "bundle",
+    "autograde",
+    "add-case",
+}
+
+
+def _kit_python(request: pytest.FixtureRequest, fixture: str) -> Path:
+    """Return the python of the kit installed by ``fixture``: editable, or as pip does."""
+    found = request.getfixturevalue(fixture)
+    return Path(found[1] if isinstance(found, tuple) else found)
+
+
+@pytest.mark.parametrize("fixture", ["learner", "installed_kit"])
+def test_kit_autograde_is_refused(
+    request: pytest.FixtureRequest, tmp_path: Path, fixture: str
+) -> None:
+    """The kit's autograde refuses in one line, exit 2, as its other staff commands do."""
+    python = _kit_python(request, fixture)
+    proc = _grader(python, "autograde", "--root", str(tmp_path / "autograder"), cwd=tmp_path)
+    assert (proc.returncode, proc.stdout) == (2, "")
+    assert proc.stderr.strip().splitlines() == [
+        "grader: error: hidden grading happens on the course's grader: this learner bundle "
+        "has only the visible examples (`grader run FILE`)"
+    ]
+    assert not (tmp_path / "autograder").exists()
+
+
+def _listed(help_text: str) -> set[str]:
+    """Return the commands a `grader --help` lists: lines indented by four spaces exactly."""
+    return set(re.findall(r"^    (\S+)", help_text, flags=re.MULTILINE))
+
+
+@pytest.mark.parametrize("fixture", ["learner", "installed_kit"])
+def test_kit_help_lists_only_its_commands(
+    request: pytest.FixtureRequest, tmp_path: Path, fixture: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The kit's --help lists run and serve, none of the staff commands it refuses."""
+    from grader.cli import main
+
+    proc = _grader(_kit_python(request, fixture), "--help", cwd=tmp_path)
+    assert proc.returncode == 0 and _listed(proc.stdout) == {"run", "serve"}, proc.stdout
+    # The repository's grader still lists every command.
+    with pytest.raises(SystemExit):
+        main(["--help"])
+    assert _listed(capsys.readouterr().out) >= STAFF_COMMANDS
