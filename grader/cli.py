@@ -295,14 +295,27 @@ def _add_case_args(p: argparse.ArgumentParser) -> None:
     )
 
 
-def build_parser() -> argparse.ArgumentParser:
-    """Return the argument parser for every subcommand."""
+def build_parser(kit: bool | None = None) -> argparse.ArgumentParser:
+    """Return the argument parser for every subcommand; a learner kit's lists only its own.
+
+    ``kit`` says whether this grader is a learner kit's (default: find out).
+    """
+    if kit is None:
+        # grader.layout imports neither numpy nor yaml: `grader --help` stays instant.
+        from grader.layout import is_learner_kit
+
+        kit = is_learner_kit()
     parser = Parser(
         prog="grader", description="Grade solutions to the sinusoidal position encodings exercise."
     )
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     for command in COMMANDS:
-        p = sub.add_parser(command.name, help=command.help, description=command.help)
+        if kit and not command.in_bundle:
+            # Still parsed, so that it is refused in one line that says where it runs; argparse
+            # lists a command only when it is given a help.
+            p = sub.add_parser(command.name, description=f"{command.help}; {IN_KIT}")
+        else:
+            p = sub.add_parser(command.name, help=command.help, description=command.help)
         for step in command.steps:
             step(p)
     return parser
@@ -388,20 +401,27 @@ def _limits(args: argparse.Namespace) -> Any:
     )
 
 
+# Why a learner kit refuses every command but its own (`run`, `serve`).
+IN_KIT = (
+    "hidden grading happens on the course's grader: this learner bundle has only the visible "
+    "examples (`grader run FILE`)"
+)
+
+
 def _dispatch(args: argparse.Namespace) -> int:
     """Find what the command needs (the problem folder, the sandbox), then run it."""
+    from grader.layout import find_problem_root, is_learner_bundle, is_learner_kit
+
     command = COMMAND[args.command]
+    # A kit's own grader refuses the others whatever they need: autograde needs no problem
+    # folder, and would otherwise write a "not graded" result and exit 0.
+    if not command.in_bundle and is_learner_kit():
+        raise GraderError(IN_KIT)
     given: list[Any] = []
     if "root" in command.needs:
-        # Imported here so that `grader --help` and argument errors stay instant.
-        from grader.layout import find_problem_root, is_learner_bundle
-
         root = find_problem_root(args.problem)
         if not command.in_bundle and is_learner_bundle(root):
-            raise GraderError(
-                "hidden grading happens on the course's grader: this learner bundle has only "
-                "the visible examples (`grader run FILE`)"
-            )
+            raise GraderError(IN_KIT)
         given.append(root)
     if "choice" in command.needs:
         from grader.walls import resolve_backend

@@ -97,3 +97,9 @@ def is_learner_bundle(root: Path) -> bool:
     except OSError:
         return False
     return any(line.split() == ["kind:", LEARNER_BUNDLE] for line in text.splitlines())
+
+
+def is_learner_kit() -> bool:
+    """Return True when this grader is a learner kit's own: in the kit's folder or installed."""
+    package = Path(__file__).resolve().parent
+    return is_learner_bundle(package.parent) or is_learner_bundle(package / KIT_DATA_DIR)

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import site
 import subprocess
@@ -524,15 +525,21 @@ def test_autograder_scripts_ignore_modules_beside_them(autograder: Path, tmp_pat
     assert doc["score"] == 10, doc["output"]
 
 
-@pytest.mark.parametrize(("kind", "out"), [("learner", "kit"), ("gradescope", "autograder.zip")])
-def test_broken_problem_is_not_bundled(cli: Cli, tmp_path: Path, kind: str, out: str) -> None:
-    """A malformed hidden case: both bundles refuse with the problem check's messages, exit 2."""
+def _problem_copy(tmp_path: Path) -> Path:
+    """Copy the problem (cases, reference, grader) to change it without touching the repo."""
     problem = tmp_path / "problem"
     shutil.copytree(
         ROOT,
         problem,
         ignore=shutil.ignore_patterns(".*", "tests", "bench", "*.egg-info", "__pycache__"),
     )
+    return problem
+
+
+@pytest.mark.parametrize(("kind", "out"), [("learner", "kit"), ("gradescope", "autograder.zip")])
+def test_broken_problem_is_not_bundled(cli: Cli, tmp_path: Path, kind: str, out: str) -> None:
+    """A malformed hidden case: both bundles refuse with the problem check's messages, exit 2."""
+    problem = _problem_copy(tmp_path)
     (problem / "hidden_tests" / "11_broken.yaml").write_text("name: broken\nwhy: x\n")
     code, stdout, err = cli("bundle", kind, tmp_path / out, "--problem", problem)
     assert code == 2 and stdout == ""
@@ -540,3 +547,160 @@ def test_broken_problem_is_not_bundled(cli: Cli, tmp_path: Path, kind: str, out:
         "the problem is invalid" in err and "hidden_tests/11_broken.yaml:1: input: missing" in err
     )
     assert not (tmp_path / out).exists()
+
+
+def _with_probe(problem: Path, positions: str, d_model: int) -> Path:
+    """Add a public probe to the copy's examples.yaml, its positions written as given."""
+    with (problem / "examples.yaml").open("a") as f:
+        f.write(
+            f"  - name: probe_added\n    why: Added by a test.\n"
+            f"    input:\n      positions: {positions}\n      d_model: {d_model}\n"
+        )
+    return problem
+
+
+def _refused(cli: Cli, problem: Path, kit: Path) -> str:
+    """Bundle the copy's learner kit, expect the one-line refusal, and return it."""
+    code, out, err = cli("bundle", "learner", kit, "--problem", problem)
+    assert (code, out) == (2, ""), err
+    assert len(err.strip().splitlines()) == 1 and not kit.exists()
+    return err.strip()
+
+
+@pytest.mark.parametrize(
+    ("positions", "d_model", "case"),
+    [
+        # the hidden file writes [3, 1, 4, 0, 7]; the kit writes the probe back that way too
+        ("[3,1,4,0,7]", 2, "01_single_pair"),
+        # a list for the hidden file's {range: [5, 21]}
+        (str(list(range(5, 21))), 16, "04_square_table"),
+        # a range for the hidden file's [42]
+        ("{range: [42, 43]}", 10, "05_single_position"),
+    ],
+)
+def test_kit_refuses_a_probe_equal_to_a_hidden_input(
+    cli: Cli, tmp_path: Path, positions: str, d_model: int, case: str
+) -> None:
+    """A public probe whose input is a hidden case's, however written: no kit, exit 2."""
+    problem = _with_probe(_problem_copy(tmp_path), positions, d_model)
+    assert _refused(cli, problem, tmp_path / "kit") == (
+        "grader: error: learner bundle file examples.yaml (probes[1].input) is the input of "
+        f"hidden_tests/{case}.yaml: the kit must not show a hidden case"
+    )
+
+
+def test_kit_refuses_an_example_equal_to_a_hidden_input(cli: Cli, tmp_path: Path) -> None:
+    """A visible example with a hidden case's input and its right table: no kit, exit 2."""
+    import yaml
+
+    from grader.variants import right_table
+
+    problem = _problem_copy(tmp_path)
+    path = problem / "examples.yaml"
+    top = yaml.safe_load(path.read_text())
+    top["examples"].append(
+        {
+            "name": "one_position",
+            "why": "Added by a test.",
+            "input": {"positions": {"range": [42, 43]}, "d_model": 10},
+            "expected": right_table((42,), 10).tolist(),
+        }
+    )
+    path.write_text(yaml.safe_dump(top, sort_keys=False))
+    assert _refused(cli, problem, tmp_path / "kit") == (
+        "grader: error: learner bundle file examples.yaml (examples[2].input) is the input of "
+        "hidden_tests/05_single_position.yaml: the kit must not show a hidden case"
+    )
+
+
+@pytest.mark.parametrize(
+    ("positions", "d_model", "case"),
+    [
+        ("[9, 3, 0, 12, 1, 100]", 8, "03_unordered_repeats"),  # its 3 and 9 repeated there
+        ("{range: [0, 64]}", 16, "04_square_table"),
+    ],
+)
+def test_kit_refuses_a_superset_of_a_hidden_input(
+    cli: Cli, tmp_path: Path, positions: str, d_model: int, case: str
+) -> None:
+    """A probe holding every position of a hidden case at its d_model: its rows give it away."""
+    problem = _with_probe(_problem_copy(tmp_path), positions, d_model)
+    assert _refused(cli, problem, tmp_path / "kit") == (
+        "grader: error: learner bundle file examples.yaml (probes[1].input) holds every position "
+        f"of hidden_tests/{case}.yaml at its d_model {d_model}: the kit must not show a hidden case"
+    )
+
+
+def test_kit_takes_a_hidden_input_at_another_d_model(cli: Cli, tmp_path: Path) -> None:
+    """The same positions at another d_model give no hidden table away: the kit is written."""
+    problem = _with_probe(_problem_copy(tmp_path), "[3, 1, 4, 0, 7, 9, 3, 12]", 4)
+    code, out, err = cli("bundle", "learner", tmp_path / "kit", "--problem", problem)
+    assert code == 0 and "checked to hold no" in out, err
+
+
+def test_kit_refuses_a_table_holding_a_hidden_expected_table(cli: Cli, tmp_path: Path) -> None:
+    """A known mistake's table that holds every row of a hidden case's answer: no kit, exit 2.
+
+    Positions 1000 to 1042 are no hidden input, but the kit stores the mistake "row index
+    instead of the position" on them: the right rows of positions 0 to 42, 42 among them.
+    """
+    problem = _with_probe(_problem_copy(tmp_path), "{range: [1000, 1043]}", 10)
+    assert _refused(cli, problem, tmp_path / "kit") == (
+        "grader: error: learner bundle holds the expected table of "
+        "hidden_tests/05_single_position.yaml: each of its rows is in "
+        "grader/kit_data/known_tables.npz (i3_tables)"
+    )
+
+
+STAFF_COMMANDS = {
+    "submit",
+    "check",
+    "audit",
+    "batch",
+    "report",
+    "merge",
+    "bundle",
+    "autograde",
+    "add-case",
+}
+
+
+def _kit_python(request: pytest.FixtureRequest, fixture: str) -> Path:
+    """Return the python of the kit installed by ``fixture``: editable, or as pip does."""
+    found = request.getfixturevalue(fixture)
+    return Path(found[1] if isinstance(found, tuple) else found)
+
+
+@pytest.mark.parametrize("fixture", ["learner", "installed_kit"])
+def test_kit_autograde_is_refused(
+    request: pytest.FixtureRequest, tmp_path: Path, fixture: str
+) -> None:
+    """The kit's autograde refuses in one line, exit 2, as its other staff commands do."""
+    python = _kit_python(request, fixture)
+    proc = _grader(python, "autograde", "--root", str(tmp_path / "autograder"), cwd=tmp_path)
+    assert (proc.returncode, proc.stdout) == (2, "")
+    assert proc.stderr.strip().splitlines() == [
+        "grader: error: hidden grading happens on the course's grader: this learner bundle "
+        "has only the visible examples (`grader run FILE`)"
+    ]
+    assert not (tmp_path / "autograder").exists()
+
+
+def _listed(help_text: str) -> set[str]:
+    """Return the commands a `grader --help` lists: lines indented by four spaces exactly."""
+    return set(re.findall(r"^    (\S+)", help_text, flags=re.MULTILINE))
+
+
+@pytest.mark.parametrize("fixture", ["learner", "installed_kit"])
+def test_kit_help_lists_only_its_commands(
+    request: pytest.FixtureRequest, tmp_path: Path, fixture: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The kit's --help lists run and serve, none of the staff commands it refuses."""
+    from grader.cli import main
+
+    proc = _grader(_kit_python(request, fixture), "--help", cwd=tmp_path)
+    assert proc.returncode == 0 and _listed(proc.stdout) == {"run", "serve"}, proc.stdout
+    # The repository's grader still lists every command.
+    with pytest.raises(SystemExit):
+        main(["--help"])
+    assert _listed(capsys.readouterr().out) >= STAFF_COMMANDS
