@@ -3,8 +3,11 @@
 from __future__ import annotations
 
 import json
+import os
 import socket
-from collections.abc import Callable, Iterator
+import subprocess
+import sys
+from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -71,6 +74,26 @@ def comparable(doc: dict[str, Any]) -> Any:
             )
             for t in doc["tests"]
         ],
+    )
+
+
+def grader_process(
+    *args: object, env: Mapping[str, str] | None = None
+) -> subprocess.CompletedProcess[str]:
+    """Run `python -m grader ARGS...` as a process of its own, ``env`` added to this one's.
+
+    What the grader's own process writes, warnings and encodings included, shows only there:
+    in-process, pytest catches the warnings and capsys takes any text.
+    """
+    return subprocess.run(
+        [sys.executable, "-m", "grader", *(str(a) for a in args)],
+        capture_output=True,
+        encoding="utf-8",
+        errors="replace",
+        env={**os.environ, **(env or {})},
+        cwd=ROOT,
+        timeout=120,
+        check=False,
     )
 
 
