@@ -171,7 +171,10 @@ def _with_ids(found: list[Found]) -> list[Entry]:
             entry_id = name
         else:
             base = UNSAFE_ID_CHARS.sub("_", shown(name))[:40].lstrip(".") or "submission"
-            digest = hashlib.sha256(os.fsencode(rel)).hexdigest()[:8]
+            # rel is printable text already (no surrogates): its UTF-8 bytes are what
+            # os.fsencode gave in a UTF-8 locale, and need no locale at all (in the C
+            # locale, os.fsencode fails on any name that is not ASCII).
+            digest = hashlib.sha256(rel.encode("utf-8")).hexdigest()[:8]
             entry_id = f"{base}~{digest}"
         while entry_id in used:  # two names that print alike: still two ids
             entry_id += "~"

@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import io
 import json
 import os
 import sys
+import warnings
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any, NamedTuple, NoReturn
@@ -373,12 +375,29 @@ def main(argv: Sequence[str] | None = None) -> int:
         return EXIT_INTERNAL
 
 
+def keep_quiet() -> None:
+    """Silence this process's warnings, and let its stdout and stderr print any text."""
+    # The grader writes its report and its own one-line errors, nothing else. A warning
+    # (numpy's on a submission's table of 1e308, the compiler's on its source) would be text
+    # outside the closed vocabulary on a stream Gradescope may show, and PYTHONWARNINGS=error
+    # or -W error would turn it into an exception: a verdict lost to exit status 3. The
+    # filters are one list for the whole process, so they hold in every thread.
+    warnings.resetwarnings()
+    warnings.simplefilter("ignore")
+    # Text a learner chose (an exception's message, a file's name) need not fit an ASCII
+    # output (PYTHONIOENCODING=ascii, the C locale): escaped, it still prints.
+    for stream in (sys.stdout, sys.stderr):
+        if isinstance(stream, io.TextIOWrapper):
+            stream.reconfigure(errors="backslashreplace")
+
+
 def entry() -> None:
     """Run main() as the `grader` command, and leave without tearing the interpreter down.
 
     Everything is written and closed by then; unloading numpy and the rest would only add
     some milliseconds to every grading.
     """
+    keep_quiet()
     code = main()
     for stream in (sys.stdout, sys.stderr):
         # A reader that left (`| head`) cannot be reached any more: nothing to do about it.

@@ -11,6 +11,7 @@ fixed sentences, so on a hidden case they reveal nothing of its data.
 from __future__ import annotations
 
 import functools
+import math
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -302,7 +303,10 @@ def _from_right_table(p: Array, got: Array, want: Array) -> Diagnosis | None:
     with np.errstate(invalid="ignore", divide="ignore"):
         scale = float(np.multiply(got, want, out=err).sum() / np.square(want, out=err).sum())
     if (
-        abs(scale) > 10 * MATCH_TOL
+        # A factor that overflowed (a table of 1e308) would get an infinite slack, which
+        # any table fits: it explains nothing.
+        math.isfinite(scale)
+        and abs(scale) > 10 * MATCH_TOL
         and abs(scale - 1) > MATCH_TOL
         and _close(got, scale * want, MATCH_TOL * max(1.0, abs(scale)))
     ):

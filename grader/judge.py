@@ -147,6 +147,22 @@ def judge(
     static: Static,
 ) -> CaseResult:
     """Return the verdict on one case from the child's raw answer and the expected table."""
+    # The table is the submission's: 1e308, NaN or subnormals make the arithmetic on it
+    # overflow or go invalid, which is expected and no business of stderr. numpy keeps this
+    # state per thread, and a batch judges on its workers' threads: so it is set here.
+    with np.errstate(all="ignore"):
+        return _judge(case, raw, want, src, slots=slots, static=static)
+
+
+def _judge(
+    case: Case,
+    raw: Raw,
+    want: Array | None,
+    src: Source,
+    *,
+    slots: dict[str, str],
+    static: Static,
+) -> CaseResult:
     visible = case.visible
     details: list[str] = []
     mismatch: Mismatch | None = None

@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import socket
-from collections.abc import Callable, Iterator
+import subprocess
+import sys
+from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -17,6 +20,14 @@ from grader.walls import bwrap_usable, landlock_usable
 ROOT = Path(__file__).resolve().parent.parent
 SAMPLES = Path(__file__).resolve().parent / "samples"
 CORPUS = ROOT / "solutions"
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """Keep the compiler's word on a sample's own source out of the warnings summary."""
+    # Graded in-process, tests/samples/pass_despite_warnings.py makes the grader's compile
+    # warn of its escapes; only the command silences its own process, and
+    # test_sample_verdict_in_every_environment holds it to that.
+    config.addinivalue_line("filterwarnings", "ignore:invalid escape sequence")
 
 
 @pytest.fixture
@@ -101,6 +112,26 @@ def comparable(doc: dict[str, Any]) -> Any:
             )
             for t in doc["tests"]
         ],
+    )
+
+
+def grader_process(
+    *args: object, env: Mapping[str, str] | None = None
+) -> subprocess.CompletedProcess[str]:
+    """Run `python -m grader ARGS...` as a process of its own, ``env`` added to this one's.
+
+    What the grader's own process writes, warnings and encodings included, shows only there:
+    in-process, pytest catches the warnings and capsys takes any text.
+    """
+    return subprocess.run(
+        [sys.executable, "-m", "grader", *(str(a) for a in args)],
+        capture_output=True,
+        encoding="utf-8",
+        errors="replace",
+        env={**os.environ, **(env or {})},
+        cwd=ROOT,
+        timeout=120,
+        check=False,
     )
 
 

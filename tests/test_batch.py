@@ -26,7 +26,9 @@ from tests.conftest import (
     SAMPLES,
     backends,
     comparable,
+    grader_process,
 )
+from tests.test_samples import ENVIRONMENTS, as_shown
 from tests.test_sandbox import (
     ATTACKS,
     EXPECTED,
@@ -394,6 +396,55 @@ def test_ids_unique_stable_paths_and_odd_names(cli: Cli, tmp_path: Path) -> None
     code, stdout, _ = cli("batch", sec2, sec1, "--out", out)
     assert code == 0 and "4 unchanged since the last run" in stdout
     assert _summary(out).keys() == rows.keys()
+
+
+# A batch run: its exit status, stderr, stdout less what changes from run to run, and the
+# summary's rows less their times.
+Graded = tuple[int, str, str, dict[str, dict[str, str]]]
+
+
+def _batch_in(root: Path, env: str) -> Graded:
+    """Grade a class of odd learners in one of test_samples.ENVIRONMENTS."""
+    klass = root / "class"
+    klass.mkdir()
+    # Values at float64's edge; a message that is not ASCII, from a name that is not either;
+    # warnings as the file is compiled and called; a folder with such a name and no file.
+    shutil.copy(SAMPLES / "fail_huge_values.py", klass / "bob.py")
+    shutil.copy(SAMPLES / "fail_exception_non_ascii.py", klass / "josé.py")
+    shutil.copy(SAMPLES / "pass_despite_warnings.py", klass / "dan.py")
+    (klass / "zoë").mkdir()
+    out = root / "out"
+    done = grader_process("batch", klass, "--out", out, "--no-progress", env=ENVIRONMENTS[env])
+    said = re.sub(r"[\d.]+ s \([\d.]+ graded per second\)", "", done.stdout)
+    rows = _summary(out) if (out / "summary.csv").exists() else {}
+    for row in rows.values():
+        del row["seconds"]
+    return done.returncode, done.stderr, as_shown(said.replace(str(root), "ROOT")), rows
+
+
+@pytest.fixture(scope="module")
+def usual_batch(tmp_path_factory: pytest.TempPathFactory) -> Graded:
+    """The odd class, graded in this test's own environment."""
+    return _batch_in(tmp_path_factory.mktemp("as_is"), "as_is")
+
+
+@pytest.mark.parametrize("env", ENVIRONMENTS)
+def test_batch_in_every_environment(env: str, usual_batch: Graded, tmp_path: Path) -> None:
+    """Warnings made errors, an ASCII output or the C locale change no row of the summary
+    and put no word on stderr; names that are not ASCII print, escaped where they must be."""
+    code, err, said, rows = usual_batch if env == "as_is" else _batch_in(tmp_path, env)
+    assert (code, err) == (0, "")
+    assert (said, rows) == usual_batch[2:]
+    assert "not graded: zo\\xeb/: no .py file in the folder" in said
+    outcomes = {
+        row["path"]: (row["status"], row["score"], row["single_pair"]) for row in rows.values()
+    }
+    assert outcomes == {
+        "bob.py": ("graded", "0", "wrong_answer"),
+        "josé.py": ("graded", "0", "exception"),
+        "dan.py": ("graded", "10", "passed"),
+        "zoë/": ("not_graded", "0", "not_graded"),
+    }
 
 
 def test_out_must_be_a_folder(cli: Cli, tmp_path: Path) -> None:

@@ -2,13 +2,17 @@
 
 from __future__ import annotations
 
+import functools
+import json
+import re
+import subprocess
 from collections.abc import Callable
 from typing import Any
 
 import pytest
 import yaml
 
-from tests.conftest import ROOT, SAMPLES
+from tests.conftest import ROOT, SAMPLES, comparable, grader_process
 
 SOLUTIONS = ROOT / "solutions"
 # Every sample with its expected verdicts: the broken files here, the corpus in solutions/.
@@ -37,8 +41,13 @@ def test_every_sample_has_an_expectation() -> None:
 @pytest.mark.parametrize("name", sorted(EXPECTED))
 def test_sample_verdict(name: str, mode: str, grade_json: Callable[..., tuple[int, Any]]) -> None:
     """The sample's cases end with the outcomes listed for it, and its mistake is named."""
-    expect = EXPECTED[name][mode]
     code, doc = grade_json(mode, ROOT / name, *FAST)
+    assert_verdict(name, mode, code, doc)
+
+
+def assert_verdict(name: str, mode: str, code: int, doc: dict[str, Any]) -> None:
+    """Fail unless a graded sample's exit code and document hold what EXPECTED lists."""
+    expect = EXPECTED[name][mode]
     outcomes = [t["extra_data"]["outcome"] for t in doc["tests"]]
     diagnoses = {
         t["extra_data"]["diagnosis"] for t in doc["tests"] if "diagnosis" in t["extra_data"]
@@ -58,6 +67,54 @@ def test_sample_verdict(name: str, mode: str, grade_json: Callable[..., tuple[in
         assert code == 1, outcomes
         assert failing and failing <= set(expect), outcomes
         assert doc["score"] < doc["max_score"]
+
+
+# What a grading machine may impose on the grader's own process: warnings made errors, an
+# output in ASCII, the C locale without UTF-8 mode. None may change a verdict or put a word
+# on stderr. "as_is" is this test's own environment, through the real command all the same.
+ENVIRONMENTS: dict[str, dict[str, str]] = {
+    "as_is": {},
+    "warnings_as_errors": {"PYTHONWARNINGS": "error"},
+    "ascii_output": {"PYTHONIOENCODING": "ascii"},
+    "c_locale": {"LC_ALL": "C", "PYTHONUTF8": "0"},
+}
+# A few samples, each a way the grader's process could talk or stumble: values at float64's
+# edge, a learner's message that is not ASCII, warnings as the file is compiled and called
+# (and printed text that is not ASCII).
+IN_EVERY_ENVIRONMENT = (
+    "tests/samples/fail_huge_values.py",
+    "tests/samples/fail_exception_non_ascii.py",
+    "tests/samples/pass_despite_warnings.py",
+)
+
+
+@functools.cache
+def graded(name: str, env: str, *args: str) -> subprocess.CompletedProcess[str]:
+    """Return `grader ARGS... FILE` run on the sample in one of the ENVIRONMENTS, once."""
+    return grader_process(*args, ROOT / name, *FAST, env=ENVIRONMENTS[env])
+
+
+def as_shown(text: str) -> str:
+    """Return a text report as an ASCII output shows it, less what changes from run to run."""
+    text = re.sub(r" \(\d+ ms\)", "", text)
+    text = re.sub(r"grader-\w+", "grader-", text)  # the child's folder, in its warnings
+    return text.encode("ascii", "backslashreplace").decode("ascii")
+
+
+@pytest.mark.parametrize("env", ENVIRONMENTS)
+@pytest.mark.parametrize("name", IN_EVERY_ENVIRONMENT)
+def test_sample_verdict_in_every_environment(name: str, env: str) -> None:
+    """submit's JSON holds the listed verdicts, run's text is what it is in this environment
+    (escaped where the output is ASCII), and neither command writes a word to stderr."""
+    for args in (("submit", "--format", "json"), ("run",)):
+        done, usual = graded(name, env, *args), graded(name, "as_is", *args)
+        assert done.stderr == "" and done.returncode == usual.returncode
+        if args[0] == "submit":
+            doc = json.loads(done.stdout)
+            assert_verdict(name, "submit", done.returncode, doc)
+            assert comparable(doc) == comparable(json.loads(usual.stdout))
+        else:
+            assert as_shown(done.stdout) == as_shown(usual.stdout)
 
 
 def test_reference_scores_ten_of_ten(grade_json: Callable[..., tuple[int, Any]]) -> None:

@@ -8,23 +8,33 @@ whatever the submission wrote, raised, returned or timed.
 from __future__ import annotations
 
 import csv
+import functools
 import json
 import re
+import warnings
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pytest
 import yaml
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
-from grader.cases import load_problem
+from grader.cases import Case, Checked, check_expected, load_problem
+from grader.compare import Array
 from grader.diagnose import HINTS
 from grader.grade import PRINTED_WARNING, slots
+from grader.judge import judge
 from grader.layout import FUNCTION_NAME
 from grader.records import Outcome
+from grader.sandbox import Kind, Raw
+from grader.source import Source, Static
 from grader.spawn import Limits
 from grader.vocabulary import Block, bits, hidden_blocks
-from tests.conftest import ROOT, backends
+from tests.conftest import ROOT, backends, grader_process
+from tests.test_sandbox import _attack_file
 
 ATTACKS = Path(__file__).resolve().parent / "attacks"
 SECRECY: dict[str, dict[str, Any]] = yaml.safe_load((ATTACKS / "secrecy.yaml").read_text())
@@ -119,6 +129,93 @@ def test_attack_gets_only_the_vocabulary(attack: str, backend: str, cli: Cli) ->
     assert doc["extra_data"]["sandbox"].startswith(backend)
     assert "LEAK" not in out and "Leak" not in out
     assert_no_hidden_numbers(out)
+
+
+@pytest.mark.parametrize("attack", sorted(p.stem for p in ATTACKS.glob("*.py")))
+def test_submit_writes_nothing_on_stderr(attack: str, tmp_path: Path) -> None:
+    """Whatever a submission does, the grader's own process says nothing on stderr, which
+    Gradescope may show: a warning there would be words outside the vocabulary."""
+    path = _attack_file(tmp_path, attack, 0)
+    # Short limits: the hanging attacks need not hang long to show what stderr gets.
+    done = grader_process("submit", path, "--format", "json", "--timeout", "0.5", "--budget", "1")
+    assert done.returncode in (0, 1), done.stderr
+    assert done.stderr == ""
+    assert json.loads(done.stdout)["tests"]
+
+
+# Values a float64 table can hold at its edges: the largest, subnormals, infinities, NaN, and
+# what a float16, float32 or integer answer turns into.
+EDGES = (
+    1e308,
+    -1e308,
+    float(np.finfo(np.float64).max),
+    5e-324,
+    -5e-324,
+    float(np.finfo(np.float64).tiny),
+    float("inf"),
+    float("-inf"),
+    float("nan"),
+    0.0,
+    -0.0,
+    1.0,
+    float(np.finfo(np.float16).max),
+    float(np.finfo(np.float32).max),
+    float(np.finfo(np.float32).smallest_subnormal),
+    float(2**63),
+)
+VALUES = st.one_of(st.sampled_from(EDGES), st.floats(width=64))
+
+
+@functools.cache
+def _checked() -> Checked:
+    return check_expected(load_problem(ROOT))
+
+
+@st.composite
+def extreme_answers(draw: st.DrawFn) -> tuple[Case, Array]:
+    """Return a case and an answer the parent would take: a shape of up to four axes, filled
+    with edge values, or the right table (or a multiple of it) spoiled with them."""
+    checked = _checked()
+    case = draw(st.sampled_from(checked.problem.hidden + checked.problem.examples))
+    want = checked.expected[case.name]
+    n, d = want.shape
+    odd = [(d, n), (n * d,), (n - 1, d), (n, d, 1), (1, n, d, 1), (0, d), (n, 0), (1, 1), ()]
+    shape = draw(st.sampled_from([(n, d)] * 3 + odd))
+    values = np.array(draw(st.lists(VALUES, min_size=1, max_size=6)))
+    with np.errstate(all="ignore"):  # the test's own arithmetic, not the grader's
+        if shape != (n, d) or draw(st.booleans()):
+            table = np.resize(values, shape)
+        else:
+            table = want * draw(st.sampled_from([1.0, -1.0, *values.tolist()]))
+            start, step = draw(st.integers(0, n * d - 1)), draw(st.integers(1, 2 * d))
+            table.flat[start::step] = np.resize(values, table.flat[start::step].size)
+    table.setflags(write=False)  # as the parent reads an answer: a read-only view
+    return case, table
+
+
+@settings(max_examples=150, deadline=None)
+@given(extreme_answers(), st.sampled_from(["float64", "float32", "float16", "int64", "bool"]))
+def test_extreme_tables_are_judged_in_silence(answer: tuple[Case, Array], dtype: str) -> None:
+    """Judging a table of 1e308, subnormals, infinities and NaN, in any shape, raises no
+    warning (numpy's overflow included) and no exception, and a hidden case still speaks
+    the vocabulary."""
+    case, table = answer
+    src = Source(name="sub.py", text="")
+    said = slots(LIMITS, src.name)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        result = judge(
+            case,
+            Raw(Kind.OK, 0.0, table, dtype),
+            _checked().expected[case.name],
+            src,
+            slots=said,
+            static=Static(None),
+        )
+    assert result.outcome in (Outcome.PASSED, Outcome.WRONG_ANSWER, Outcome.WRONG_SHAPE)
+    if not case.visible:
+        hint = result.diagnosis.code if result.diagnosis else None
+        assert Block(result.outcome, result.message, hint) in vocabulary(src.name)
 
 
 def test_vocabulary_is_small_and_stated() -> None:
