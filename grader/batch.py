@@ -43,7 +43,7 @@ from grader.report import not_graded, to_json
 from grader.sandbox import Session
 from grader.source import link_problem, protected_files, read_untrusted, shown
 from grader.spawn import Launch, Limits
-from grader.walls import Choice
+from grader.walls import Choice, check_private
 
 RESULTS_DIR = "results"
 SUMMARY_FILE = "summary.csv"
@@ -442,6 +442,7 @@ def locked(out: Path) -> Iterator[None]:
 def _prepare_out(out: Path) -> None:
     if out.exists() and not out.is_dir():
         raise GraderError(f"--out {shown(out)!r} is a file; give a folder for the results")
+    check_private(out, "--out")
     try:
         (out / RESULTS_DIR).mkdir(parents=True, exist_ok=True)
     except OSError as exc:

@@ -65,13 +65,15 @@ def _secret_lines(root: Path, public: set[str]) -> tuple[dict[str, str], set[str
     From the hidden cases: the lines that hold inputs or say what a case checks (names alone
     are shown in every report and are no secret). From the reference: its lines of code
     long enough to say something (not `return out`).
-    Lines that also occur in a public file (the signature the starter shows) prove nothing.
+    A reference line that also occurs in a public file (the signature the starter shows)
+    proves nothing; a hidden case's line in a public file is a leak like any other (the
+    statement or examples.yaml is exactly where one would be written).
     """
     cases: dict[str, str] = {}
     for path in sorted((root / HIDDEN_DIR).glob("*.yaml")):
         for line in path.read_text(encoding="utf-8").splitlines():
             text = line.strip()
-            if text.startswith(("positions:", "why:", "expected:", "- [")) and text not in public:
+            if text.startswith(("positions:", "why:", "expected:", "- [")):
                 cases[text] = str(path.relative_to(root))
     reference = {
         text
@@ -100,6 +102,13 @@ def verify_learner(root: Path, bundle: Path) -> list[str]:
     forbidden = [n for n in names if n.split("/")[0] in (HIDDEN_DIR, "solutions", "tests")]
     if forbidden:
         raise GraderError(f"learner bundle would contain {', '.join(forbidden)}")
+    # Data first, compared as what it means: lines of text miss a hidden input written
+    # another way ([1,2], a range for a list), and say less about where it is.
+    inputs, tables = _public_data(bundle, [p for p in files if p.suffix in DATA_SUFFIXES])
+    inputs += _written_inputs(bundle, files)
+    checked = check_problem(root, examples=False)
+    _check_inputs(inputs, checked.problem.hidden)
+    _check_tables(tables, checked.problem.hidden, checked.expected)
     public = {
         line.strip()
         for name in PUBLIC_FILES
@@ -124,12 +133,6 @@ def verify_learner(root: Path, bundle: Path) -> list[str]:
                 f"learner bundle file {path.relative_to(bundle)} computes sin or cos: the kit "
                 "must carry no implementation of the formula"
             )
-    # Lines of text miss a hidden input written another way ([1,2], a range for a list) or
-    # one that a public file shows too: data is compared as what it means.
-    inputs, tables = _public_data(bundle, [p for p in files if p.suffix in DATA_SUFFIXES])
-    checked = check_problem(root, examples=False)
-    _check_inputs(inputs, checked.problem.hidden)
-    _check_tables(tables, checked.problem.hidden, checked.expected)
     return names
 
 
@@ -144,6 +147,43 @@ class PublicInput(NamedTuple):
     positions: Sequence[int]
     # None: positions stored with no table to give their width; compared at every d_model.
     d_model: int | None
+    # Read out of text (prose, code, a comment), where a list may hold any numbers at all:
+    # only an exact match of a hidden case's positions counts, not a superset.
+    written: bool = False
+
+
+# A list of whole numbers as prose, Python or YAML writes it, and a range of them as
+# Python or the case files write it (a range call, or a mapping with a range key).
+_LIST = re.compile(r"\[\s*-?\d+(?:\s*,\s*-?\d+)*\s*,?\s*\]")
+_RANGE = re.compile(
+    r"range\s*(?:\(|:\s*\[)\s*(-?\d+)\s*(?:,\s*(-?\d+)\s*)?(?:,\s*(-?\d+)\s*)?,?\s*[)\]]"
+)
+
+
+def _written_inputs(bundle: Path, files: Sequence[Path]) -> list[PublicInput]:
+    """Return every list or range of whole numbers written in the kit's text files.
+
+    The statement, the starter, a comment in examples.yaml or a sentence of a probe's why
+    can carry a hidden case's positions as well as a probe can.
+    """
+    found: list[PublicInput] = []
+    for path in files:
+        parts = path.relative_to(bundle).parts
+        # The grader's own code and templates are the project's, not the course's: what an
+        # author writes is the problem's files and the kit's data.
+        ours = parts[0] == "grader" and KIT_DATA_DIR not in parts
+        if ours or path.suffix in (".npz", ".npy", ".png"):
+            continue
+        text = path.read_text("utf-8", errors="replace")
+        where = str(path.relative_to(bundle))
+        for match in _LIST.finditer(text):
+            numbers = tuple(int(n) for n in re.findall(r"-?\d+", match[0]))
+            found.append(PublicInput(where, numbers, None, written=True))
+        for match in _RANGE.finditer(text):
+            args = [int(a) for a in match.groups() if a is not None]
+            if 0 not in args[2:]:
+                found.append(PublicInput(where, range(*args), None, written=True))
+    return found
 
 
 class PublicTable(NamedTuple):
@@ -286,14 +326,16 @@ def _check_inputs(inputs: Sequence[PublicInput], hidden: Sequence[Case]) -> None
         shown = public.positions
         held = shown if isinstance(shown, range) else frozenset(shown)
         for case, positions in needed:
-            if public.d_model not in (None, case.d_model):
+            # A table at a multiple of a hidden d_model holds the hidden table's columns:
+            # pair k * i at k * d has the frequency of pair i at d.
+            if public.d_model is not None and public.d_model % case.d_model:
                 continue
             if len(shown) == len(case.positions) and tuple(shown) == case.positions:
                 raise GraderError(
                     f"learner bundle file {public.where} is the input of {case.source}: "
                     "the kit must not show a hidden case"
                 )
-            if all(p in held for p in positions):
+            if not public.written and all(p in held for p in positions):
                 raise GraderError(
                     f"learner bundle file {public.where} holds every position of "
                     f"{case.source} at its d_model {case.d_model}: the kit must not show a "

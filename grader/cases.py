@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import importlib.util
 import math
+import os
 import re
+import sys
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -436,16 +438,39 @@ def load_reference(problem: Problem) -> Reference:
     if spec is None or spec.loader is None or not path.is_file():
         raise ProblemInvalid([Issue(str(REFERENCE_FILE), "(file)", "missing")])
     module = importlib.util.module_from_spec(spec)
+    before = set(sys.modules)
+    # No bytecode beside the reference: a __pycache__ there is the problem's, not ours to fill.
+    writes, sys.dont_write_bytecode = sys.dont_write_bytecode, True
     try:
         spec.loader.exec_module(module)
     except Exception as exc:  # noqa: BLE001 - a broken reference is an author's issue to list
         raise ProblemInvalid(
             [Issue(str(REFERENCE_FILE), "(file)", f"import failed: {type(exc).__name__}: {exc}")]
         ) from None
+    finally:
+        sys.dont_write_bytecode = writes
+    _guard_loaded(problem.root, set(sys.modules) - before)
     func = getattr(module, FUNCTION_NAME, None)
     if not callable(func):
         raise ProblemInvalid([Issue(str(REFERENCE_FILE), FUNCTION_NAME, "not defined")])
     return func  # type: ignore[no-any-return]
+
+
+def _guard_loaded(root: Path, names: set[str]) -> None:
+    """Refuse modules of the problem folder that the reference loaded, if a child could
+    read them: the guard before the child started saw only the imports written out."""
+    from grader.walls import exposed_files
+
+    files = []
+    for name in names:
+        where = getattr(sys.modules.get(name), "__file__", None)
+        if where and Path(os.path.abspath(where)).is_relative_to(root):
+            files.append(Path(os.path.abspath(where)))
+    issues = [
+        Issue(str(e.path.relative_to(root)), "(file)", e.why) for e in exposed_files(sorted(files))
+    ]
+    if issues:
+        raise ProblemInvalid(issues)
 
 
 @dataclass(frozen=True)

@@ -146,7 +146,7 @@ def read_submission(path: Path) -> Source:
     data = path.read_bytes()[: MAX_SUBMISSION_BYTES + 1]
     if len(data) > MAX_SUBMISSION_BYTES:  # it grew between the two looks
         raise GraderError(f"{path.name} is over 1 MiB; submissions may be at most 1 MiB")
-    return Source(name=path.name, text=data.decode("utf-8", "replace"), data=data)
+    return Source(name=shown(path.name), text=data.decode("utf-8", "replace"), data=data)
 
 
 def check_source(src: Source, function: str) -> Static:

@@ -10,6 +10,7 @@ from __future__ import annotations
 import functools
 import importlib.util
 import os
+import re
 import shutil
 import stat
 import subprocess
@@ -83,6 +84,14 @@ def check_hidden_unreachable(protected: Sequence[Path]) -> None:
         raise GraderError(f"{found[0]}{more}")
 
 
+def check_private(path: Path, what: str) -> None:
+    """Refuse a folder the grader writes staff-only material to (a batch's --out) if a
+    child could read it: the next submission graded would find the class's results there."""
+    found = _exposed_place(path, _reachable())
+    if found:
+        raise GraderError(f"{what} {found[0]}")
+
+
 class Exposure(NamedTuple):
     """A protected folder or file that a child could read, and why."""
 
@@ -109,17 +118,23 @@ def exposed_files(protected: Sequence[Path]) -> list[Exposure]:
         if not place.is_dir():  # a module the reference imports; a linked folder is a folder
             found += _exposed_file(place, reach)
             continue
-        found += _exposed_place(place, reach)
-        for path in _walk(place):
+        folders, files = _walk(place)
+        # Every folder too, __pycache__ included: the grader's own import of the reference
+        # writes its bytecode there, and a linked one would carry it where children read.
+        for folder in folders:
+            found += _exposed_place(folder, reach)
+        for path in files:
             found += _exposed_file(path, reach)
     return found
 
 
 class _Reach(NamedTuple):
-    """What the child may read: as resolved paths, and as folders' (device, inode)."""
+    """What the child may read: as resolved paths, as folders' (device, inode), and the
+    roots of the mounts inside them, by (device, inode), each with where it is mounted."""
 
     paths: tuple[str, ...]
     folders: frozenset[tuple[int, int]]
+    mounted: dict[tuple[int, int], str]
 
 
 def _reachable() -> _Reach:
@@ -132,22 +147,52 @@ def _reachable() -> _Reach:
             continue
         if stat.S_ISDIR(info.st_mode):
             folders.add((info.st_dev, info.st_ino))
-    return _Reach(paths, frozenset(folders))
+    return _Reach(paths, frozenset(folders), _mounts_inside(paths))
 
 
-def _walk(folder: Path) -> list[Path]:
-    """Return every entry below ``folder``, following linked folders once each."""
-    entries: list[Path] = []
+def _mounts_inside(paths: Sequence[str]) -> dict[tuple[int, int], str]:
+    """Return the root of every mount whose mount point lies inside ``paths``.
+
+    A bind mount puts a folder (or one file) from anywhere at a place inside what the child
+    reads; bwrap's binds carry such mounts along, and Landlock allows by place. The mount's
+    root, seen through its mount point, has the identity of the folder or file it shows.
+    """
+    try:
+        with open("/proc/self/mountinfo", encoding="utf-8", errors="surrogateescape") as f:
+            lines = f.read().splitlines()
+    except OSError:
+        return {}
+    mounted: dict[tuple[int, int], str] = {}
+    for line in lines:
+        fields = line.split(" ")
+        if len(fields) < 5:
+            continue
+        # Spaces and other odd characters are written as octal escapes (\040).
+        point = re.sub(r"\\([0-7]{3})", lambda m: chr(int(m[1], 8)), fields[4])
+        if not any(point == p or point.startswith(p.rstrip("/") + "/") for p in paths):
+            continue
+        try:
+            info = os.stat(point)
+        except OSError:
+            continue
+        mounted[(info.st_dev, info.st_ino)] = point
+    return mounted
+
+
+def _walk(folder: Path) -> tuple[list[Path], list[Path]]:
+    """Return every folder and every file below ``folder``, following linked folders once."""
+    folders: list[Path] = []
+    files: list[Path] = []
     seen: set[tuple[int, int]] = set()
-    for top, dirs, files in os.walk(folder, followlinks=True):
+    for top, dirs, names in os.walk(folder, followlinks=True):
         info = os.stat(top)
         if (info.st_dev, info.st_ino) in seen:  # a link back up: walk no folder twice
             dirs.clear()
             continue
         seen.add((info.st_dev, info.st_ino))
-        dirs[:] = [d for d in dirs if d != "__pycache__"]
-        entries += [Path(top, name) for name in files]
-    return entries
+        folders.append(Path(top))
+        files += [Path(top, name) for name in names]
+    return folders, files
 
 
 def _exposed_place(path: Path, reach: _Reach) -> list[Exposure]:
@@ -168,12 +213,21 @@ def _exposed_place(path: Path, reach: _Reach) -> list[Exposure]:
             info = os.stat(parent)
         except OSError:
             continue
-        if (info.st_dev, info.st_ino) in reach.folders:
+        identity = (info.st_dev, info.st_ino)
+        if identity in reach.folders:
             return [
                 Exposure(
                     path,
                     f"is inside {parent}, a folder the sandbox lets submissions read under "
                     "another name (a bind mount or a link)",
+                )
+            ]
+        if identity in reach.mounted:
+            return [
+                Exposure(
+                    path,
+                    f"is mounted at {reach.mounted[identity]}, inside what the sandbox lets "
+                    "submissions read",
                 )
             ]
     return []

@@ -617,7 +617,7 @@ def test_kit_refuses_an_example_equal_to_a_hidden_input(cli: Cli, tmp_path: Path
     ("positions", "d_model", "case"),
     [
         ("[9, 3, 0, 12, 1, 100]", 8, "03_unordered_repeats"),  # its 3 and 9 repeated there
-        ("{range: [0, 64]}", 16, "04_square_table"),
+        ("{range: [5, 64]}", 16, "04_square_table"),
     ],
 )
 def test_kit_refuses_a_superset_of_a_hidden_input(
@@ -632,10 +632,43 @@ def test_kit_refuses_a_superset_of_a_hidden_input(
 
 
 def test_kit_takes_a_hidden_input_at_another_d_model(cli: Cli, tmp_path: Path) -> None:
-    """The same positions at another d_model give no hidden table away: the kit is written."""
-    problem = _with_probe(_problem_copy(tmp_path), "[3, 1, 4, 0, 7, 9, 3, 12]", 4)
+    """The same positions at a d_model that is no multiple of the hidden one give no hidden
+    table away: the kit is written."""
+    problem = _with_probe(_problem_copy(tmp_path), "[0, 1, 2, 5, 10, 33, 34]", 4)
     code, out, err = cli("bundle", "learner", tmp_path / "kit", "--problem", problem)
     assert code == 0 and "checked to hold no" in out, err
+
+
+def test_kit_refuses_a_hidden_input_at_a_multiple_of_its_d_model(cli: Cli, tmp_path: Path) -> None:
+    """At twice the d_model, every other pair has the hidden table's frequencies: the probe
+    holds the hidden table, and is refused."""
+    probe = "[100000, 999999, 250000, 123457, 5000, 731072, 3]"
+    problem = _with_probe(_problem_copy(tmp_path), probe, 128)
+    err = _refused(cli, problem, tmp_path / "kit")
+    assert "holds every position of hidden_tests/08_large_positions.yaml" in err
+
+
+@pytest.mark.parametrize(
+    ("file", "text"),
+    [
+        (
+            "problem/statement.md",
+            "\nTry positions = [100000, 999999, 250000, 123457, 5000, 731072].\n",
+        ),
+        ("problem/starter.py", "\nTRY = [([9,3,3,0,12,3,1,9], 8)]\n"),
+        ("examples.yaml", "\n#   positions: [3, 1, 4, 0, 7]\n"),
+        ("problem/statement.md", "\nA long run: range(0, 4096).\n"),
+    ],
+)
+def test_kit_refuses_a_hidden_input_written_in_a_public_text(
+    cli: Cli, tmp_path: Path, file: str, text: str
+) -> None:
+    """A hidden case's positions written in the statement, the starter or a comment: refused."""
+    problem = _problem_copy(tmp_path)
+    # At the top: the kit rewrites examples.yaml's probes, and would drop a comment after them.
+    (problem / file).write_text(text.lstrip("\n") + (problem / file).read_text())
+    err = _refused(cli, problem, tmp_path / "kit")
+    assert "the kit must not show a hidden case" in err or "contains a line of" in err
 
 
 def test_kit_refuses_a_table_holding_a_hidden_expected_table(cli: Cli, tmp_path: Path) -> None:

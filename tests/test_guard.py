@@ -11,13 +11,17 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import subprocess
+import sys
 import sysconfig
 import uuid
 from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
+from grader.walls import bwrap_usable
 from tests.conftest import backends
 
 Cli = Callable[..., tuple[int, str, str]]
@@ -138,3 +142,90 @@ def test_a_module_the_reference_imports_is_guarded(
     reference.write_text("import formula_helper  # noqa\n" + reference.read_text())
     code, _, err = cli("check", "--problem", problem_copy)
     assert code == 2 and "formula_helper.py: (file): is a symbolic link" in err
+
+
+@pytest.fixture
+def bind_mount() -> Iterator[Callable[[Path, Path], None]]:
+    """Return a function that bind-mounts a file or folder at a place; unmounted after."""
+    points: list[Path] = []
+
+    def bind(source: Path, point: Path) -> None:
+        done = subprocess.run(
+            ["mount", "--bind", str(source), str(point)], capture_output=True, check=False
+        )
+        if done.returncode != 0:
+            pytest.skip(f"cannot bind-mount here: {done.stderr.decode().strip()}")
+        points.append(point)
+
+    yield bind
+    for point in reversed(points):
+        subprocess.run(["umount", "-l", str(point)], check=False)
+
+
+@pytest.mark.parametrize("backend", backends())
+def test_a_problem_mounted_inside_a_readable_folder_is_refused(
+    cli: Cli, problem_copy: Path, readable: Path, backend: str, bind_mount: Any
+) -> None:
+    """hidden_tests/ (or one case file) bind-mounted inside site-packages: refused, named."""
+    (readable / "cases").mkdir()
+    bind_mount(problem_copy / "hidden_tests", readable / "cases")
+    code, _, err = _submit(cli, problem_copy, backend)
+    assert code == 2 and "is mounted at" in err and str(readable / "cases") in err
+    code, _, err = cli("check", "--problem", problem_copy)
+    assert code == 2 and f"{CASE}: (file): is mounted at" in err
+
+
+@pytest.mark.parametrize("backend", backends())
+def test_one_case_file_mounted_inside_a_readable_folder_is_refused(
+    cli: Cli, problem_copy: Path, readable: Path, backend: str, bind_mount: Any
+) -> None:
+    """A single case file bind-mounted over a file in site-packages: refused, named."""
+    (readable / "x.yaml").touch()
+    bind_mount(problem_copy / CASE, readable / "x.yaml")
+    code, _, err = _submit(cli, problem_copy, backend)
+    assert code == 2 and str(problem_copy / CASE) in err and "is mounted at" in err
+
+
+def test_a_linked_bytecode_folder_is_refused_and_none_is_written(
+    cli: Cli, problem_copy: Path, readable: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """solutions/__pycache__ linked into site-packages would receive the reference's
+    bytecode: refused; and grading writes no bytecode beside the reference at all."""
+    monkeypatch.delenv("PYTHONDONTWRITEBYTECODE", raising=False)
+    monkeypatch.setattr(sys, "dont_write_bytecode", False)
+    shutil.rmtree(problem_copy / "solutions" / "__pycache__", ignore_errors=True)
+    code, _, err = _submit(cli, problem_copy, "bwrap" if bwrap_usable() else "landlock")
+    assert code == 0, err
+    assert not (problem_copy / "solutions" / "__pycache__").exists()
+    (problem_copy / "solutions" / "__pycache__").symlink_to(readable)
+    code, _, err = cli("check", "--problem", problem_copy)
+    assert code == 2 and "solutions/__pycache__: (file): is inside" in err
+
+
+def test_a_module_the_reference_loads_by_name_is_guarded(
+    cli: Cli, problem_copy: Path, readable: Path
+) -> None:
+    """A module found through a path the reference adds, loaded with importlib: a secret
+    too, refused once the reference has loaded it."""
+    (readable / "zz_impl.py").write_text((problem_copy / "solutions" / "reference.py").read_text())
+    (problem_copy / "problem").mkdir()
+    (problem_copy / "problem" / "impl_by_name.py").symlink_to(readable / "zz_impl.py")
+    (problem_copy / "solutions" / "reference.py").write_text(
+        "import importlib, sys\n"
+        "from pathlib import Path\n"
+        "sys.path.insert(0, str(Path(__file__).resolve().parent.parent / 'problem'))\n"
+        "sinusoidal_positions = importlib.import_module('impl_by_name').sinusoidal_positions\n"
+    )
+    code, _, err = cli("check", "--problem", problem_copy)
+    assert code == 2 and "problem/impl_by_name.py: (file): is a symbolic link" in err
+
+
+def test_a_batch_output_inside_a_readable_folder_is_refused(
+    cli: Cli, tmp_path: Path, readable: Path
+) -> None:
+    """--out inside site-packages: the next submission could read the class's results."""
+    shutil.copy(Path(__file__).resolve().parent.parent / "solutions" / "reference.py", tmp_path)
+    code, out, err = cli("batch", tmp_path / "reference.py", "--out", readable / "out")
+    assert (code, out) == (2, "")
+    assert err.startswith(f"grader: error: --out {readable / 'out'} is inside")
+    assert not (readable / "out" / "results").exists()
