@@ -27,7 +27,7 @@ from grader.capacity import available_mb, usable_cpus
 from grader.cases import Checked, check_problem
 from grader.errors import GraderError
 from grader.grade import grade_in_with_examples, guard
-from grader.launch import pressed
+from grader.launch import STOP_SIGNALS, ignore_stops, pressed
 from grader.layout import FUNCTION_NAME, protected_paths
 from grader.manifest import (
     MANIFEST_FILE,
@@ -268,7 +268,7 @@ class Batch:
     pool: Pool
     limits: Limits
     suite: str
-    # Set on Ctrl-C: children are being killed, so what they answer now is not a verdict.
+    # Set on a stop signal: children are being killed, so what they answer now is not a verdict.
     stop: threading.Event = field(default_factory=threading.Event)
 
     def __post_init__(self) -> None:
@@ -463,12 +463,13 @@ def run_batch(
 ) -> Summary:
     """Grade every submission under ``paths`` (or ``shard``'s share of them) into ``out``.
 
-    Ctrl-C stops it within a moment: the children are killed, the results finished so far,
-    summary.csv and the class report are written, and the summary says it was interrupted.
+    A stop signal (Ctrl-C, SIGTERM, SIGHUP) stops it within a moment: the children are
+    killed, the results finished so far, summary.csv and the class report are written, and
+    the summary says it was interrupted.
     A ``pool`` the caller started (see Pool) is used and closed; otherwise one is started.
     """
     # The template starts first: it imports numpy while this process loads the problem.
-    with pool or Pool(choice=choice, limits=limits) as started, _ctrl_c_restored():
+    with pool or Pool(choice=choice, limits=limits) as started, _stops_restored():
         return _run_batch(
             paths=paths,
             out=out,
@@ -566,7 +567,7 @@ def _grade_all(
 
 # How often the progress bar is redrawn while nothing finishes, so its clock keeps moving.
 TICK_SECONDS = 0.5
-# After Ctrl-C, how long the workers get to notice their children are gone.
+# After a stop signal, how long the workers get to notice their children are gone.
 STOP_SECONDS = 2.0
 
 
@@ -595,10 +596,10 @@ def _collect(batch: Batch, entries: list[Entry], jobs: int, show: bool) -> tuple
                 bar.update(1)
             bar.refresh()
     except KeyboardInterrupt:
-        # A second Ctrl-C must not cut the stop short: it takes two seconds at most, and
-        # ends with summary.csv and the class report written (see _ctrl_c_restored).
+        # A second stop signal must not cut the stop short: it takes two seconds at most,
+        # and ends with summary.csv and the class report written (see _stops_restored).
         if threading.current_thread() is threading.main_thread():
-            signal.signal(signal.SIGINT, signal.SIG_IGN)
+            ignore_stops()
         _stop(batch, executor, pending, rows)
         return rows, True
     finally:
@@ -608,17 +609,19 @@ def _collect(batch: Batch, entries: list[Entry], jobs: int, show: bool) -> tuple
 
 
 @contextmanager
-def _ctrl_c_restored() -> Iterator[None]:
-    """Put back the Ctrl-C handler a stop set aside, once the batch has written its files."""
+def _stops_restored() -> Iterator[None]:
+    """Put back the stop signals' handlers a stop set aside, once the batch has written its
+    files."""
     if threading.current_thread() is not threading.main_thread():
         yield
         return
-    previous = signal.getsignal(signal.SIGINT)
+    previous = {signum: signal.getsignal(signum) for signum in STOP_SIGNALS}
     try:
         yield
     finally:
-        if previous is not None:  # None: a handler Python did not set, left as it is
-            signal.signal(signal.SIGINT, previous)
+        for signum, handler in previous.items():
+            if handler is not None:  # None: a handler Python did not set, left as it is
+                signal.signal(signum, handler)
 
 
 def _progress_bar(total: int) -> Any:
@@ -647,7 +650,9 @@ def _stop(
     batch.stop.set()
     executor.shutdown(wait=False, cancel_futures=True)
     batch.pool.close()  # the template takes every child it forked down with it
-    done, _ = wait(pending, timeout=STOP_SECONDS)
+    # Only those a worker runs: a cancelled future counts as done only once a worker would
+    # have picked it up, so waiting on one always took the whole STOP_SECONDS.
+    done, _ = wait([f for f in pending if not f.cancelled()], timeout=STOP_SECONDS)
     for future in done:
         if not future.cancelled() and future.exception() is None:
             row = future.result()

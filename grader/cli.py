@@ -7,6 +7,7 @@ import contextlib
 import io
 import json
 import os
+import signal
 import sys
 import warnings
 from collections.abc import Callable, Sequence
@@ -14,11 +15,11 @@ from pathlib import Path
 from typing import Any, NamedTuple, NoReturn
 
 from grader.errors import GraderError
-from grader.launch import hand_over
+from grader.launch import exit_status, hand_over, signal_of, stopped_by, stopped_line
 
 EXIT_PASSED, EXIT_FAILED, EXIT_USAGE, EXIT_INTERNAL = 0, 1, 2, 3
-# 128 + SIGINT, as shells report a command stopped by Ctrl-C.
-EXIT_INTERRUPTED = 130
+# Commands that grade one submission: stopped half-way, they say it was not graded.
+GRADES_ONE = ("run", "submit", "autograde")
 
 
 def positive_float(text: str) -> float:
@@ -344,18 +345,24 @@ def main(argv: Sequence[str] | None = None) -> int:
     # The grader's own numpy work is small elementwise arithmetic; OpenBLAS's idle threads
     # would only spin beside the children, on the same cores.
     os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
+    command = ""
     try:
         hand_over()
         # Inside the try: building the parser takes some milliseconds, and a Ctrl-C there
         # must end as any other interrupt does.
         args = build_parser().parse_args(_attach_signed(sys.argv[1:] if argv is None else argv))
+        command = args.command
         return _dispatch(args)
     except GraderError as exc:
         print(f"grader: error: {exc}", file=sys.stderr)
         return EXIT_USAGE
-    except KeyboardInterrupt:
-        print("grader: interrupted", file=sys.stderr)
-        return EXIT_INTERRUPTED
+    except KeyboardInterrupt as exc:
+        # Ctrl-C, SIGTERM or SIGHUP: the signal outranks every other status. A grading
+        # stopped half-way prints and writes no score at all, not a partial one.
+        signum = signal_of(exc)
+        tail = "; not graded" if command in GRADES_ONE else ""
+        print(f"grader: {stopped_line(signum)}{tail}", file=sys.stderr)
+        return exit_status(signum)
     except BrokenPipeError:
         # The reader left (say, `| head`): nothing more to say, and nowhere to say it.
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
@@ -500,12 +507,13 @@ def _batch(args: argparse.Namespace, root: Path, choice: Any) -> int:
     print(f"results: {args.out / RESULTS_DIR}/ and {args.out / SUMMARY_FILE}")
     _print_class_report(args.out)
     if summary.interrupted:
+        signum = stopped_by() or signal.SIGINT
         print(
-            f"interrupted: {summary.found - total} of {summary.found} submissions not graded "
-            "yet; run the same command again to resume (finished results are kept)",
+            f"{stopped_line(signum)}: {summary.found - total} of {summary.found} submissions "
+            "not graded yet; run the same command again to resume (finished results are kept)",
             file=sys.stderr,
         )
-        return EXIT_INTERRUPTED
+        return exit_status(signum)
     return EXIT_PASSED
 
 
@@ -584,8 +592,12 @@ def _serve(args: argparse.Namespace, root: Path, choice: Any) -> int:
         webbrowser.open(url)
     try:
         httpd.serve_forever()
-    except KeyboardInterrupt:
-        print("stopped")
+    except KeyboardInterrupt as exc:
+        # The usual way to end it, yet still a signal: the exit table gives it 128 + its
+        # number, and a grading under way answers no one.
+        signum = signal_of(exc)
+        print(f"{stopped_line(signum)}: the page is closed", flush=True)
+        return exit_status(signum)
     finally:
         httpd.server_close()
     return EXIT_PASSED

@@ -1,10 +1,16 @@
-"""The `grader` command's first step: a Ctrl-C before `main()` can catch it still ends in one line.
+"""The `grader` command's first step: how Ctrl-C, SIGTERM and SIGHUP end every command.
 
-Importing the grader's modules and building the argument parser take some tens of
-milliseconds, and a KeyboardInterrupt raised there would surface as a Python traceback,
-which the README counts as a failure of the grader. So the command starts here, where
-nothing is imported yet: until `main()` takes over, Ctrl-C writes the same line and the same
-exit status as an interrupt anywhere else.
+A stop signal (Ctrl-C; SIGTERM from Kubernetes, Slurm or a container stop; SIGHUP from a
+closed terminal) ends the command in one line and the shell's status for it (128 + the
+signal), whenever it lands. Importing the grader's modules and building the argument parser
+take some tens of milliseconds, and a KeyboardInterrupt raised there would surface as a
+Python traceback, which the README counts as a failure of the grader. So the command starts
+here, where nothing is imported yet: until `main()` takes over, a stop signal writes its
+line and leaves at once. From then on it raises `Stop`, a KeyboardInterrupt, which every
+command already meets with its own tidy stop (a batch keeps what it finished).
+
+Handlers also make the grader stoppable as PID 1 of a PID namespace (a container), where
+the kernel drops any signal that has none.
 """
 
 from __future__ import annotations
@@ -18,54 +24,95 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from sys import UnraisableHookArgs
 
-# 128 + SIGINT, as cli.EXIT_INTERRUPTED (not imported: the point is to import nothing yet).
-_EXIT_INTERRUPTED = 130
+STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
 
 
-def _interrupted_early(signum: int, frame: FrameType | None) -> None:
+class Stop(KeyboardInterrupt):
+    """A stop signal arrived; ``signum`` says which."""
+
+    def __init__(self, signum: int) -> None:
+        super().__init__(signum)
+        self.signum = signum
+
+
+def exit_status(signum: int) -> int:
+    """Return the status a shell reports for a command ended by ``signum``: 128 + its number."""
+    return 128 + signum
+
+
+def stopped_line(signum: int) -> str:
+    """Return how the grader names the stop: "interrupted" for Ctrl-C, else the signal."""
+    return "interrupted" if signum == signal.SIGINT else f"stopped by {signal.Signals(signum).name}"
+
+
+def _stopped_early(signum: int, frame: FrameType | None) -> None:
     # Nothing has been written or started yet, so there is nothing to clean up: leave at once.
-    os.write(2, b"grader: interrupted\n")
-    os._exit(_EXIT_INTERRUPTED)
+    os.write(2, f"grader: {stopped_line(signum)}\n".encode())
+    os._exit(exit_status(signum))
 
 
-# Set by every Ctrl-C once main() has taken over, also by one whose KeyboardInterrupt Python
+# The first stop signal once main() has taken over, also one whose KeyboardInterrupt Python
 # swallowed: raised inside a finalizer or a weakref callback, it is only printed, and the
-# command would go on as if nothing had been pressed.
-_pressed = False
+# command would go on as if nothing had been sent.
+_stopped_by = 0
 
 
-def _interrupt(signum: int, frame: FrameType | None) -> None:
-    global _pressed
-    _pressed = True
-    raise KeyboardInterrupt
+def _stop(signum: int, frame: FrameType | None) -> None:
+    global _stopped_by
+    _stopped_by = _stopped_by or signum
+    raise Stop(signum)
 
 
 def _unraisable(hook: UnraisableHookArgs) -> None:
-    # A Ctrl-C lost in a finalizer is already recorded in _pressed: no traceback for it.
-    if hook.exc_type is not KeyboardInterrupt:
+    # A stop lost in a finalizer is already recorded in _stopped_by: no traceback for it.
+    if not isinstance(hook.exc_value, KeyboardInterrupt):
         sys.__unraisablehook__(hook)
 
 
+def stopped_by() -> int:
+    """Return the first stop signal received since main() took over, or 0 if none was."""
+    return _stopped_by
+
+
 def pressed() -> bool:
-    """Return True once Ctrl-C was pressed, even if its KeyboardInterrupt was lost."""
-    return _pressed
+    """Return True once a stop signal arrived, even if its KeyboardInterrupt was lost."""
+    return _stopped_by != 0
+
+
+def signal_of(exc: KeyboardInterrupt) -> int:
+    """Return the signal behind a KeyboardInterrupt: its own, or Ctrl-C's."""
+    return exc.signum if isinstance(exc, Stop) else _stopped_by or signal.SIGINT
 
 
 def hand_over() -> None:
-    """Give Ctrl-C back to a KeyboardInterrupt, which `main()` now catches.
+    """Give every stop signal to a `Stop` exception, which `main()` now catches.
 
-    Only the early handler is replaced: a SIGINT that was ignored when the grader started
-    (a background job of a shell) stays ignored, and a caller's own handler stays.
+    Only the early handlers are replaced: a signal that was ignored when the grader started
+    (SIGINT in a shell's background job, SIGHUP under nohup) stays ignored, and a caller's
+    own handler stays.
     """
-    if signal.getsignal(signal.SIGINT) is _interrupted_early:
-        signal.signal(signal.SIGINT, _interrupt)
-        sys.unraisablehook = _unraisable
+    for signum in STOP_SIGNALS:
+        if signal.getsignal(signum) is _stopped_early:
+            signal.signal(signum, _stop)
+            sys.unraisablehook = _unraisable
+
+
+def ignore_stops() -> None:
+    """Ignore further stop signals while a stop is under way.
+
+    A second Ctrl-C, or a SIGTERM after a SIGHUP, must not cut short the writing of what
+    was finished; the caller puts the handlers back once it is written.
+    """
+    for signum in STOP_SIGNALS:
+        signal.signal(signum, signal.SIG_IGN)
 
 
 def entry() -> None:
     """The `grader` command."""
-    if signal.getsignal(signal.SIGINT) is signal.default_int_handler:
-        signal.signal(signal.SIGINT, _interrupted_early)
+    for signum in STOP_SIGNALS:
+        default = signal.default_int_handler if signum == signal.SIGINT else signal.SIG_DFL
+        if signal.getsignal(signum) is default:
+            signal.signal(signum, _stopped_early)
     from grader.cli import entry as run
 
     run()
