@@ -21,7 +21,7 @@ from typing import IO, Any
 
 from grader import tasks
 from grader.errors import GraderError
-from grader.spawn import Limits, Started, child_config, widen_pipe
+from grader.spawn import Limits, Started, child_config, on_keeper, parent_pid, widen_pipe
 from grader.walls import (
     CHILD_DIR,
     FALLBACK_REQUIRED,
@@ -106,9 +106,11 @@ class Template:
             str(ZYGOTE_SCRIPT),
             str(theirs.fileno()),
             json.dumps(import_paths()),
+            str(parent_pid(backend)),
         ]
         try:
-            self.proc = subprocess.Popen(
+            self.proc = on_keeper(
+                subprocess.Popen,
                 cmd,
                 stdin=subprocess.DEVNULL,
                 stdout=subprocess.DEVNULL,

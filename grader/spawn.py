@@ -10,14 +10,16 @@ import contextlib
 import fcntl
 import json
 import os
+import queue
 import shutil
 import signal
 import subprocess
 import tempfile
+import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import IO, Any, NamedTuple, Protocol
+from typing import IO, Any, NamedTuple, ParamSpec, Protocol, TypeVar
 
 from grader import tasks
 from grader.walls import (
@@ -32,6 +34,8 @@ from grader.walls import (
 )
 
 CHILD_SCRIPT = CHILD_DIR / "run.py"
+P = ParamSpec("P")
+T = TypeVar("T")
 
 
 class Limits(NamedTuple):
@@ -60,6 +64,62 @@ class Process(Protocol):
     def wait(self, timeout: float | None = None) -> int: ...
 
     def kill_tree(self) -> None: ...
+
+
+def parent_pid(backend: str) -> int:
+    """Return the pid a child started now sees as its parent: this process, or bwrap's init."""
+    # Inside bwrap's PID namespace the command is pid 2, a child of bwrap's own init.
+    return 1 if backend == "bwrap" else os.getpid()
+
+
+class _Keeper:
+    """One thread, alive as long as the process, that starts the children of other threads.
+
+    A child's death signal fires when the *thread* that started it ends, not the process:
+    a child started from a worker or a request's thread would be killed when that thread
+    finished, or, for a template, between two submissions.
+    """
+
+    def __init__(self) -> None:
+        self.lock = threading.Lock()
+        self.jobs: queue.SimpleQueue[Callable[[], None]] = queue.SimpleQueue()
+        self.thread: threading.Thread | None = None
+
+    def call(self, fn: Callable[P, T], *args: P.args, **kwargs: P.kwargs) -> T:
+        with self.lock:
+            if self.thread is None:
+                self.thread = threading.Thread(target=self._serve, name="spawner", daemon=True)
+                self.thread.start()
+        done = threading.Event()
+        box: list[Any] = []
+
+        def job() -> None:
+            try:
+                box.append((True, fn(*args, **kwargs)))
+            except BaseException as exc:  # noqa: BLE001 - handed back to the caller's thread
+                box.append((False, exc))
+            done.set()
+
+        self.jobs.put(job)
+        done.wait()
+        ok, value = box[0]
+        if not ok:
+            raise value
+        return value  # type: ignore[no-any-return]
+
+    def _serve(self) -> None:
+        while True:
+            self.jobs.get()()
+
+
+_keeper = _Keeper()
+
+
+def on_keeper(fn: Callable[P, T], *args: P.args, **kwargs: P.kwargs) -> T:
+    """Call ``fn`` (which starts a process) on a thread that lives as long as the process."""
+    if threading.current_thread() is threading.main_thread():
+        return fn(*args, **kwargs)
+    return _keeper.call(fn, *args, **kwargs)
 
 
 def widen_pipe(fd: int) -> None:
@@ -166,6 +226,7 @@ def spawn_child(
     config = child_config(
         tmp=tmp, limits=limits, backend=backend, group=group, private=backend == "landlock"
     )
+    config["parent"] = parent_pid(backend)
     at = time.monotonic()
     prefix = (
         bwrap_command(tmp, submission=submission, write_bytes=limits.write_mb * 1024 * 1024)
@@ -182,7 +243,8 @@ def spawn_child(
         json.dumps(config),
     ]
     try:
-        proc = _Popen(
+        proc = on_keeper(
+            _Popen,
             cmd,
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,

@@ -12,6 +12,7 @@ import functools
 import os
 import platform
 import resource
+import signal
 import struct
 from collections.abc import Iterable
 from typing import Any
@@ -21,6 +22,7 @@ _libc.syscall.restype = ctypes.c_long
 # Looked up here, in the template, rather than first in every fork.
 _libc.prctl.restype = ctypes.c_int
 
+PR_SET_PDEATHSIG = 1
 PR_SET_NO_NEW_PRIVS = 38
 PR_SET_SECCOMP = 22
 SECCOMP_MODE_FILTER = 2
@@ -308,6 +310,18 @@ def drop_privileges(plan: str, uid: int) -> None:
         header = struct.pack("<Ii", 0x20080522, 0)  # _LINUX_CAPABILITY_VERSION_3, this process
         data = bytes(24)  # two {effective, permitted, inheritable} sets, all zero
         _syscall(arch[1]["capset"], ctypes.c_char_p(header), ctypes.c_char_p(data))
+
+
+def die_with_parent(parent: int) -> None:
+    """Be killed when the parent process dies; leave at once if it already has.
+
+    Called after the last change of uid, gid or capabilities, since each of those clears
+    the death signal. ``parent`` is the parent's pid as the spawner knew it: a parent that
+    died before this line handed this process to another, which getppid() then names.
+    """
+    _prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
+    if os.getppid() != parent:
+        os._exit(0)  # nobody is left to read a status
 
 
 def _bpf(code: int, k: int, jt: int = 0, jf: int = 0) -> bytes:

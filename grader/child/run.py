@@ -253,6 +253,10 @@ def _confine(config: dict[str, Any]) -> dict[str, Any]:
     if config["drop"]:
         confine.drop_privileges(config["drop"], config["uid"])
         applied["dropped"] = config["drop"]
+    # After the last change of identity, which would clear it; before seccomp, which
+    # refuses this prctl. No child outlives its grader (or its template).
+    if config.get("parent"):
+        confine.die_with_parent(config["parent"])
     if backend == "landlock":
         applied["landlock_abi"] = confine.apply_landlock(read=config["read"], write=config["write"])
     if backend in ("landlock", "bwrap"):

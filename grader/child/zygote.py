@@ -1,7 +1,7 @@
 """A template process for batch grading: imports numpy once, forks a fresh child per request.
 
-Runs as ``python -I -B zygote.py CONTROL_FD``, possibly inside bubblewrap. It never sees a
-case, an expected value or the reference: requests carry only a submission's path, its
+Runs as ``python -I -B zygote.py CONTROL_FD PATHS PARENT``, possibly inside bubblewrap. It
+never sees a case, an expected value or the reference: requests carry only a submission's path, its
 confinement settings and the four pipe ends the child will use; the inputs go from the
 grader to the child directly. Each forked child confines itself (limits, Landlock, seccomp)
 before importing its submission, so nothing one submission does reaches another.
@@ -18,7 +18,6 @@ Control messages are JSON over a SOCK_SEQPACKET socket:
 from __future__ import annotations
 
 import contextlib
-import ctypes
 import json
 import os
 import platform
@@ -27,6 +26,7 @@ import signal
 import site
 import socket
 import sys
+from typing import Any
 
 if __name__ == "__main__":
     # Started with -S, like run.py, for the same reason; the folders come as argument 2.
@@ -44,21 +44,14 @@ import run  # type: ignore[import-not-found]
 for _scoped in (False, True):
     run.confine.seccomp_program(platform.machine(), allow_signals=_scoped)
 
-PR_SET_PDEATHSIG = 1
 RESULT_FD, CGROUP_FD = 3, 4
 
 
-# Looked up once, here: finding prctl through ctypes cost each fork about 0.3 ms.
-_prctl = ctypes.CDLL(None).prctl
-
-
-def _die_with_parent() -> None:
-    _prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
-
-
-def _child(request: dict[str, object], fds: list[int]) -> None:
+def _child(request: dict[str, Any], fds: list[int], template: int) -> None:
     """In the forked child: take the pipes, drop every other descriptor, then serve."""
-    _die_with_parent()
+    # At once, and again once the fork has changed its identity (see run._confine).
+    run.confine.die_with_parent(template)
+    request["config"]["parent"] = template
     os.setsid()
     targets = (0, 1, 2, RESULT_FD, CGROUP_FD)[: len(fds)]
     # Moved out of the way first, so that no dup2 below overwrites a descriptor still needed.
@@ -78,7 +71,8 @@ def _returncode(status: int) -> int:
 
 
 def main() -> None:
-    _die_with_parent()
+    # The pid the grader expects as this template's parent: its own, or 1 inside bwrap.
+    run.confine.die_with_parent(int(sys.argv[3]))
     control = socket.socket(fileno=int(sys.argv[1]))
     wake_r, wake_w = os.pipe()
     os.set_blocking(wake_w, False)
@@ -99,6 +93,7 @@ def main() -> None:
                     return  # the grader closed its end: batch over
                 request = json.loads(message)
                 if request["op"] == "fork":
+                    template = os.getpid()
                     try:
                         pid = os.fork()
                     except OSError as exc:  # out of tasks or memory: the grader decides
@@ -109,7 +104,7 @@ def main() -> None:
                         continue
                     if pid == 0:
                         try:
-                            _child(request, fds)
+                            _child(request, fds, template)
                         finally:
                             os._exit(0)
                     for fd in fds:
