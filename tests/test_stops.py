@@ -1,0 +1,235 @@
+"""Stop signals and orphans: however the grader is stopped, it ends tidily and alone.
+
+SIGTERM (Kubernetes, Slurm, a container stop) and SIGHUP (a closed terminal) end every
+command as Ctrl-C does, with 128 + the signal's number; and whatever ends the grader,
+SIGKILL included, no process it started is alive two seconds later, under either backend.
+Processes are found from /proc: every one the grader starts works in a folder under the
+TMPDIR the test gives it, or names one on its command line.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import threading
+import time
+import urllib.request
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import CORPUS, ROOT, SAMPLES, backends
+
+GRADER = [sys.executable, "-m", "grader"]
+# A submission in each phase of its child's life, there for longer than any test waits.
+PHASES = {
+    "import": "import time\ntime.sleep(60)\n\ndef sinusoidal_positions(p, d):\n    return 0\n",
+    "call": "def sinusoidal_positions(p, d):\n    while True:\n        pass\n",
+    "sleep": "import time\n\ndef sinusoidal_positions(p, d):\n    time.sleep(60)\n",
+}
+pytestmark = pytest.mark.skipif(os.geteuid() != 0, reason="reads other users' /proc entries")
+
+
+def _alive_below(marker: Path) -> list[str]:
+    """Return the processes (not zombies) that work in, or name, a folder under ``marker``."""
+    found = []
+    for entry in os.scandir("/proc"):
+        if not entry.name.isdigit():
+            continue
+        try:
+            state = Path(entry.path, "stat").read_text().rsplit(")", 1)[1].split()[0]
+            command = Path(entry.path, "cmdline").read_bytes().replace(b"\0", b" ").decode()
+            cwd = os.readlink(Path(entry.path, "cwd"))
+        except (OSError, IndexError, UnicodeDecodeError):
+            continue
+        if state != "Z" and (str(marker) in command or cwd.startswith(str(marker))):
+            found.append(f"{entry.name} {command[:120]}")
+    return found
+
+
+def _start(args: list[str], tmp_path: Path, **popen: object) -> tuple[subprocess.Popen[str], Path]:
+    """Start the grader with its own TMPDIR and its own process group; return both."""
+    temp = tmp_path / "temp"
+    temp.mkdir(exist_ok=True)
+    env = {**os.environ, "TMPDIR": str(temp)}
+    env.pop("GRADER_PROBLEM", None)
+    proc = subprocess.Popen(
+        args,
+        cwd=ROOT,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        start_new_session=True,
+        **popen,  # type: ignore[call-overload]
+    )
+    return proc, temp
+
+
+def _none_left(temp: Path) -> None:
+    time.sleep(2.0)
+    assert _alive_below(temp) == []
+
+
+def _submission(tmp_path: Path, phase: str) -> Path:
+    path = tmp_path / f"{phase}.py"
+    path.write_text(PHASES[phase])
+    return path
+
+
+def _class(tmp_path: Path, phase: str, size: int = 4) -> Path:
+    klass = tmp_path / "class"
+    klass.mkdir()
+    shutil.copy(CORPUS / "correct" / "vectorised.py", klass / "a_first.py")
+    for i in range(size):
+        (klass / f"{phase}{i}.py").write_text(PHASES[phase])
+    return klass
+
+
+@pytest.mark.parametrize("backend", backends())
+@pytest.mark.parametrize("phase", ["start-up", *PHASES])
+@pytest.mark.parametrize("command", ["submit", "run"])
+def test_sigkill_leaves_no_child(tmp_path: Path, backend: str, phase: str, command: str) -> None:
+    """SIGKILL to the grader in any phase of its child: the child dies with it."""
+    file = _submission(tmp_path, "call" if phase == "start-up" else phase)
+    proc, temp = _start([*GRADER, command, str(file), "--sandbox", backend], tmp_path)
+    time.sleep(0.05 if phase == "start-up" else 1.5)
+    proc.kill()
+    proc.communicate()
+    _none_left(temp)
+
+
+@pytest.mark.parametrize("backend", backends())
+@pytest.mark.parametrize("jobs", ["1", "4"])
+@pytest.mark.parametrize("phase", ["start-up", "import", "call"])
+def test_sigkill_leaves_no_batch_child(tmp_path: Path, backend: str, jobs: str, phase: str) -> None:
+    """SIGKILL to a batch: neither its template nor any fork outlives it."""
+    klass = _class(tmp_path, "call" if phase == "start-up" else phase)
+    args = [*GRADER, "batch", str(klass), "--out", str(tmp_path / "out"), "--jobs", jobs]
+    proc, temp = _start([*args, "--sandbox", backend, "--no-progress"], tmp_path)
+    time.sleep(0.05 if phase == "start-up" else 2.0)
+    proc.kill()
+    proc.communicate()
+    _none_left(temp)
+
+
+def _serve_and_post(tmp_path: Path, backend: str) -> tuple[subprocess.Popen[str], Path]:
+    """Start the practice page and send it a submission that never returns."""
+    proc, temp = _start(
+        [*GRADER, "serve", "--no-browser", "--port", "0", "--sandbox", backend], tmp_path
+    )
+    assert proc.stdout is not None
+    url = proc.stdout.readline().split("practice page: ", 1)[1].strip()
+    base, token = url.split("/?token=")
+    request = urllib.request.Request(
+        f"{base}/api/submit",
+        data=json.dumps({"source": PHASES["call"]}).encode(),
+        headers={"X-Grader-Token": token, "Content-Type": "application/json"},
+    )
+
+    def post() -> None:
+        # The server is stopped under it: that is the test.
+        with contextlib.suppress(OSError):
+            urllib.request.urlopen(request, timeout=30).read()
+
+    threading.Thread(target=post, daemon=True).start()
+    time.sleep(1.5)
+    return proc, temp
+
+
+@pytest.mark.parametrize("backend", backends())
+@pytest.mark.parametrize("signum", [signal.SIGKILL, signal.SIGTERM])
+def test_serve_stopped_mid_grading_leaves_no_child(
+    tmp_path: Path, backend: str, signum: int
+) -> None:
+    """The practice page, stopped while it grades: its child goes with it."""
+    proc, temp = _serve_and_post(tmp_path, backend)
+    proc.send_signal(signum)
+    _, err = proc.communicate(timeout=10)
+    if signum == signal.SIGTERM:
+        assert proc.returncode == 143 and "Traceback" not in err, err
+    _none_left(temp)
+
+
+def _deliver(proc: subprocess.Popen[str], signum: int, how: str) -> None:
+    if how == "group":
+        os.killpg(proc.pid, signum)
+    else:
+        proc.send_signal(signum)
+
+
+def _pid_one(args: list[str]) -> list[str]:
+    """Run ``args`` as PID 1 of a new PID namespace, or skip where that is not allowed."""
+    unshare = shutil.which("unshare")
+    if unshare is None:
+        pytest.skip("unshare is not installed")
+    probe = subprocess.run([unshare, "--pid", "--fork", "true"], capture_output=True, check=False)
+    if probe.returncode != 0:
+        pytest.skip(f"cannot make a PID namespace here: {probe.stderr.decode().strip()}")
+    return [unshare, "--pid", "--fork", *args]
+
+
+def _grader_in(proc: subprocess.Popen[str], how: str) -> int:
+    """Return the pid to signal: the grader itself, which is unshare's child as PID 1."""
+    if how != "pid 1":
+        return proc.pid
+    for _ in range(100):
+        children = Path(f"/proc/{proc.pid}/task/{proc.pid}/children").read_text().split()
+        if children:
+            return int(children[0])
+        time.sleep(0.02)
+    raise AssertionError("unshare started no grader")
+
+
+@pytest.mark.parametrize("how", ["pid", "group", "pid 1"])
+@pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGHUP])
+def test_batch_stops_on_sigterm_and_sighup(tmp_path: Path, how: str, signum: int) -> None:
+    """SIGTERM or SIGHUP mid-batch, however delivered: finished rows and summary.csv kept,
+    a line on how to resume, 128 + the signal, within two seconds, no child left."""
+    klass = _class(tmp_path, "call", size=3)
+    out = tmp_path / "out"
+    args = [*GRADER, "batch", str(klass), "--out", str(out), "--jobs", "1", "--no-progress"]
+    proc, temp = _start(_pid_one(args) if how == "pid 1" else args, tmp_path)
+    grader = _grader_in(proc, how)
+    for _ in range(300):
+        if (out / "results" / "a_first.json").exists():
+            break
+        time.sleep(0.05)
+    time.sleep(0.5)  # a spinner is being graded now
+    if how == "pid 1":
+        os.kill(grader, signum)
+    else:
+        _deliver(proc, signum, how)
+    began = time.monotonic()
+    _, err = proc.communicate(timeout=30)
+    assert time.monotonic() - began < 2.0
+    name = signal.Signals(signum).name
+    assert proc.returncode == 128 + signum, err
+    assert f"stopped by {name}: 3 of 4 submissions not graded yet" in err
+    assert "run the same command again to resume" in err and "Traceback" not in err
+    assert (out / "summary.csv").read_text().count("\n") == 2  # the header and a_first
+    _none_left(temp)
+
+
+@pytest.mark.parametrize("how", ["pid", "group", "pid 1"])
+@pytest.mark.parametrize("command", ["submit", "run"])
+def test_grading_one_file_stops_without_a_score(tmp_path: Path, how: str, command: str) -> None:
+    """SIGTERM while one file is graded: one line, no partial score, exit 143."""
+    args = [*GRADER, command, str(SAMPLES / "fail_infinite_loop.py"), "--format", "json"]
+    proc, temp = _start(_pid_one(args) if how == "pid 1" else args, tmp_path)
+    grader = _grader_in(proc, how)
+    time.sleep(1.5)
+    if how == "pid 1":
+        os.kill(grader, signal.SIGTERM)
+    else:
+        _deliver(proc, signal.SIGTERM, how)
+    began = time.monotonic()
+    out, err = proc.communicate(timeout=30)
+    assert time.monotonic() - began < 2.0
+    assert (proc.returncode, out, err) == (143, "", "grader: stopped by SIGTERM; not graded\n")
+    _none_left(temp)
