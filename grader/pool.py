@@ -11,17 +11,23 @@ from __future__ import annotations
 import contextlib
 import json
 import os
-import shutil
 import socket
 import subprocess
-import tempfile
 import threading
 import time
 from typing import IO, Any
 
-from grader import tasks
+from grader import tasks, tempdirs
 from grader.errors import GraderError
-from grader.spawn import Limits, Started, child_config, on_keeper, parent_pid, widen_pipe
+from grader.spawn import (
+    Limits,
+    Started,
+    child_config,
+    on_keeper,
+    parent_pid,
+    remove_tree,
+    widen_pipe,
+)
 from grader.walls import (
     CHILD_DIR,
     FALLBACK_REQUIRED,
@@ -236,15 +242,17 @@ class Pool:
         self.inner = choice.backend
         self.ready = False
         self.ready_lock = threading.Lock()
-        self.root = tempfile.mkdtemp(prefix="grader-batch-")
+        self.root = tempdirs.claim("grader-batch-")
         try:
             # Children that run as another uid must pass through, not list, the batch folder.
             os.chmod(self.root, 0o711)
             self.template = Template(root=self.root, backend=choice.backend)
+            # While the template imports numpy: what graders that died left behind.
+            tempdirs.sweep_once()
         except BaseException:
             # A Ctrl-C while the template starts (a few tens of milliseconds under bwrap):
             # no `with` holds this Pool yet to close it, so its folder goes here.
-            shutil.rmtree(self.root, ignore_errors=True)
+            remove_tree(self.root)
             raise
 
     def wait_ready(self) -> None:
@@ -435,7 +443,7 @@ class Pool:
         with self.lock:
             template, self.template_dead, self.closed = self.template, True, True
         template.close()
-        shutil.rmtree(self.root, ignore_errors=True)
+        remove_tree(self.root)
 
     def __enter__(self) -> Pool:
         return self

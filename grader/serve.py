@@ -11,7 +11,6 @@ from __future__ import annotations
 import json
 import math
 import secrets
-import tempfile
 import threading
 from dataclasses import dataclass, field
 from http import HTTPStatus
@@ -72,7 +71,9 @@ class Server:
                 "hidden grading happens on the course's grader: this learner bundle has only "
                 "the visible examples (Run)"
             )
-        with tempfile.TemporaryDirectory(prefix="grader-serve-") as tmp:
+        from grader.tempdirs import claimed
+
+        with claimed("grader-serve-") as tmp:
             path = Path(tmp) / "submission.py"
             path.write_text(source, encoding="utf-8")
             report = grade(

@@ -21,7 +21,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import IO, Any, NamedTuple, ParamSpec, Protocol, TypeVar
 
-from grader import tasks
+from grader import tasks, tempdirs
 from grader.walls import (
     CHILD_DIR,
     SANDBOX_UID,
@@ -271,8 +271,12 @@ Spawner = Callable[..., Started]
 
 
 def private_folder(source: bytes, root: str | None) -> tuple[str, Path]:
-    """Make a fresh private folder holding the submission; return it and the file's path."""
-    tmp = tempfile.mkdtemp(prefix="grader-", dir=root)
+    """Make a fresh private folder holding the submission; return it and the file's path.
+
+    A folder of its own in the temporary folder is claimed (see tempdirs); one inside a
+    batch's folder is covered by the batch's claim.
+    """
+    tmp = tempdirs.claim() if root is None else tempfile.mkdtemp(prefix=tempdirs.PREFIX, dir=root)
     submission = Path(tmp) / "submission.py"
     submission.write_bytes(source)
     return tmp, submission
@@ -284,6 +288,13 @@ def remove_tree(path: str) -> None:
     shutil.rmtree recurses, so a few thousand nested folders defeat it (RecursionError), and
     odd modes can refuse it: then the system's own rm, which walks any depth, finishes.
     """
+    try:
+        _remove(path)
+    finally:
+        tempdirs.release(path)  # after the removal: until then the folder is still ours
+
+
+def _remove(path: str) -> None:
     try:
         shutil.rmtree(path)
         return
@@ -323,3 +334,5 @@ class Launch:
             limits=limits,
             backend=backend,
         )
+        # While the child's interpreter starts: what graders that died left behind.
+        tempdirs.sweep_once()

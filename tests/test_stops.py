@@ -10,6 +10,7 @@ TMPDIR the test gives it, or names one on its command line.
 from __future__ import annotations
 
 import contextlib
+import fcntl
 import json
 import os
 import shutil
@@ -233,3 +234,33 @@ def test_grading_one_file_stops_without_a_score(tmp_path: Path, how: str, comman
     assert time.monotonic() - began < 2.0
     assert (proc.returncode, out, err) == (143, "", "grader: stopped by SIGTERM; not graded\n")
     _none_left(temp)
+
+
+def test_a_later_start_sweeps_only_unheld_folders(tmp_path: Path) -> None:
+    """A batch killed by SIGKILL leaves its folder; the next start removes it, and leaves
+    alone a folder whose lock is held, a young one, another user's, and anything not ours."""
+    klass = _class(tmp_path, "call", size=2)
+    args = [*GRADER, "batch", str(klass), "--out", str(tmp_path / "out"), "--no-progress"]
+    proc, temp = _start(args, tmp_path)
+    time.sleep(2.0)
+    proc.kill()
+    proc.communicate()
+    left = [p.name for p in temp.iterdir()]
+    assert len(left) == 1 and left[0].startswith("grader-batch-")
+    kept = ["grader-held", "grader-young", "grader-other", "someone-else"]
+    for name in kept:
+        (temp / name).mkdir()
+    held = os.open(temp / "grader-held", os.O_RDONLY | os.O_DIRECTORY)
+    fcntl.flock(held, fcntl.LOCK_EX)
+    os.chown(temp / "grader-other", 65534, 65534)
+    old = time.time() - 3600
+    for name in [*left, *kept]:
+        if name != "grader-young":
+            os.utime(temp / name, (old, old))
+    try:
+        proc, _ = _start([*GRADER, "submit", str(CORPUS / "reference.py")], tmp_path)
+        proc.communicate(timeout=60)
+        assert proc.returncode == 0
+    finally:
+        os.close(held)
+    assert sorted(p.name for p in temp.iterdir()) == sorted(kept)
