@@ -14,6 +14,7 @@ import yaml
 from grader.bundle import GRADESCOPE_CONFIG, VISIBILITIES
 from grader.cases import load_problem
 from grader.errors import GraderError
+from grader.files import atomic_write
 from grader.grade import grade
 from grader.layout import protected_paths
 from grader.report import not_graded, to_json
@@ -163,7 +164,8 @@ def autograde(*, root: Path, limits: Limits, choose: Callable[[], Choice]) -> di
     results = root / "results" / "results.json"
     results.parent.mkdir(parents=True, exist_ok=True)
     final = gradescope_results(doc, settings)
-    results.write_text(json.dumps(final, indent=2, allow_nan=False) + "\n", encoding="utf-8")
+    # Replaces run_autograder's "did not finish" whole, never leaving half a file.
+    atomic_write(results, json.dumps(final, indent=2, allow_nan=False) + "\n")
     return final
 
 

@@ -26,6 +26,7 @@ from typing import Any, NamedTuple
 from grader.capacity import available_mb, usable_cpus
 from grader.cases import Checked, check_problem
 from grader.errors import GraderError
+from grader.files import atomic_write
 from grader.grade import grade_in_with_examples, guard
 from grader.launch import STOP_SIGNALS, ignore_stops, pressed
 from grader.layout import FUNCTION_NAME, protected_paths
@@ -356,11 +357,9 @@ class Batch:
     def _write(self, entry: Entry, doc: dict[str, Any]) -> None:
         if self.stop.is_set():
             raise Stopped  # graded while its children were being killed: not a verdict
-        path = self.result_path(entry)
-        tmp = path.with_suffix(".json.tmp")
+        # A crash mid-write must not leave a result that looks whole.
         text = json.dumps(doc, indent=2, allow_nan=False, default=str) + "\n"
-        tmp.write_text(text, encoding="utf-8")
-        os.replace(tmp, path)  # a crash mid-write must not leave a result that looks whole
+        atomic_write(self.result_path(entry), text)
 
 
 SUMMARY_COLUMNS = ("submission", "path", "score", "max_score", "status", "reason", "seconds")

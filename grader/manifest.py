@@ -9,13 +9,13 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from grader.errors import GraderError
+from grader.files import atomic_write
 
 MANIFEST_FILE = "batch.json"
 MANIFEST_VERSION = 1
@@ -190,10 +190,7 @@ def read_manifest(out: Path) -> Manifest:
 
 def write_manifest(out: Path, manifest: Manifest) -> None:
     """Write OUT/batch.json whole or not at all."""
-    path = out / MANIFEST_FILE
-    tmp = path.with_suffix(".json.tmp")
-    tmp.write_text(json.dumps(to_json(manifest), indent=2) + "\n", encoding="utf-8")
-    os.replace(tmp, path)
+    atomic_write(out / MANIFEST_FILE, json.dumps(to_json(manifest), indent=2) + "\n")
 
 
 def for_batch(

@@ -7,9 +7,11 @@ import json
 import os
 import re
 import shutil
+import signal
 import site
 import subprocess
 import sys
+import time
 import zipfile
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -737,3 +739,30 @@ def test_kit_help_lists_only_its_commands(
     with pytest.raises(SystemExit):
         main(["--help"])
     assert _listed(capsys.readouterr().out) >= STAFF_COMMANDS
+
+
+@pytest.mark.parametrize("signum", [signal.SIGKILL, signal.SIGTERM])
+def test_autograder_stopped_at_the_time_limit_leaves_a_result(
+    autograder: Path, tmp_path: Path, signum: int
+) -> None:
+    """Gradescope stops the process group at its time limit: a result that says grading did
+    not finish is there, never nothing, nor a full score from an earlier run."""
+    root = tmp_path / "autograder"
+    shutil.copytree(autograder / "source", root / "source")
+    os.symlink(autograder / "venv", root / "venv")
+    (root / "results").mkdir()
+    earlier = '{"score": 10.0, "output": "from an earlier run", "tests": []}\n'
+    (root / "results" / "results.json").write_text(earlier)
+    (root / "submission").mkdir()
+    shutil.copy(SAMPLES / "fail_infinite_loop.py", root / "submission" / "a.py")
+    env = {**os.environ, "AUTOGRADER_ROOT": str(root)}
+    env.pop("GRADER_PROBLEM", None)
+    proc = subprocess.Popen(
+        [str(root / "source" / "run_autograder")], env=env, start_new_session=True
+    )
+    time.sleep(2.0)
+    os.killpg(proc.pid, signum)
+    proc.wait(timeout=30)
+    doc = json.loads((root / "results" / "results.json").read_text())
+    assert doc["score"] == 0 and "not graded: grading did not finish" in doc["output"]
+    assert [p.name for p in (root / "results").iterdir()] == ["results.json"]
