@@ -17,6 +17,7 @@ from grader.errors import GraderError
 from grader.files import atomic_write
 from grader.grade import grade
 from grader.layout import protected_paths
+from grader.records import Cause
 from grader.report import not_graded, to_json
 from grader.source import name_problem, read_untrusted, shown
 from grader.spawn import Limits
@@ -173,11 +174,13 @@ def _failed(source: Path, exc: Exception) -> dict[str, Any]:
     """A not-graded document for a run that failed; the cases listed when they load."""
     if isinstance(exc, GraderError):
         reason = f"the autograder could not grade this submission: {exc}"
+        cause = Cause.ENVIRONMENT
     else:
         reason = f"the autograder failed ({type(exc).__name__}); the course staff can see why"
+        cause = Cause.GRADER
         traceback.print_exc()  # to Gradescope's stdout, which only the staff see by default
     try:
         cases = [(c.name, c.max_score) for c in load_problem(source).hidden]
     except Exception:  # noqa: BLE001 - a broken problem still gets a results file
         cases = []
-    return not_graded(cases, reason, submission="")
+    return not_graded(cases, reason, submission="", cause=cause)

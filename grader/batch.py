@@ -25,7 +25,7 @@ from typing import Any, NamedTuple
 
 from grader.capacity import available_mb, usable_cpus
 from grader.cases import Checked, check_problem
-from grader.errors import GraderError
+from grader.errors import GraderError, NothingToGrade
 from grader.files import atomic_write
 from grader.grade import grade_in_with_examples, guard
 from grader.launch import STOP_SIGNALS, ignore_stops, pressed
@@ -40,6 +40,7 @@ from grader.manifest import (
     write_manifest,
 )
 from grader.pool import Pool
+from grader.records import Cause
 from grader.report import not_graded, to_json
 from grader.sandbox import Session
 from grader.source import link_problem, protected_files, read_untrusted, shown
@@ -207,9 +208,12 @@ class Row:
     status: str
     relpath: str = ""
     reason: str = ""
+    # Why a not-graded row was not graded; None for a graded one.
+    cause: Cause | None = None
 
 
 def _row_from(doc: dict[str, Any], entry: Entry, status: str) -> Row:
+    extra = doc.get("extra_data", {})
     return Row(
         id=entry.id,
         score=float(doc["score"]),
@@ -218,15 +222,17 @@ def _row_from(doc: dict[str, Any], entry: Entry, status: str) -> Row:
         seconds=float(doc.get("execution_time", 0.0)),
         status=status,
         relpath=entry.relpath,
-        reason=str(doc.get("extra_data", {}).get("error", "")) if status == "not_graded" else "",
+        reason=str(extra.get("error", "")) if status == "not_graded" else "",
+        cause=Cause(extra.get("cause", "submission")) if status == "not_graded" else None,
     )
 
 
-def _error_doc(entry: Entry, checked: Checked, message: str) -> dict[str, Any]:
+def _error_doc(
+    entry: Entry, checked: Checked, message: str, cause: Cause = Cause.SUBMISSION
+) -> dict[str, Any]:
     """A results document for a learner whose submission could not be graded at all."""
-    doc = not_graded(
-        [(c.name, c.max_score) for c in checked.problem.hidden], message, submission=entry.id
-    )
+    cases = [(c.name, c.max_score) for c in checked.problem.hidden]
+    doc = not_graded(cases, message, submission=entry.id, cause=cause)
     doc["extra_data"]["path"] = entry.relpath
     return doc
 
@@ -301,7 +307,9 @@ class Batch:
         except Stopped:
             raise
         except Exception as exc:  # noqa: BLE001 - one learner's failure must not end the batch
-            doc = _error_doc(entry, self.checked, f"the grader failed ({type(exc).__name__})")
+            doc = _error_doc(
+                entry, self.checked, f"the grader failed ({type(exc).__name__})", Cause.GRADER
+            )
             with contextlib.suppress(OSError):
                 self._write(entry, doc)
             return _row_from(doc, entry, "not_graded")
@@ -338,8 +346,8 @@ class Batch:
         except (GraderError, OSError) as exc:
             if self.stop.is_set():
                 raise Stopped from None
-            # Not the learner's doing (the template died, say): say so, and go on.
-            doc = _error_doc(entry, self.checked, f"the grader failed: {exc}")
+            # Not the learner's doing (the template died, a full disk): say so, and go on.
+            doc = _error_doc(entry, self.checked, f"the grader failed: {exc}", Cause.ENVIRONMENT)
             self._write(entry, doc)
             return _row_from(doc, entry, "not_graded")
         stamp = {
@@ -409,6 +417,10 @@ class Summary:
     def count(self, status: str) -> int:
         return sum(1 for r in self.rows if r.status == status)
 
+    def lost(self, cause: Cause) -> int:
+        """Return how many rows were not graded for ``cause``."""
+        return sum(1 for r in self.rows if r.cause is cause)
+
 
 LOCK_FILE = ".grader-batch.lock"
 
@@ -436,6 +448,10 @@ def locked(out: Path) -> Iterator[None]:
         yield
     finally:
         os.close(fd)  # releases the lock; the file stays, empty of meaning without it
+
+
+def _shown_paths(paths: Sequence[Path]) -> str:
+    return ", ".join(shown(p) for p in paths[:3]) + (" and more" if len(paths) > 3 else "")
 
 
 def _prepare_out(out: Path) -> None:
@@ -502,7 +518,7 @@ def _run_batch(
     ours = (out, *(out / name for name in OUTPUT_NAMES))
     everyone = discover(paths, protected=protected_paths(problem_root), skip=ours, strays=strays)
     if not everyone:
-        raise GraderError("no submissions found")
+        raise NothingToGrade(f"nothing to grade: no submissions found in {_shown_paths(paths)}")
     entries = [e for e in everyone if shard is None or holds(shard, e.id)]
     _prepare_out(out)
     guard(problem_root, choice)

@@ -355,7 +355,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return _dispatch(args)
     except GraderError as exc:
         print(f"grader: error: {exc}", file=sys.stderr)
-        return EXIT_USAGE
+        return exc.status
     except KeyboardInterrupt as exc:
         # Ctrl-C, SIGTERM or SIGHUP: the signal outranks every other status. A grading
         # stopped half-way prints and writes no score at all, not a partial one.
@@ -514,6 +514,32 @@ def _batch(args: argparse.Namespace, root: Path, choice: Any) -> int:
             file=sys.stderr,
         )
         return exit_status(signum)
+    return _batch_status(summary)
+
+
+def _batch_status(summary: Any) -> int:
+    """Return a finished batch's place in the exit table, saying why when it is not 0."""
+    from grader.records import Cause
+
+    again = "run the same command again to grade them (the others are kept)"
+    bugs, lost = summary.lost(Cause.GRADER), summary.lost(Cause.ENVIRONMENT)
+    if bugs:
+        print(
+            f"grader: {bugs} submissions not graded because of a bug of the grader "
+            f"(GRADER_DEBUG=1 shows it; please report it); {again}",
+            file=sys.stderr,
+        )
+        return EXIT_INTERNAL
+    if lost:
+        print(
+            f"grader: {lost} submissions not graded because of this machine or its setup "
+            f"(each reason is in summary.csv); {again}",
+            file=sys.stderr,
+        )
+        return EXIT_USAGE
+    if not summary.count("graded") and not summary.count("unchanged"):
+        print("grader: nothing gradable: no submission could be graded", file=sys.stderr)
+        return EXIT_FAILED
     return EXIT_PASSED
 
 
@@ -576,7 +602,9 @@ def _autograde(args: argparse.Namespace) -> int:
     )
     top = sum(t.get("max_score", 0) for t in doc["tests"])
     print(f"score {doc['score']:g}/{top:g} written to {root}/results/results.json")
-    return EXIT_PASSED
+    # The learner's result is written either way; the status tells the staff whose failure.
+    cause = doc.get("extra_data", {}).get("cause")
+    return {"grader": EXIT_INTERNAL, "environment": EXIT_USAGE}.get(cause, EXIT_PASSED)
 
 
 def _serve(args: argparse.Namespace, root: Path, choice: Any) -> int:

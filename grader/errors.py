@@ -1,9 +1,18 @@
-"""The one exception type the grader raises for usage and configuration problems."""
+"""The exceptions the grader raises for usage and configuration problems."""
 
 
 class GraderError(Exception):
     """A problem with the grader's input (arguments, problem files), never with a submission.
 
-    The CLI prints its message on one line and exits 2; candidate failures are never raised
-    as this, they are reported as case outcomes.
+    The CLI prints its message on one line and exits with ``status`` (2: usage,
+    configuration or environment); candidate failures are never raised as this, they are
+    reported as case outcomes.
     """
+
+    status = 2
+
+
+class NothingToGrade(GraderError):
+    """The command ran, and found nothing it could grade (exit 1)."""
+
+    status = 1

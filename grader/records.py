@@ -60,6 +60,19 @@ class Diagnosis:
     hint: str
 
 
+class Cause(Enum):
+    """Why a submission was not graded at all: whose doing it was, which sets the exit status.
+
+    The submission's own (no .py file, a link, too big) is a verdict like any other; the
+    environment's (a full disk, a template that cannot fork) and the grader's (a bug) mean
+    the row is lost and must be graded again.
+    """
+
+    SUBMISSION = "submission"
+    ENVIRONMENT = "environment"
+    GRADER = "grader"
+
+
 class Outcome(Enum):
     """Every way a case can end; the value is the stable code used in JSON."""
 

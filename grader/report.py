@@ -9,7 +9,7 @@ from collections import Counter
 from collections.abc import Sequence
 from typing import Any, TextIO
 
-from grader.records import LOAD_OUTCOMES, SCHEMA_VERSION, CaseResult, Report
+from grader.records import LOAD_OUTCOMES, SCHEMA_VERSION, CaseResult, Cause, Report
 
 GREEN, RED, YELLOW, DIM, RESET = "\033[32m", "\033[31m", "\033[33m", "\033[2m", "\033[0m"
 
@@ -170,7 +170,11 @@ def render_json(report: Report) -> str:
 
 
 def not_graded(
-    cases: Sequence[tuple[str, float]], message: str, *, submission: str
+    cases: Sequence[tuple[str, float]],
+    message: str,
+    *,
+    submission: str,
+    cause: Cause = Cause.SUBMISSION,
 ) -> dict[str, Any]:
     """Return a results document for a submission that could not be graded at all.
 
@@ -197,5 +201,6 @@ def not_graded(
             "mode": "submit",
             "submission": submission,
             "error": message,
+            "cause": cause.value,
         },
     }

@@ -369,7 +369,7 @@ def test_links_are_never_followed(cli: Cli, tmp_path: Path) -> None:
     # A file handed over directly but inside the problem's own files is not read either.
     code, _, _ = cli("batch", ROOT / "solutions" / "reference.py", "--out", tmp_path / "o2")
     row = _summary(tmp_path / "o2")["reference"]
-    assert code == 0 and row["status"] == "not_graded"
+    assert code == 1 and row["status"] == "not_graded"  # nothing gradable
     assert "inside the problem's own files" in row["reason"]
 
 
@@ -487,7 +487,8 @@ def test_hard_links_to_the_problem_are_not_read(
     assert not (out / "summary.csv").exists()
     code, _, err = cli("batch", klass, "--out", out, "--problem", problem_copy, "--sandbox", "none")
     rows = _summary(out)
-    assert code == 0 and "warning:" in err and "has 2 hard links" in err
+    # Nothing gradable in that class: exit 1.
+    assert code == 1 and "warning:" in err and "has 2 hard links" in err
     for name in ("frank", "eve"):
         assert rows[name]["status"] == "not_graded" and rows[name]["score"] == "0"
         assert "hard link to one of the problem's own files" in rows[name]["reason"]
@@ -632,3 +633,53 @@ def test_a_ctrl_c_python_swallows_still_stops_the_batch(tmp_path: Path) -> None:
     assert done.returncode == 130, done.stderr
     assert "Traceback" not in done.stderr and "Exception ignored" not in done.stderr
     assert "interrupted:" in done.stderr and (tmp_path / "out" / "summary.csv").exists()
+
+
+def test_exit_table_nothing_gradable(cli: Cli, tmp_path: Path) -> None:
+    """An empty class folder, or one where nothing can be graded: exit 1, said in one line."""
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    code, out, err = cli("batch", empty, "--out", tmp_path / "out")
+    assert (code, out) == (1, "")
+    assert err == f"grader: error: nothing to grade: no submissions found in {empty}\n"
+    (empty / "notes").mkdir()
+    (empty / "notes" / "essay.txt").write_text("no code\n")
+    code, _, err = cli("batch", empty, "--out", tmp_path / "out")
+    assert code == 1 and "grader: nothing gradable: no submission could be graded" in err
+
+
+def test_exit_table_a_row_lost_to_the_environment(
+    cli: Cli, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A full disk while one learner's folder is made: that row says so, the rest are graded,
+    everything is written, and the batch exits 2; the next run grades the lost row."""
+    import errno
+
+    import grader.spawn
+
+    real = grader.spawn.private_folder
+
+    def full_for_b(source: bytes, root: str | None) -> tuple[str, Path]:
+        if b"# b" in source:
+            raise OSError(errno.ENOSPC, "No space left on device")
+        return real(source, root)
+
+    monkeypatch.setattr(grader.spawn, "private_folder", full_for_b)
+    klass = tmp_path / "class"
+    klass.mkdir()
+    reference = (ROOT / "solutions" / "reference.py").read_text()
+    (klass / "a.py").write_text(reference)
+    (klass / "b.py").write_text("# b\n" + reference)
+    out = tmp_path / "out"
+    code, _, err = cli("batch", klass, "--out", out)
+    rows = _summary(out)
+    assert code == 2, err
+    assert "grader: 1 submissions not graded because of this machine or its setup" in err
+    assert rows["a"]["status"] == "graded" and rows["b"]["status"] == "not_graded"
+    assert "No space left on device" in rows["b"]["reason"]
+    assert json.loads((out / "results" / "b.json").read_text())["extra_data"]["cause"] == (
+        "environment"
+    )
+    monkeypatch.setattr(grader.spawn, "private_folder", real)
+    code, stdout, _ = cli("batch", klass, "--out", out)
+    assert code == 0 and "1 graded, 1 unchanged since the last run" in stdout

@@ -350,6 +350,8 @@ def test_kubernetes_job_covers_every_share() -> None:
     container = spec["template"]["spec"]["containers"][0]
     env = {e["name"]: e["value"] for e in container["env"]}
     assert spec["completionMode"] == "Indexed" and "--shard auto" in container["command"][-1]
+    # The shell hands over to the grader, so that the pod's SIGTERM reaches the grader.
+    assert container["command"][-1].startswith("exec grader ")
     shards = {
         shard_from_env({**env, "JOB_COMPLETION_INDEX": str(i)}) for i in range(spec["completions"])
     }
