@@ -9,13 +9,11 @@ import hashlib
 import json
 import os
 import queue
-import re
 import signal
 import socket
 import sys
 import threading
 import time
-from collections import Counter
 from collections.abc import Iterable, Iterator, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor, wait
 from contextlib import contextmanager
@@ -39,6 +37,7 @@ from grader.manifest import (
     holds,
     write_manifest,
 )
+from grader.names import cell, make_ids
 from grader.pool import Pool
 from grader.records import Cause
 from grader.report import not_graded, to_json
@@ -67,12 +66,6 @@ class Entry:
     path: Path | None
     relpath: str = ""
     problem: str = ""
-
-
-# Characters an id keeps from a learner's file or folder name; "~" is not among them, so
-# the suffix that tells two same-named learners apart never equals a real learner's name.
-SAFE_ID = re.compile(r"^[A-Za-z0-9_.-]{1,80}$")
-UNSAFE_ID_CHARS = re.compile(r"[^A-Za-z0-9_.-]")
 
 
 class Found(NamedTuple):
@@ -160,29 +153,13 @@ def _strays_note(strays: Sequence[str], shown_at_most: int = 5) -> tuple[str, ..
 
 
 def _with_ids(found: list[Found]) -> list[Entry]:
-    """Give every entry an id: its name where that is safe and unique, else name~hash.
-
-    The hash is of the entry's relative path, so an id stays the same from one run to
-    the next (resuming relies on it) whatever order the folders are listed in.
-    """
-    counts = Counter(f.name for f in found)
-    used: set[str] = set()
-    entries: list[Entry] = []
-    for name, file, rel, problem in found:
-        if SAFE_ID.match(name) and not name.startswith(".") and counts[name] == 1:
-            entry_id = name
-        else:
-            base = UNSAFE_ID_CHARS.sub("_", shown(name))[:40].lstrip(".") or "submission"
-            # rel is printable text already (no surrogates): its UTF-8 bytes are what
-            # os.fsencode gave in a UTF-8 locale, and need no locale at all (in the C
-            # locale, os.fsencode fails on any name that is not ASCII).
-            digest = hashlib.sha256(rel.encode("utf-8")).hexdigest()[:8]
-            entry_id = f"{base}~{digest}"
-        while entry_id in used:  # two names that print alike: still two ids
-            entry_id += "~"
-        used.add(entry_id)
-        entries.append(Entry(entry_id, None if problem else file, rel, problem))
-    return entries
+    """Give every entry an id (see names.make_ids): stable from one run to the next."""
+    # Named as shown: bytes that are not UTF-8 become their \xNN escape, as in every report.
+    ids = make_ids((shown(f.name), f.relpath) for f in found)
+    return [
+        Entry(entry_id, None if f.problem else f.file, f.relpath, f.problem)
+        for entry_id, f in zip(ids, found, strict=True)
+    ]
 
 
 def suite_digest(checked: Checked) -> str:
@@ -371,13 +348,6 @@ class Batch:
 
 
 SUMMARY_COLUMNS = ("submission", "path", "score", "max_score", "status", "reason", "seconds")
-# A spreadsheet runs a cell that starts with one of these as a formula.
-FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
-
-
-def text_cell(text: str) -> str:
-    """Return a learner-named text for a CSV cell, kept from being read as a formula."""
-    return "'" + text if text.startswith(FORMULA_START) else text
 
 
 def write_summary(path: Path, rows: Iterable[Row], cases: Sequence[str]) -> None:
@@ -389,12 +359,12 @@ def write_summary(path: Path, rows: Iterable[Row], cases: Sequence[str]) -> None
         for row in sorted(rows, key=lambda r: r.id):
             writer.writerow(
                 [
-                    text_cell(row.id),
-                    text_cell(row.relpath),
+                    cell(row.id),
+                    cell(row.relpath),
                     f"{row.score:g}",
                     f"{row.max_score:g}",
                     row.status,
-                    text_cell(row.reason),
+                    cell(row.reason),
                     f"{row.seconds:g}",  # whole seconds: a submission could time more
                     *(row.outcomes.get(c, "") for c in cases),
                 ]

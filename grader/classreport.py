@@ -20,6 +20,7 @@ from pathlib import Path
 from grader.batch import RESULTS_DIR
 from grader.errors import GraderError
 from grader.manifest import WHOLE, Manifest, read_manifest
+from grader.names import cell
 from grader.records import Outcome
 from grader.report import limits_line
 
@@ -71,8 +72,10 @@ def read_learner(path: Path, entry_id: str) -> Learner:
         tests = doc["tests"]
         examples = extra.get("batch", {}).get("examples")
         score, max_score = _bounded(doc["score"]), _bounded(doc["max_score"])
+        # What the report shows of them goes through the one naming function: an older
+        # output's id or a reason quoting a file name may hold anything a learner chose.
         return Learner(
-            id=entry_id,
+            id=cell(entry_id),
             score=score,
             max_score=max_score,
             outcomes={t["name"]: str(t["extra_data"]["outcome"]) for t in tests},
@@ -80,7 +83,7 @@ def read_learner(path: Path, entry_id: str) -> Learner:
                 str(t["extra_data"]["diagnosis"]) for t in tests if "diagnosis" in t["extra_data"]
             ),
             examples=None if examples is None else {str(k): str(v) for k, v in examples.items()},
-            error=None if "error" not in extra else str(extra["error"]),
+            error=None if "error" not in extra else cell(str(extra["error"])),
         )
     except FileNotFoundError:
         raise GraderError(f"{str(path)!r} is missing: the output folder is incomplete") from None

@@ -8,6 +8,7 @@ from typing import Any
 import numpy as np
 
 from grader.errors import GraderError
+from grader.names import plot_title
 from grader.records import CaseResult, Report
 
 INSTALL_HINT = "--plot needs matplotlib: pip install -e '.[plot]' (or pip install matplotlib)"
@@ -53,7 +54,7 @@ def write_plot(report: Report, path: Path) -> CaseResult:
     got = case.got
     comparable = got is not None and got.shape == want.shape
     fig, axes = plt.subplots(1, 3, figsize=(13, 4.2), constrained_layout=True)
-    fig.suptitle(f"{report.submission}: {case.name} ({case.outcome.label})")
+    fig.suptitle(plot_title(f"{report.submission}: {case.name} ({case.outcome.label})"))
     _heatmap(fig, axes[0], want, "expected", "RdBu_r", (-1.0, 1.0))
     if comparable:
         assert got is not None

@@ -29,6 +29,7 @@ from grader.manifest import (
     share_of,
     write_manifest,
 )
+from grader.names import cell
 
 COUNT_ENV = "GRADER_SHARDS"
 
@@ -175,7 +176,8 @@ def _check_together(outs: Sequence[Path], manifests: Sequence[Manifest]) -> None
 
 def _check_output(out: Path, m: Manifest, rows: list[list[str]]) -> None:
     """Refuse an output whose summary or results do not match what its manifest lists."""
-    if sorted(r[0] for r in rows if r) != sorted(m.ids):
+    # The ids come from batch.json; a CSV cell is only checked against them (as written).
+    if sorted(r[0] for r in rows if r) != sorted(cell(i) for i in m.ids):
         raise GraderError(
             f"{_name(out)} is incomplete: its {SUMMARY_FILE} and {MANIFEST_FILE} list "
             "different submissions"

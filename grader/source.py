@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, NamedTuple
 
 from grader.errors import GraderError
+from grader.names import display
 
 if TYPE_CHECKING:  # the pipeline imports this before it starts the child: keep it light
     import ast
@@ -78,8 +79,9 @@ class Source(NamedTuple):
 
 
 def shown(path: Path | str) -> str:
-    """Return a path as printable text: bytes that are not UTF-8 shown as \\xNN escapes."""
-    return os.fsencode(path).decode("utf-8", "backslashreplace")
+    """Return a path as printable text: bytes that are not UTF-8 shown as \\xNN escapes,
+    control and format characters escaped (names.display), every letter kept."""
+    return display(os.fsencode(path).decode("utf-8", "backslashreplace"))
 
 
 def name_problem(path: Path) -> str:

@@ -683,3 +683,51 @@ def test_exit_table_a_row_lost_to_the_environment(
     monkeypatch.setattr(grader.spawn, "private_folder", real)
     code, stdout, _ = cli("batch", klass, "--out", out)
     assert code == 0 and "1 graded, 1 unchanged since the last run" in stdout
+
+
+def test_learner_chosen_names_are_shown_safely_everywhere(cli: Cli, tmp_path: Path) -> None:
+    """Names with control characters, accents, a leading '-', 120 letters, or that differ
+    only in case: every writer shows them safely, ids are file-safe, whole where they fit,
+    and unique when case is ignored; the class's shares still merge."""
+    klass = tmp_path / "class"
+    klass.mkdir()
+    reference = (ROOT / "solutions" / "reference.py").read_bytes()
+    long_name = "a" * 120
+    names = ["-ada.py", "Ada.py", "ada.py", "evil\x1b[31m\u202e.py", f"{long_name}.py"]
+    for name in names:
+        (klass / name).write_bytes(reference)
+    (klass / "José Núñez").mkdir()
+    (klass / "José Núñez" / "solution.py").write_bytes(reference)
+    out = tmp_path / "out"
+    code, stdout, err = cli("batch", klass, "--out", out)
+    assert code == 0, err
+    written = [stdout, err, *(p.read_text() for p in out.rglob("*") if p.is_file())]
+    for text in written:
+        assert "\x1b" not in text and "\u202e" not in text
+    with (out / "summary.csv").open(newline="") as handle:
+        rows = list(csv.DictReader(handle))
+    ids = [r["submission"] for r in rows]
+    assert len({i.casefold() for i in ids}) == len(ids) == 6
+    assert long_name in ids  # kept whole: it fits
+    assert any(i.startswith("José_Núñez~") for i in ids)
+    assert {r["path"] for r in rows} >= {"José Núñez/solution.py", "evil\\x1b[31m\\u202e.py"}
+    for row in rows:
+        for value in row.values():
+            assert not value.startswith(("=", "+", "-", "@", "\t", "\r")), value
+        assert len(row["submission"].encode()) <= 200
+        assert (out / "results" / f"{row['submission']}.json").is_file()
+    shares = [tmp_path / f"share{k}" for k in (1, 2)]
+    for k, share in enumerate(shares, start=1):
+        assert cli("batch", klass, "--out", share, "--shard", f"{k}/2")[0] == 0
+    code, _, err = cli("merge", *shares, "--out", tmp_path / "merged")
+    assert code == 0, err
+
+
+def test_plot_title_takes_any_file_name(cli: Cli, tmp_path: Path) -> None:
+    """A file name that matplotlib would read as mathtext ($x^$) is drawn as text."""
+    pytest.importorskip("matplotlib")
+    sub = tmp_path / "sol$x^$.py"
+    sub.write_bytes((ROOT / "solutions" / "reference.py").read_bytes())
+    code, _, err = cli("run", sub, "--plot", tmp_path / "plot.png")
+    assert code == 0, err
+    assert (tmp_path / "plot.png").stat().st_size > 0
