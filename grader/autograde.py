@@ -15,7 +15,7 @@ from grader.bundle import GRADESCOPE_CONFIG, VISIBILITIES
 from grader.cases import load_problem
 from grader.errors import GraderError
 from grader.files import atomic_write
-from grader.grade import grade
+from grader.grade import check_limits, grade
 from grader.layout import protected_paths
 from grader.records import Cause
 from grader.report import not_graded, to_json
@@ -138,6 +138,7 @@ def _grade(root: Path, source: Path, limits: Limits, choice: Choice) -> dict[str
     if src is None:
         cases = load_problem(source).hidden
         return not_graded([(c.name, c.max_score) for c in cases], problem, submission="")
+    check_limits(source, limits, choice)
     return to_json(
         grade(
             submission=src,

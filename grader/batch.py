@@ -33,6 +33,7 @@ from grader.manifest import (
     WHOLE,
     CaseInfo,
     Shard,
+    earlier_runs,
     for_batch,
     holds,
     write_manifest,
@@ -162,10 +163,11 @@ def _with_ids(found: list[Found]) -> list[Entry]:
     ]
 
 
-def suite_digest(checked: Checked) -> str:
-    """Return a digest of what grading depends on: cases, tolerances and expected tables."""
+def suite_digest(checked: Checked, *, examples: bool = False) -> str:
+    """Return a digest of what grading depends on: cases, tolerances and expected tables
+    (the hidden cases', or with ``examples`` the visible examples')."""
     h = hashlib.sha256()
-    for case in checked.problem.hidden:
+    for case in checked.problem.examples if examples else checked.problem.hidden:
         h.update(
             repr((case.name, case.positions, case.d_model, case.tolerance, case.max_score)).encode()
         )
@@ -243,6 +245,30 @@ def default_jobs(memory_mb: int) -> tuple[int, str]:
     return jobs, ""
 
 
+def grading_settings(checked: Checked, limits: Limits, backend: str) -> dict[str, str]:
+    """Return everything a result depends on besides the file itself, by name.
+
+    Every limit (a new one joins without anyone listing it), the walls that actually held,
+    the tolerance, the examples and the suite, and the grader's version. Not --jobs, --out
+    or --no-progress, which change no verdict.
+    """
+    from grader import __version__
+
+    return {
+        **{name: f"{value:g}" for name, value in limits._asdict().items()},
+        "sandbox": backend,
+        "tolerance": checked.problem.tolerance.describe(),
+        "examples": suite_digest(checked, examples=True),
+        "suite": suite_digest(checked),
+        "grader": __version__,
+    }
+
+
+def settings_digest(settings: dict[str, str]) -> str:
+    """Return the resume key of ``settings``: a result graded under others is graded again."""
+    return hashlib.sha256(json.dumps(settings, sort_keys=True).encode()).hexdigest()
+
+
 @dataclass
 class Batch:
     """A batch run in progress: where results go and what it depends on."""
@@ -252,6 +278,7 @@ class Batch:
     pool: Pool
     limits: Limits
     suite: str
+    settings: dict[str, str]
     # Set on a stop signal: children are being killed, so what they answer now is not a verdict.
     stop: threading.Event = field(default_factory=threading.Event)
 
@@ -259,6 +286,9 @@ class Batch:
         # The problem's own files, looked up once for the batch rather than per learner.
         self.protected = protected_paths(self.checked.problem.root)
         self.inodes = protected_files(self.protected)
+        self.key = settings_digest(self.settings)
+        # Results of an unchanged file found graded under other settings, graded again.
+        self.resettled: list[str] = []
 
     def result_path(self, entry: Entry) -> Path:
         return self.out / RESULTS_DIR / f"{entry.id}.json"
@@ -271,10 +301,11 @@ class Batch:
             stamp = doc["extra_data"]["batch"]
         except (OSError, ValueError, KeyError, TypeError):
             return None
-        # Results from before the examples were recorded are graded again.
-        fresh = stamp.get("sha256") == digest and stamp.get("suite") == self.suite
-        if fresh and "examples" in stamp:
+        if stamp.get("sha256") != digest:
+            return None
+        if stamp.get("settings") == self.key:
             return doc  # type: ignore[no-any-return]
+        self.resettled.append(entry.id)  # list.append is atomic: workers share it
         return None
 
     def grade_one(self, entry: Entry) -> Row:
@@ -330,6 +361,7 @@ class Batch:
         stamp = {
             "sha256": digest,
             "suite": self.suite,
+            "settings": self.key,
             "id": entry.id,
             "path": entry.relpath,
             "examples": examples,
@@ -383,6 +415,8 @@ class Summary:
     # Submissions found; more than len(rows) when the batch was interrupted.
     found: int = 0
     interrupted: bool = False
+    # Unchanged files graded again because their results were graded under other settings.
+    resettled: int = 0
 
     def count(self, status: str) -> int:
         return sum(1 for r in self.rows if r.status == status)
@@ -495,8 +529,14 @@ def _run_batch(
     with locked(out):
         checked = check_problem(problem_root)
         pool.wait_ready()
+        settings = grading_settings(checked, limits, pool.describe())
         batch = Batch(
-            out=out, checked=checked, pool=pool, limits=limits, suite=suite_digest(checked)
+            out=out,
+            checked=checked,
+            pool=pool,
+            limits=limits,
+            suite=settings["suite"],
+            settings=settings,
         )
         jobs, jobs_note = (jobs, "") if jobs else default_jobs(limits.memory_mb)
         rows, interrupted = _grade_all(batch, entries, jobs, progress)
@@ -520,6 +560,8 @@ def _run_batch(
             sandbox=backend,
             seconds=seconds,
             graded=sum(1 for r in rows if r.status == "graded"),
+            settings=settings,
+            earlier=earlier_runs(out, shard or WHOLE),
         )
         write_manifest(out, manifest)
         write_class_report(out)
@@ -533,6 +575,7 @@ def _run_batch(
         notes=notes,
         found=len(entries),
         interrupted=interrupted,
+        resettled=len(batch.resettled),
     )
 
 

@@ -60,6 +60,20 @@ def positions_arg(text: str) -> list[int]:
         ) from None
 
 
+def at_most(kind: Callable[[str], float], most: float, unit: str) -> Callable[[str], Any]:
+    """Return ``kind`` refusing values above ``most``: a limit no grading needs is a typo,
+    and some would overflow the kernel's own limits."""
+
+    def parse(text: str) -> Any:
+        value = kind(text)
+        if value > most:
+            raise argparse.ArgumentTypeError(f"must be at most {most:g} {unit}, got {text!r}")
+        return value
+
+    parse.__name__ = kind.__name__  # argparse names the type in its messages
+    return parse
+
+
 def port_number(text: str) -> int:
     """Parse a TCP port, 0 to 65535 (0: any free one), naming the bad value otherwise."""
     try:
@@ -124,11 +138,18 @@ def _grading_args(p: argparse.ArgumentParser) -> None:
         action="store_true",
         help="refuse to grade without a sandbox instead of warning",
     )
+    hour, day = 3600, 86400
     limits = (
-        ("--timeout", positive_float, 3.0, "SECONDS", "wall-clock limit per case (default 3)"),
+        (
+            "--timeout",
+            at_most(positive_float, hour, "s"),
+            3.0,
+            "SECONDS",
+            "wall-clock limit per case (default 3)",
+        ),
         (
             "--budget",
-            positive_float,
+            at_most(positive_float, day, "s"),
             10.0,
             "SECONDS",
             "wall-clock limit for all the cases of one submission together; cases left when it "
@@ -136,17 +157,36 @@ def _grading_args(p: argparse.ArgumentParser) -> None:
         ),
         (
             "--startup-timeout",
-            positive_float,
+            at_most(positive_float, hour, "s"),
             10.0,
             "SECONDS",
             "wall-clock limit for starting and importing the submission (default 10)",
         ),
-        ("--cpu", positive_int, 60, "SECONDS", "CPU time limit per child process (default 60)"),
-        ("--memory", positive_int, 1024, "MB", "address-space limit per child (default 1024)"),
-        ("--max-file-size", positive_int, 16, "MB", "largest file it may write (default 16)"),
+        (
+            "--cpu",
+            at_most(positive_int, day, "s"),
+            60,
+            "SECONDS",
+            "CPU time limit per child process (default 60)",
+        ),
+        (
+            "--memory",
+            at_most(positive_int, 1 << 20, "MB"),
+            1024,
+            "MB",
+            "address-space limit per child (default 1024)",
+        ),
+        (
+            "--max-file-size",
+            at_most(positive_int, 1 << 20, "MB"),
+            16,
+            "MB",
+            "largest file it may write (default 16)",
+        ),
         (
             "--max-output",
-            positive_int,
+            # Kept in the grader's memory, for each child at once.
+            at_most(positive_int, 16 << 20, "bytes"),
             8192,
             "BYTES",
             "bytes of stdout and of stderr kept; the rest is dropped (default 8192)",
@@ -476,9 +516,11 @@ def _batch(args: argparse.Namespace, root: Path, choice: Any) -> int:
     # between the two (closing twice is harmless).
     with Pool(choice=choice, limits=_limits(args)) as pool:
         from grader.batch import RESULTS_DIR, SUMMARY_FILE, run_batch
+        from grader.grade import check_limits
         from grader.shard import resolve_shard
 
         shard = resolve_shard(args.shard, os.environ)
+        check_limits(root, _limits(args), choice)
 
         summary = run_batch(
             pool=pool,
@@ -504,6 +546,12 @@ def _batch(args: argparse.Namespace, root: Path, choice: Any) -> int:
         f"the last run, {summary.count('not_graded')} not graded; sandbox: {summary.backend}; "
         f"{summary.seconds:.1f} s ({graded / max(summary.seconds, 1e-9):.1f} graded per second)"
     )
+    if summary.resettled:
+        print(
+            f"graded again: {summary.resettled} unchanged submissions whose results were "
+            "graded under other settings (limits, sandbox, tolerance, examples, suite or "
+            "grader version)"
+        )
     print(f"results: {args.out / RESULTS_DIR}/ and {args.out / SUMMARY_FILE}")
     _print_class_report(args.out)
     if summary.interrupted:
@@ -608,7 +656,10 @@ def _autograde(args: argparse.Namespace) -> int:
 
 
 def _serve(args: argparse.Namespace, root: Path, choice: Any) -> int:
+    from grader.grade import check_limits
     from grader.serve import make_server, url_of
+
+    check_limits(root, _limits(args), choice)
 
     httpd, app = make_server(root=root, limits=_limits(args), choice=choice, port=args.port)
     url = url_of(app)
@@ -699,7 +750,7 @@ def _add_case(args: argparse.Namespace, root: Path) -> int:
 
 
 def _grade(args: argparse.Namespace, root: Path, choice: Any) -> int:
-    from grader.grade import grade
+    from grader.grade import check_limits, grade
     from grader.report import render_json, render_text, use_colour
 
     plot_to = getattr(args, "plot", None)
@@ -708,6 +759,7 @@ def _grade(args: argparse.Namespace, root: Path, choice: Any) -> int:
 
         plot_to = plot_path(plot_to, args.file)
         require_matplotlib()  # before grading, so a missing extra costs nothing
+    check_limits(root, _limits(args), choice)
     report = grade(
         submission=args.file,
         problem_root=root,

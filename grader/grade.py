@@ -13,7 +13,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NamedTuple
 
-from grader.layout import FUNCTION_NAME, protected_paths
+from grader.errors import GraderError
+from grader.layout import FUNCTION_NAME, REFERENCE_FILE, protected_paths
 from grader.source import Source, Static, check_source, read_submission
 from grader.spawn import Launch, Limits
 from grader.walls import Choice, check_hidden_unreachable, exposed_files
@@ -70,6 +71,62 @@ def slots(limits: Limits, file: str) -> dict[str, str]:
         "cpu": f"{limits.cpu_seconds} s",
         "size": f"{limits.file_size_mb} MB",
     }
+
+
+# Each limit a user can lower, with its flag: the limits check names the flag to raise.
+LIMIT_FLAGS = {
+    "case_seconds": "--timeout",
+    "budget_seconds": "--budget",
+    "startup_seconds": "--startup-timeout",
+    "cpu_seconds": "--cpu",
+    "memory_mb": "--memory",
+    "file_size_mb": "--max-file-size",
+    "output_bytes": "--max-output",
+}
+
+
+def lowered(limits: Limits) -> list[str]:
+    """Return the fields of the limits set below their defaults."""
+    default = Limits()
+    return [f for f in LIMIT_FLAGS if getattr(limits, f) < getattr(default, f)]
+
+
+def _flags(limits: Limits, fields: Sequence[str]) -> str:
+    return ", ".join(f"{LIMIT_FLAGS[f]} {getattr(limits, f):g}" for f in fields)
+
+
+def check_limits(problem_root: Path, limits: Limits, choice: Choice) -> None:
+    """Refuse limits under which the reference itself fails the visible examples.
+
+    Run once before any learner, and only where a limit is below its default: grading a
+    class under limits nothing can meet would charge every learner with the settings'
+    failure. A learner kit has no reference to try, and is not checked.
+    """
+    low = lowered(limits)
+    reference = problem_root / REFERENCE_FILE
+    if not low or not reference.is_file():
+        return
+    given, defaults = _flags(limits, low), _flags(Limits(), low)
+    try:
+        report = grade(
+            submission=reference,
+            problem_root=problem_root,
+            mode="run",
+            limits=limits,
+            choice=choice,
+        )
+    except GraderError as exc:
+        raise GraderError(
+            f"the limits {given} are too low: the reference cannot even run under them "
+            f"({exc}); the defaults ({defaults}) work"
+        ) from None
+    failed = [c for c in report.cases if not c.passed]
+    if failed:
+        raise GraderError(
+            f"the limits {given} are too low: the reference fails the visible example "
+            f"{failed[0].name} under them ({failed[0].outcome.value}); the defaults "
+            f"({defaults}) work"
+        )
 
 
 def run_cases(problem: Problem, mode: str) -> tuple[Case, ...]:

@@ -10,7 +10,7 @@ from __future__ import annotations
 import hashlib
 import json
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -57,12 +57,14 @@ class CaseInfo:
 
 @dataclass(frozen=True)
 class RunInfo:
-    """One batch run that produced (part of) an output: its share, walls and duration."""
+    """One batch run that produced (part of) an output: its share, walls, duration and the
+    settings it graded under (batch.grading_settings; empty in outputs from before them)."""
 
     shard: Shard
     sandbox: str
     seconds: float
     graded: int
+    settings: dict[str, str] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -77,7 +79,13 @@ class Manifest:
     class_size: int
     class_digest: str
     ids: tuple[str, ...]
+    # Every run that wrote this output, oldest first: a resumed batch adds one.
     runs: tuple[RunInfo, ...]
+
+    @property
+    def settings(self) -> dict[str, str]:
+        """Return the settings of the last run, which every result now stands under."""
+        return self.runs[-1].settings if self.runs else {}
 
 
 def class_digest(ids: Iterable[str]) -> str:
@@ -97,7 +105,13 @@ def to_json(m: Manifest) -> dict[str, Any]:
         "class": {"size": m.class_size, "digest": m.class_digest},
         "ids": list(m.ids),
         "runs": [
-            {"shard": str(r.shard), "sandbox": r.sandbox, "seconds": r.seconds, "graded": r.graded}
+            {
+                "shard": str(r.shard),
+                "sandbox": r.sandbox,
+                "seconds": r.seconds,
+                "graded": r.graded,
+                "settings": r.settings,
+            }
             for r in m.runs
         ],
     }
@@ -144,6 +158,7 @@ def from_json(doc: Any) -> Manifest:
                     str(r["sandbox"]),
                     float(r["seconds"]),
                     int(r["graded"]),
+                    {str(k): str(v) for k, v in r.get("settings", {}).items()},
                 )
                 for r in doc["runs"]
             ),
@@ -205,8 +220,11 @@ def for_batch(
     sandbox: str,
     seconds: float,
     graded: int,
+    settings: dict[str, str],
+    earlier: Sequence[RunInfo] = (),
 ) -> Manifest:
-    """Return the manifest of one batch run over ``ids``, its share of ``class_ids``.
+    """Return the manifest of one batch run over ``ids``, its share of ``class_ids``,
+    after the ``earlier`` runs that wrote the same output.
 
     ``graded`` counts the submissions this run graded: not those unchanged since an
     earlier run, nor those it could not grade.
@@ -220,5 +238,17 @@ def for_batch(
         class_size=len(class_ids),
         class_digest=class_digest(class_ids),
         ids=tuple(sorted(ids)),
-        runs=(RunInfo(shard, sandbox, round(seconds, 3), graded),),
+        runs=(*earlier, RunInfo(shard, sandbox, round(seconds, 3), graded, dict(settings))),
     )
+
+
+def earlier_runs(out: Path, shard: Shard) -> tuple[RunInfo, ...]:
+    """Return the runs an earlier batch of the same share recorded in ``out``, if any.
+
+    A folder without a sound batch.json, or one of another share, has none to keep.
+    """
+    try:
+        manifest = read_manifest(out)
+    except GraderError:
+        return ()
+    return manifest.runs if manifest.shard == shard else ()

@@ -273,9 +273,11 @@ class _Talk:
         event, header = frame.event, frame.header
         info = {k: v for k, v in header.items() if k not in ("event", "nbytes")}
         if event == "confine_error":
-            # Sent before any of the submission ran: the walls themselves failed.
+            # Sent before any of the submission ran: the child's own start failed (its walls,
+            # or its memory reserve under the limits given): the settings', not the learner's.
             raise GraderError(
-                f"the {self.run.backend} sandbox could not be applied: {header.get('message')}"
+                f"the child could not start under the {self.run.backend} sandbox: "
+                f"{header.get('message')}"
             )
         if event == "confined":
             self.run.confinement = info

@@ -120,6 +120,16 @@ def _check_together(outs: Sequence[Path], manifests: Sequence[Manifest]) -> None
     """Refuse, in one line, outputs that were not graded alike or do not cover the class once."""
     first, m0 = outs[0], manifests[0]
     for out, m in zip(outs[1:], manifests[1:], strict=True):
+        differ = sorted(
+            k for k in {*m.settings, *m0.settings} if m.settings.get(k) != m0.settings.get(k)
+        )
+        if differ:
+            key, unknown = differ[0], "(not recorded)"
+            theirs, ours = m.settings.get(key, unknown), m0.settings.get(key, unknown)
+            raise GraderError(
+                f"{_name(out)} was graded under other settings than {_name(first)}: {key} "
+                f"{theirs} vs {ours}; grade every share alike"
+            )
         if m.shard.count != m0.shard.count:
             raise GraderError(
                 f"shards of different splits: {_name(first)} is shard {m0.shard}, "

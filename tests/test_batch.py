@@ -99,9 +99,10 @@ def test_batch_resumes(cli: Cli, klass: Path, tmp_path: Path) -> None:
     assert code == 0
     assert "1 graded, 4 unchanged since the last run, 2 not graded" in stdout
     assert _summary(out)["bob"]["score"] == "10"
-    # batch.json counts what this run graded, neither the unchanged nor the not graded.
-    (run,) = json.loads((out / "batch.json").read_text())["runs"]
-    assert run["graded"] == 1
+    # batch.json records both runs; each counts what it graded, neither the unchanged nor
+    # the not graded.
+    first, run = json.loads((out / "batch.json").read_text())["runs"]
+    assert run["graded"] == 1 and first["settings"] == run["settings"]
 
 
 def test_one_submission_cannot_affect_the_next(cli: Cli, tmp_path: Path) -> None:
@@ -341,8 +342,11 @@ def test_ctrl_c_stops_keeps_rows_and_resumes(cli: Cli, tmp_path: Path) -> None:
     rows = _summary(out)
     assert set(rows) == {"a_first"} and rows["a_first"]["score"] == "10"
     assert sorted(p.name for p in (out / "results").iterdir()) == ["a_first.json"]
+    # Resumed with another --timeout: the row kept was graded under other settings, so it
+    # is graded again too, and the batch says so.
     code, stdout, _ = cli("batch", klass, "--out", out, "--timeout", "0.2")
-    assert code == 0 and "4 submissions: 3 graded, 1 unchanged since the last run" in stdout
+    assert code == 0 and "4 submissions: 4 graded, 0 unchanged since the last run" in stdout
+    assert "graded again: 1 unchanged submissions" in stdout
 
 
 def test_links_are_never_followed(cli: Cli, tmp_path: Path) -> None:
@@ -731,3 +735,67 @@ def test_plot_title_takes_any_file_name(cli: Cli, tmp_path: Path) -> None:
     code, _, err = cli("run", sub, "--plot", tmp_path / "plot.png")
     assert code == 0, err
     assert (tmp_path / "plot.png").stat().st_size > 0
+
+
+def test_a_resumed_batch_regrades_what_other_settings_graded(cli: Cli, tmp_path: Path) -> None:
+    """A rerun with a longer --timeout grades the old timeouts again, says how many, and
+    batch.json records both runs with their settings; merge refuses shares graded apart."""
+    klass = tmp_path / "class"
+    klass.mkdir()
+    shutil.copy(CORPUS / "reference.py", klass / "ada.py")
+    (klass / "slow.py").write_text(
+        "import time\n\ndef sinusoidal_positions(p, d):\n    time.sleep(0.4)\n"
+        + "    return __import__('numpy').zeros((len(p), d))\n"
+    )
+    out = tmp_path / "out"
+    code, stdout, _ = cli("batch", klass, "--out", out, "--timeout", "0.3")
+    assert code == 0 and "graded again" not in stdout
+    assert _summary(out)["slow"]["single_pair"] == "timeout"
+    code, stdout, _ = cli("batch", klass, "--out", out, "--timeout", "2")
+    assert code == 0 and "2 graded, 0 unchanged" in stdout
+    assert "graded again: 2 unchanged submissions" in stdout
+    assert _summary(out)["slow"]["single_pair"] == "wrong_answer"
+    runs = json.loads((out / "batch.json").read_text())["runs"]
+    assert [r["settings"]["case_seconds"] for r in runs] == ["0.3", "2"]
+    code, stdout, _ = cli("batch", klass, "--out", out, "--timeout", "2", "--jobs", "1")
+    assert code == 0 and "0 graded, 2 unchanged" in stdout  # --jobs changes no verdict
+    shares = [tmp_path / "s1", tmp_path / "s2"]
+    cli("batch", klass, "--out", shares[0], "--shard", "1/2")
+    cli("batch", klass, "--out", shares[1], "--shard", "2/2", "--memory", "2048")
+    code, _, err = cli("merge", *shares, "--out", tmp_path / "merged")
+    assert code == 2 and "graded under other settings" in err and "memory_mb 2048 vs 1024" in err
+
+
+@pytest.mark.parametrize(
+    ("flags", "named"),
+    [
+        (("--memory", "128"), "--memory 128"),
+        (("--startup-timeout", "0.01"), "--startup-timeout 0.01"),
+    ],
+)
+@pytest.mark.parametrize("command", ["submit", "run", "batch"])
+def test_limits_the_reference_cannot_meet_are_refused(
+    cli: Cli, tmp_path: Path, command: str, flags: tuple[str, str], named: str
+) -> None:
+    """A limit set so low that the reference fails the examples: exit 2 before any learner,
+    naming the limit and the default; no learner is charged with a crash."""
+    sub = tmp_path / "ada.py"
+    shutil.copy(CORPUS / "reference.py", sub)
+    extra = ("--out", str(tmp_path / "out")) if command == "batch" else ()
+    code, out, err = cli(command, sub, *flags, *extra)
+    assert code == 2 and out == "", err
+    assert f"the limits {named} are too low" in err and "the defaults" in err
+    assert not (tmp_path / "out" / "summary.csv").exists()
+    assert "your file printed" not in out + err
+
+
+@pytest.mark.parametrize("value", ["0", "-1", "nan", "1e9"])
+def test_absurd_limits_are_usage_errors(
+    cli: Cli, capsys: pytest.CaptureFixture[str], value: str
+) -> None:
+    """--timeout 0, negative, not a number or absurdly large: exit 2 in one line."""
+    with pytest.raises(SystemExit) as stop:
+        cli("submit", CORPUS / "reference.py", "--timeout", value)
+    assert stop.value.code == 2
+    err = capsys.readouterr().err
+    assert err.startswith("grader submit: error: argument --timeout:") and err.count("\n") == 1

@@ -89,6 +89,7 @@ def test_figures_from_results(tmp_path: Path) -> None:
             sandbox="bwrap",
             seconds=1.5,
             graded=6,
+            settings={},
         ),
     )
     r = build(out)

@@ -294,7 +294,18 @@ def _serve(fd: int, path: str, function: str, config: dict[str, Any]) -> None:
     try:
         applied = _confine(config)
     except OSError as exc:
-        channel.send({"event": "confine_error", "message": _text(exc)})
+        channel.send({"event": "confine_error", "message": f"the walls failed: {_text(exc)}"})
+        return
+    # An import may take every byte the memory limit allows and keep it. This much address
+    # space is set aside (not touched, so it costs nothing) and given back once the import
+    # is over, so that this process can still read its inputs and answer "memory" instead
+    # of dying in its own code. Before anything of the submission runs: a limit too low for
+    # it is the settings' failure, never the submission's.
+    try:
+        reserve = mmap.mmap(-1, RESERVE_BYTES, flags=mmap.MAP_PRIVATE)
+    except OSError as exc:
+        message = f"its own {RESERVE_BYTES >> 20} MB reserve does not fit the memory limit"
+        channel.send({"event": "confine_error", "message": f"{message} ({_text(exc)})"})
         return
     channel.send({"event": "confined", **applied})
     # The request arrives on the original stdin; the submission gets an empty one.
@@ -302,11 +313,6 @@ def _serve(fd: int, path: str, function: str, config: dict[str, Any]) -> None:
     devnull = os.open(os.devnull, os.O_RDONLY)
     os.dup2(devnull, 0)
     os.close(devnull)
-    # An import may take every byte the memory limit allows and keep it. This much address
-    # space is set aside (not touched, so it costs nothing) and given back once the import
-    # is over, so that this process can still read its inputs and answer "memory" instead
-    # of dying in its own code.
-    reserve = mmap.mmap(-1, RESERVE_BYTES, flags=mmap.MAP_PRIVATE)
     try:
         loaded = _load(path, function)
     except MemoryError:
