@@ -6,6 +6,7 @@ import contextlib
 import csv
 import fcntl
 import hashlib
+import io
 import json
 import os
 import queue
@@ -314,6 +315,12 @@ class Batch:
             return self._grade_one(entry)
         except Stopped:
             raise
+        except OSError as exc:
+            # A full disk or a quota while this learner's files were written: the machine's.
+            doc = _error_doc(entry, self.checked, f"the grader failed: {exc}", Cause.ENVIRONMENT)
+            with contextlib.suppress(OSError):
+                self._write(entry, doc)
+            return _row_from(doc, entry, "not_graded")
         except Exception as exc:  # noqa: BLE001 - one learner's failure must not end the batch
             doc = _error_doc(
                 entry, self.checked, f"the grader failed ({type(exc).__name__})", Cause.GRADER
@@ -384,24 +391,23 @@ SUMMARY_COLUMNS = ("submission", "path", "score", "max_score", "status", "reason
 
 def write_summary(path: Path, rows: Iterable[Row], cases: Sequence[str]) -> None:
     """Write summary.csv: one row per submission, one outcome column per hidden case."""
-    tmp = path.with_suffix(".csv.tmp")
-    with tmp.open("w", newline="", encoding="utf-8") as handle:
-        writer = csv.writer(handle)
-        writer.writerow([*SUMMARY_COLUMNS, *cases])
-        for row in sorted(rows, key=lambda r: r.id):
-            writer.writerow(
-                [
-                    cell(row.id),
-                    cell(row.relpath),
-                    f"{row.score:g}",
-                    f"{row.max_score:g}",
-                    row.status,
-                    cell(row.reason),
-                    f"{row.seconds:g}",  # whole seconds: a submission could time more
-                    *(row.outcomes.get(c, "") for c in cases),
-                ]
-            )
-    os.replace(tmp, path)
+    handle = io.StringIO(newline="")
+    writer = csv.writer(handle)
+    writer.writerow([*SUMMARY_COLUMNS, *cases])
+    for row in sorted(rows, key=lambda r: r.id):
+        writer.writerow(
+            [
+                cell(row.id),
+                cell(row.relpath),
+                f"{row.score:g}",
+                f"{row.max_score:g}",
+                row.status,
+                cell(row.reason),
+                f"{row.seconds:g}",  # whole seconds: a submission could time more
+                *(row.outcomes.get(c, "") for c in cases),
+            ]
+        )
+    atomic_write(path, handle.getvalue())
 
 
 @dataclass(frozen=True)
@@ -447,8 +453,11 @@ def locked(out: Path) -> Iterator[None]:
             ) from None
         since = time.strftime("%Y-%m-%d %H:%M:%S")
         holder = f"grader batch, process {os.getpid()} on {socket.gethostname()}, since {since}"
-        os.ftruncate(fd, 0)
-        os.pwrite(fd, holder.encode() + b"\n", 0)
+        try:
+            os.ftruncate(fd, 0)
+            os.pwrite(fd, holder.encode() + b"\n", 0)
+        except OSError as exc:  # a full disk: the first write to --out, said with its path
+            raise OSError(exc.errno, exc.strerror, str(path)) from exc
         yield
     finally:
         os.close(fd)  # releases the lock; the file stays, empty of meaning without it

@@ -19,6 +19,7 @@ from pathlib import Path
 
 from grader.batch import RESULTS_DIR
 from grader.errors import GraderError
+from grader.files import atomic_write
 from grader.manifest import WHOLE, Manifest, read_manifest
 from grader.names import cell
 from grader.records import Outcome
@@ -265,9 +266,7 @@ def write_class_report(out: Path) -> ClassReport:
     """Build the class report of ``out`` and write report.html and report.md beside it."""
     report = build(out)
     for name, text in ((HTML_FILE, render_html(report)), (MD_FILE, render_markdown(report))):
-        tmp = out / f".{name}.tmp"
-        tmp.write_text(text, encoding="utf-8")
-        os.replace(tmp, out / name)
+        atomic_write(out / name, text)
     return report
 
 

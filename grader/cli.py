@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import errno
 import io
 import json
 import os
@@ -18,6 +19,20 @@ from grader.errors import GraderError
 from grader.launch import exit_status, hand_over, signal_of, stopped_by, stopped_line
 
 EXIT_PASSED, EXIT_FAILED, EXIT_USAGE, EXIT_INTERNAL = 0, 1, 2, 3
+# What the machine, not the grader, is to blame for: the disk, a quota, permissions.
+MACHINE_ERRORS = frozenset(
+    {
+        errno.ENOSPC,
+        errno.EDQUOT,
+        errno.EROFS,
+        errno.EACCES,
+        errno.EPERM,
+        errno.EMFILE,
+        errno.ENFILE,
+        errno.EIO,
+        errno.ENOMEM,
+    }
+)
 # Commands that grade one submission: stopped half-way, they say it was not graded.
 GRADES_ONE = ("run", "submit", "autograde")
 
@@ -407,19 +422,32 @@ def main(argv: Sequence[str] | None = None) -> int:
         # The reader left (say, `| head`): nothing more to say, and nowhere to say it.
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return EXIT_PASSED
-    except Exception as exc:
-        # A grader bug must still end in one line a user can act on; the traceback is one
-        # environment variable away for whoever reports it.
-        if os.environ.get("GRADER_DEBUG"):
-            raise
-        # The type only: a grader bug met while grading could carry the submission's data in
-        # its message, and this line may reach a learner (Gradescope shows stderr to staff).
-        print(
-            f"grader: internal error: {type(exc).__name__} "
-            "(set GRADER_DEBUG=1 for the traceback, and please report it)",
-            file=sys.stderr,
-        )
-        return EXIT_INTERNAL
+    except OSError as exc:
+        if exc.errno not in MACHINE_ERRORS:
+            return _internal(exc)
+        # A full disk, a read-only --out, a quota: the machine's, said with the path.
+        from grader.names import display
+
+        where = f": {display(os.fsdecode(exc.filename))}" if exc.filename else ""
+        print(f"grader: error: {exc.strerror}{where}", file=sys.stderr)
+        return EXIT_USAGE
+    except Exception as exc:  # noqa: BLE001 - a grader bug still ends in one line
+        return _internal(exc)
+
+
+def _internal(exc: Exception) -> int:
+    """Say a grader bug in one line a user can act on; the traceback is one environment
+    variable away for whoever reports it."""
+    if os.environ.get("GRADER_DEBUG"):
+        raise exc
+    # The type only: a grader bug met while grading could carry the submission's data in
+    # its message, and this line may reach a learner (Gradescope shows stderr to staff).
+    print(
+        f"grader: internal error: {type(exc).__name__} "
+        "(set GRADER_DEBUG=1 for the traceback, and please report it)",
+        file=sys.stderr,
+    )
+    return EXIT_INTERNAL
 
 
 def keep_quiet() -> None:

@@ -9,6 +9,7 @@ it combines them into one output, as if one machine had graded the class.
 from __future__ import annotations
 
 import csv
+import io
 import os
 import shutil
 from collections.abc import Mapping, Sequence
@@ -17,6 +18,7 @@ from pathlib import Path
 
 from grader.batch import OUTPUT_NAMES, RESULTS_DIR, SUMMARY_FILE
 from grader.errors import GraderError
+from grader.files import atomic_write
 from grader.manifest import (
     MANIFEST_FILE,
     WHOLE,
@@ -32,6 +34,9 @@ from grader.manifest import (
 from grader.names import cell
 
 COUNT_ENV = "GRADER_SHARDS"
+
+
+STEP_ENV = "SLURM_ARRAY_TASK_STEP"
 
 
 def _env_int(environ: Mapping[str, str], name: str) -> int:
@@ -65,8 +70,10 @@ def shard_from_env(environ: Mapping[str, str]) -> Shard:
         where = "SLURM_ARRAY_TASK_ID"
         task = _env_int(environ, where)
         low = _env_int(environ, "SLURM_ARRAY_TASK_MIN")
-        step = int(environ.get("SLURM_ARRAY_TASK_STEP", "1") or "1")
-        index = (task - low) // max(step, 1) + 1
+        step = _env_int(environ, STEP_ENV) if environ.get(STEP_ENV) else 1
+        if step < 1:
+            raise GraderError(f"--shard auto: invalid {STEP_ENV} {step}, not 1 or more")
+        index = (task - low) // step + 1
         count_from = COUNT_ENV if COUNT_ENV in environ else "SLURM_ARRAY_TASK_COUNT"
         count = _env_int(environ, count_from)
     else:
@@ -252,13 +259,12 @@ def merge(outs: Sequence[Path], *, into: Path) -> Manifest:
         os.replace(into / RESULTS_DIR, old)
     os.replace(staging, into / RESULTS_DIR)
     shutil.rmtree(old, ignore_errors=True)
-    tmp = into / f".{SUMMARY_FILE}.tmp"
     rows.sort(key=lambda row: row[0])  # as write_summary orders them: by id
-    with tmp.open("w", newline="", encoding="utf-8") as handle:
-        writer = csv.writer(handle)
-        writer.writerow(header)
-        writer.writerows(rows)
-    os.replace(tmp, into / SUMMARY_FILE)
+    handle = io.StringIO(newline="")
+    writer = csv.writer(handle)
+    writer.writerow(header)
+    writer.writerows(rows)
+    atomic_write(into / SUMMARY_FILE, handle.getvalue())
     m0 = manifests[0]
     merged = replace(
         m0,

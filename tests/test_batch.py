@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import csv
 import json
 import os
@@ -12,7 +13,7 @@ import socket
 import subprocess
 import sys
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
@@ -799,3 +800,37 @@ def test_absurd_limits_are_usage_errors(
     assert stop.value.code == 2
     err = capsys.readouterr().err
     assert err.startswith("grader submit: error: argument --timeout:") and err.count("\n") == 1
+
+
+@pytest.fixture
+def full_disk(tmp_path: Path) -> Iterator[Path]:
+    """Return a folder on a small file system with no space left (a tmpfs: needs root)."""
+    place = tmp_path / "full"
+    place.mkdir()
+    mounted = subprocess.run(
+        ["mount", "-t", "tmpfs", "-o", "size=256k", "tmpfs", str(place)],
+        capture_output=True,
+        check=False,
+    )
+    if mounted.returncode != 0:
+        pytest.skip("cannot mount a small file system here")
+    try:
+        (place / "out").mkdir()
+        fd = os.open(place / "filler", os.O_WRONLY | os.O_CREAT)
+        with contextlib.suppress(OSError):
+            while os.write(fd, b"\0" * 4096):
+                pass
+        os.close(fd)
+        yield place
+    finally:
+        subprocess.run(["umount", "-l", str(place)], check=False)
+
+
+def test_a_full_disk_is_one_line_naming_the_path(cli: Cli, tmp_path: Path, full_disk: Path) -> None:
+    """--out on a full disk: exit 2, one line naming the file that could not be written."""
+    shutil.copy(CORPUS / "reference.py", tmp_path / "ada.py")
+    code, _, err = cli("batch", tmp_path / "ada.py", "--out", full_disk / "out")
+    assert code == 2, err
+    assert err.strip().splitlines()[-1] == (
+        f"grader: error: No space left on device: {full_disk / 'out' / '.grader-batch.lock'}"
+    )

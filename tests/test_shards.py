@@ -312,6 +312,14 @@ def test_shard_auto_reads_the_job_runner(env: dict[str, str], shard: Shard) -> N
         ({"JOB_COMPLETION_INDEX": "x", "GRADER_SHARDS": "2"}, "invalid JOB_COMPLETION_INDEX 'x'"),
         ({"JOB_COMPLETION_INDEX": "2", "GRADER_SHARDS": "2"}, "share 3 from JOB_COMPLETION_INDEX"),
         ({"SLURM_ARRAY_TASK_ID": "3", "SLURM_ARRAY_TASK_MIN": "1"}, "SLURM_ARRAY_TASK_COUNT"),
+        (
+            {"SLURM_ARRAY_TASK_ID": "3", "SLURM_ARRAY_TASK_MIN": "1", "SLURM_ARRAY_TASK_STEP": "x"},
+            "invalid SLURM_ARRAY_TASK_STEP 'x'",
+        ),
+        (
+            {"SLURM_ARRAY_TASK_ID": "3", "SLURM_ARRAY_TASK_MIN": "1", "SLURM_ARRAY_TASK_STEP": "0"},
+            "invalid SLURM_ARRAY_TASK_STEP 0",
+        ),
     ],
 )
 def test_shard_auto_names_what_is_wrong(env: dict[str, str], words: str) -> None:
@@ -387,4 +395,19 @@ def test_merge_refuses_an_id_outside_results(
     odd = _copy(graded["2/2"], tmp_path / "odd", ids=[*doc["ids"], "../../secret"])
     assert "cannot name a results file" in _refused(
         cli, graded["1/2"], odd, "--out", tmp_path / "a"
+    )
+
+
+def test_a_bad_job_runner_variable_is_one_line(
+    cli: Cli, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`batch --shard auto` under a Slurm array with a malformed step: exit 2, one line."""
+    shutil.copy(CORPUS / "reference.py", tmp_path / "ada.py")
+    for name, value in (("ID", "1"), ("MIN", "1"), ("COUNT", "2"), ("STEP", "x")):
+        monkeypatch.setenv(f"SLURM_ARRAY_TASK_{name}", value)
+    code, out, err = cli("batch", tmp_path / "ada.py", "--out", tmp_path / "o", "--shard", "auto")
+    assert (code, out) == (2, "")
+    assert (
+        err
+        == "grader: error: --shard auto: invalid SLURM_ARRAY_TASK_STEP 'x', not a whole number\n"
     )
