@@ -190,6 +190,13 @@ class ClassReport:
         return self.ids(lambda x: x.graded and not x.passed and x.passed_examples)
 
     @property
+    def unnamed(self) -> tuple[str, ...]:
+        """Ids with a wrong answer on some hidden case and no mistake named for any: the
+        learners a staff member must read, since no hint told them what went wrong."""
+        wrong = Outcome.WRONG_ANSWER.value
+        return self.ids(lambda x: x.graded and x.has(wrong) and not x.diagnoses)
+
+    @property
     def passed_all(self) -> tuple[str, ...]:
         """Ids that pass every hidden case and every visible example."""
         return self.ids(lambda x: x.passed and x.passed_examples)
@@ -285,7 +292,8 @@ def scope(r: ClassReport) -> str:
     """Return what the report covers: the whole class, or one shard of it."""
     m = r.manifest
     if m.shard == WHOLE:
-        merged = f", merged from {len(m.runs)} shards" if len(m.runs) > 1 else ""
+        shards = len({run.shard for run in m.runs})
+        merged = f", merged from {shards} shards" if shards > 1 else ""
         return f"the whole class: {m.class_size} submissions{merged}"
     return f"shard {m.shard}: {len(m.ids)} of the class's {m.class_size} submissions"
 
@@ -298,12 +306,18 @@ def facts(r: ClassReport) -> list[tuple[str, str]]:
         sandbox = sandboxes[0] if sandboxes else "-"
     else:
         sandbox = "; ".join(f"shard {run.shard}: {run.sandbox}" for run in m.runs)
+    total = sum(run.seconds for run in m.runs)
+    shards = len({run.shard for run in m.runs})
     if len(m.runs) == 1:
-        duration = f"{m.runs[0].seconds:.1f} s"
+        duration = f"{total:.1f} s"
+    elif shards == 1:  # one share, resumed: every run counts, the last one beside
+        duration = f"{total:.1f} s in {len(m.runs)} runs, the last {m.runs[-1].seconds:.1f} s"
     else:
         longest = max(run.seconds for run in m.runs)
-        total = sum(run.seconds for run in m.runs)
-        duration = f"{len(m.runs)} shards, the longest {longest:.1f} s, {total:.1f} s in all"
+        duration = (
+            f"{shards} shards in {len(m.runs)} runs, the longest {longest:.1f} s, "
+            f"{total:.1f} s in all"
+        )
     limits = limits_line(m.limits).removeprefix("limits: ") if m.limits else "-"
     return [
         ("sandbox", sandbox),
@@ -394,6 +408,8 @@ def render_markdown(r: ClassReport) -> str:
         lines += _wrap("learners: " + ", ".join(m.ids), indent)
     if r.mistakes:
         lines.append("")
+    lines += [f"## A wrong answer, and no mistake named ({len(r.unnamed)})", ""]
+    lines += [*_id_lines(r.unnamed), ""]
     lines += [f"## Pass the visible examples, fail hidden cases ({len(r.examples_only)})", ""]
     lines += [*_id_lines(r.examples_only), ""]
     lines += [f"## Pass everything ({len(r.passed_all)})", ""]
@@ -512,6 +528,8 @@ def render_html(r: ClassReport) -> str:
     out.append(
         '<section id="mistakes"><h2>Mistakes named, most frequent first</h2>'
         + (f"<ol>{items}</ol>" if items else "<p>No mistake was named.</p>")
+        + f"<h3>A wrong answer, and no mistake named ({len(r.unnamed)})</h3>"
+        + _ids_html(r.unnamed, "unnamed")
         + "</section>"
     )
     unknown = (

@@ -758,6 +758,9 @@ def test_a_resumed_batch_regrades_what_other_settings_graded(cli: Cli, tmp_path:
     assert _summary(out)["slow"]["single_pair"] == "wrong_answer"
     runs = json.loads((out / "batch.json").read_text())["runs"]
     assert [r["settings"]["case_seconds"] for r in runs] == ["0.3", "2"]
+    # The report's duration is every run's, the last one beside it.
+    total, last = sum(r["seconds"] for r in runs), runs[-1]["seconds"]
+    assert f"{total:.1f} s in 2 runs, the last {last:.1f} s" in (out / "report.md").read_text()
     code, stdout, _ = cli("batch", klass, "--out", out, "--timeout", "2", "--jobs", "1")
     assert code == 0 and "0 graded, 2 unchanged" in stdout  # --jobs changes no verdict
     shares = [tmp_path / "s1", tmp_path / "s2"]

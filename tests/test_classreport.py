@@ -294,3 +294,101 @@ def test_an_edited_output_is_a_usage_error(
         path.write_text(new if isinstance(new, str) else json.dumps(new))
     code, _, err = cli("report", out)
     assert code == 2 and len(err.strip().splitlines()) == 1, err
+
+
+# In the page: every text box (a text node's line boxes) must stay inside its element's
+# box, inside the page's width, and clear of every other text box.
+_TEXT_BOXES = """
+() => {
+  const boxes = [], problems = [];
+  const walker = document.createTreeWalker(document.querySelector("main"), NodeFilter.SHOW_TEXT);
+  for (let node = walker.nextNode(); node; node = walker.nextNode()) {
+    if (!node.textContent.trim()) continue;
+    const owner = node.parentElement;
+    if (owner.closest("details:not([open])") || owner.closest("svg")) continue;
+    const range = document.createRange();
+    range.selectNodeContents(node);
+    const box = owner.getBoundingClientRect();
+    for (const r of range.getClientRects()) {
+      if (r.width < 1 || r.height < 1) continue;
+      const where = owner.tagName + " '" + node.textContent.slice(0, 40) + "'";
+      if (r.left < box.left - 1 || r.right > box.right + 1) problems.push("overflows " + where);
+      const page = document.documentElement.clientWidth;
+      if (r.right > page + 1) problems.push("off the page " + where);
+      boxes.push({r, where});
+    }
+  }
+  for (let i = 0; i < boxes.length; i++) {
+    for (let j = i + 1; j < boxes.length; j++) {
+      const a = boxes[i].r, b = boxes[j].r;
+      const w = Math.min(a.right, b.right) - Math.max(a.left, b.left);
+      const h = Math.min(a.bottom, b.bottom) - Math.max(a.top, b.top);
+      if (w > 1 && h > 1) problems.push("overlap " + boxes[i].where + " / " + boxes[j].where);
+    }
+  }
+  return {count: boxes.length, problems: problems.slice(0, 10)};
+}
+"""
+
+
+@browser_only
+@pytest.mark.parametrize("width", [1280, 390])
+def test_long_ids_and_accented_names_stay_readable(tmp_path: Path, width: int) -> None:
+    """60-character ids without a space and accented names, in every list, table and reason,
+    at a desktop's and a phone's width: no text box overlaps another or leaves its box."""
+    from playwright.sync_api import sync_playwright
+
+    out = tmp_path / "out"
+    ok, fail = {"ex": "passed"}, {"ex": "wrong_answer"}
+    ids = []
+    for i in range(12):
+        entry_id = f"Jos\u00e9_N\u00fa\u00f1ez_{i:02d}_" + "x" * 45
+        ids.append(entry_id)
+        kind = i % 4
+        if kind == 0:
+            _learner(out, entry_id, {"a": "passed", "b": "passed"}, examples=ok)
+        elif kind == 1:
+            _learner(
+                out,
+                entry_id,
+                {"a": "wrong_answer", "b": "wrong_answer"},
+                diagnoses={"a": "swapped_sin_cos"},
+                examples=fail,
+            )
+        elif kind == 2:
+            _learner(out, entry_id, {"a": "wrong_answer", "b": "passed"}, examples=ok)
+        else:
+            reason = f"Fran\u00e7ois_Ch\u00e2telet_{'y' * 50}.docx is not a Python file"
+            _learner(out, entry_id, {"a": "not_graded", "b": "not_graded"}, error=reason)
+    write_manifest(
+        out,
+        for_batch(
+            shard=Shard(1, 1),
+            suite="f" * 64,
+            tolerance="|got - want| <= 1e-06 + 1e-06 * |want|",
+            limits=Limits()._asdict(),
+            cases=[CaseInfo("a", "why a", 1.0), CaseInfo("b", "why b", 1.0)],
+            class_ids=ids,
+            ids=ids,
+            sandbox="bwrap",
+            seconds=1.5,
+            graded=9,
+            settings={},
+        ),
+    )
+    assert main(["report", str(out)]) == 0
+    report = build(out)
+    assert len(report.unnamed) == 3 and len(report.passed_all) == 3
+    text = (out / "report.md").read_text()
+    assert "## A wrong answer, and no mistake named (3)" in text
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        try:
+            page = browser.new_page(viewport={"width": width, "height": 900})
+            page.goto((out / "report.html").resolve().as_uri())
+            found = page.evaluate(_TEXT_BOXES)
+            assert found["count"] > 30 and found["problems"] == [], found["problems"]
+            ARTIFACTS.mkdir(parents=True, exist_ok=True)
+            page.screenshot(path=str(ARTIFACTS / f"long-ids-{width}.png"), full_page=True)
+        finally:
+            browser.close()
