@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import re
 import shutil
 import tempfile
@@ -500,13 +501,31 @@ def _emit(stage: Path, out: Path) -> None:
     """Move the staged bundle to ``out``: a folder, or a zip when out ends in .zip."""
     if out.exists() and (out.is_file() or any(out.iterdir())):
         raise GraderError(f"{out} already exists and is not empty; not overwritten")
-    if out.suffix == ".zip":
-        out.parent.mkdir(parents=True, exist_ok=True)
-        with zipfile.ZipFile(out, "w", zipfile.ZIP_DEFLATED) as archive:
-            for path in sorted(stage.rglob("*")):
-                if path.is_file():
-                    info = zipfile.ZipInfo.from_file(path, str(path.relative_to(stage)))
-                    info.compress_type = zipfile.ZIP_DEFLATED
-                    archive.writestr(info, path.read_bytes())
+    # Built beside ``out`` and renamed into place: a stop (Ctrl-C, SIGTERM) or a full disk
+    # half-way leaves no half bundle that looks whole.
+    out.parent.mkdir(parents=True, exist_ok=True)
+    partial = out.with_name(f".{out.name}.partial")
+    _remove(partial)
+    try:
+        if out.suffix == ".zip":
+            with zipfile.ZipFile(partial, "w", zipfile.ZIP_DEFLATED) as archive:
+                for path in sorted(stage.rglob("*")):
+                    if path.is_file():
+                        info = zipfile.ZipInfo.from_file(path, str(path.relative_to(stage)))
+                        info.compress_type = zipfile.ZIP_DEFLATED
+                        archive.writestr(info, path.read_bytes())
+        else:
+            shutil.copytree(stage, partial)
+            if out.is_dir():
+                out.rmdir()  # empty, as checked above
+        os.replace(partial, out)
+    except BaseException:
+        _remove(partial)
+        raise
+
+
+def _remove(path: Path) -> None:
+    if path.is_dir() and not path.is_symlink():
+        shutil.rmtree(path, ignore_errors=True)
     else:
-        shutil.copytree(stage, out, dirs_exist_ok=True)
+        path.unlink(missing_ok=True)

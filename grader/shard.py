@@ -250,9 +250,15 @@ def merge(outs: Sequence[Path], *, into: Path) -> Manifest:
     staging = into / f".{RESULTS_DIR}.merging"
     shutil.rmtree(staging, ignore_errors=True)
     staging.mkdir()
-    for out, m in zip(outs, manifests, strict=True):
-        for entry_id in m.ids:
-            shutil.copyfile(out / RESULTS_DIR / f"{entry_id}.json", staging / f"{entry_id}.json")
+    try:
+        for out, m in zip(outs, manifests, strict=True):
+            for entry_id in m.ids:
+                name = f"{entry_id}.json"
+                shutil.copyfile(out / RESULTS_DIR / name, staging / name)
+    except BaseException:
+        # A stop or a full disk while copying: the staging folder goes, the last merge stays.
+        shutil.rmtree(staging, ignore_errors=True)
+        raise
     old = into / f".{RESULTS_DIR}.old"
     shutil.rmtree(old, ignore_errors=True)
     if (into / RESULTS_DIR).exists():

@@ -264,3 +264,72 @@ def test_a_later_start_sweeps_only_unheld_folders(tmp_path: Path) -> None:
     finally:
         os.close(held)
     assert sorted(p.name for p in temp.iterdir()) == sorted(kept)
+
+
+def _stop_on(monkeypatch: pytest.MonkeyPatch, owner: object, name: str, after: int = 0) -> None:
+    """Make ``owner.name`` deliver a SIGTERM's Stop on its call number ``after`` + 1."""
+    from grader.launch import Stop
+
+    real = getattr(owner, name)
+    calls = [0]
+
+    def stopping(*args: object, **kwargs: object) -> object:
+        calls[0] += 1
+        if calls[0] > after:
+            raise Stop(signal.SIGTERM)
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(owner, name, stopping)
+
+
+def test_add_case_stopped_mid_audit_takes_the_case_back(
+    problem_copy: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """SIGTERM while add-case audits the corpus on the new case: no case is left, 143."""
+    import grader.authoring
+    from grader.cli import main
+
+    shutil.copytree(ROOT / "problem", problem_copy / "problem")
+    before = sorted(p.name for p in (problem_copy / "hidden_tests").iterdir())
+    statement = (problem_copy / "problem" / "statement.md").read_text()
+    _stop_on(monkeypatch, grader.authoring, "new_case_report")
+    args = ["add-case", "--problem", str(problem_copy), "--positions", "3,4", "--d-model", "6"]
+    code = main([*args, "--why", "Two positions at six features."])
+    assert code == 143 and "stopped by SIGTERM" in capsys.readouterr().err
+    assert sorted(p.name for p in (problem_copy / "hidden_tests").iterdir()) == before
+    assert (problem_copy / "problem" / "statement.md").read_text() == statement
+
+
+@pytest.mark.parametrize("kind", ["learner", "gradescope"])
+def test_a_bundle_stopped_half_way_leaves_nothing(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, kind: str
+) -> None:
+    """SIGTERM while a bundle is written: neither the bundle nor a half of it is left."""
+    import grader.bundle
+    from grader.cli import main
+
+    out = tmp_path / ("kit.zip" if kind == "learner" else "autograder.zip")
+    _stop_on(monkeypatch, grader.bundle.zipfile.ZipFile, "writestr", after=3)
+    assert main(["bundle", kind, str(out)]) == 143
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_a_merge_stopped_half_way_keeps_the_previous_one(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """SIGTERM while shares are merged: the previous merge stays whole, nothing half-new."""
+    import grader.shard
+    from grader.cli import main
+
+    klass = _class(tmp_path, "call", size=0)
+    shutil.copy(CORPUS / "reference.py", klass / "bob.py")
+    shares = [str(tmp_path / f"s{k}") for k in (1, 2)]
+    for k, share in enumerate(shares, start=1):
+        assert main(["batch", str(klass), "--out", share, "--shard", f"{k}/2"]) == 0
+    merged = tmp_path / "merged"
+    assert main(["merge", *shares, "--out", str(merged)]) == 0
+    before = {p.relative_to(merged): p.read_bytes() for p in merged.rglob("*") if p.is_file()}
+    _stop_on(monkeypatch, grader.shard.shutil, "copyfile", after=1)
+    assert main(["merge", *shares, "--out", str(merged)]) == 143
+    after = {p.relative_to(merged): p.read_bytes() for p in merged.rglob("*") if p.is_file()}
+    assert after == before
