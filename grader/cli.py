@@ -590,11 +590,15 @@ def _batch(args: argparse.Namespace, root: Path, choice: Any) -> int:
             file=sys.stderr,
         )
         return exit_status(signum)
-    return _batch_status(summary)
+    return _batch_status(summary, whole=shard is None)
 
 
-def _batch_status(summary: Any) -> int:
-    """Return a finished batch's place in the exit table, saying why when it is not 0."""
+def _batch_status(summary: Any, *, whole: bool) -> int:
+    """Return a finished batch's place in the exit table, saying why when it is not 0.
+
+    Nothing gradable is said of a whole class only: one share may hold nobody, or only a
+    learner who handed in no code, and a job runner must not stop the other shares for it.
+    """
     from grader.records import Cause
 
     again = "run the same command again to grade them (the others are kept)"
@@ -613,7 +617,7 @@ def _batch_status(summary: Any) -> int:
             file=sys.stderr,
         )
         return EXIT_USAGE
-    if not summary.count("graded") and not summary.count("unchanged"):
+    if whole and not summary.count("graded") and not summary.count("unchanged"):
         print("grader: nothing gradable: no submission could be graded", file=sys.stderr)
         return EXIT_FAILED
     return EXIT_PASSED
