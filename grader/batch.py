@@ -39,7 +39,7 @@ from grader.manifest import (
     holds,
     write_manifest,
 )
-from grader.names import cell, make_ids
+from grader.names import cell, make_ids, results_name
 from grader.pool import Pool
 from grader.records import Cause
 from grader.report import not_graded, to_json
@@ -292,7 +292,7 @@ class Batch:
         self.resettled: list[str] = []
 
     def result_path(self, entry: Entry) -> Path:
-        return self.out / RESULTS_DIR / f"{entry.id}.json"
+        return self.out / RESULTS_DIR / results_name(entry.id)
 
     def up_to_date(self, entry: Entry, digest: str) -> dict[str, Any] | None:
         """Return the stored results if they are for this very file and suite."""

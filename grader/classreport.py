@@ -21,7 +21,7 @@ from grader.batch import RESULTS_DIR
 from grader.errors import GraderError
 from grader.files import atomic_write
 from grader.manifest import WHOLE, Manifest, read_manifest
-from grader.names import cell
+from grader.names import cell, results_name
 from grader.records import Outcome
 from grader.report import limits_line
 
@@ -231,7 +231,8 @@ def build(out: Path) -> ClassReport:
 
     manifest = read_manifest(out)
     learners = tuple(
-        read_learner(out / RESULTS_DIR / f"{entry_id}.json", entry_id) for entry_id in manifest.ids
+        read_learner(out / RESULTS_DIR / results_name(entry_id), entry_id)
+        for entry_id in manifest.ids
     )
     graded = [x for x in learners if x.graded]
     cases = []

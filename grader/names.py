@@ -11,6 +11,7 @@ too, and are unique even on a file system that ignores case.
 from __future__ import annotations
 
 import hashlib
+import os
 import unicodedata
 from collections.abc import Iterable
 
@@ -46,6 +47,15 @@ def cell(text: str) -> str:
     """Return ``text`` for a CSV or report cell: displayed, and never read as a formula."""
     shown = display(text)
     return "'" + shown if shown.startswith(FORMULA_START) else shown
+
+
+def results_name(entry_id: str) -> str:
+    """Return the file name of an id's results: its UTF-8 bytes in every locale.
+
+    In the C locale Python encodes file names as ASCII and could not write José's; the
+    bytes on disk, and so the file's name in any later run, must not depend on the locale.
+    """
+    return os.fsdecode(f"{entry_id}.json".encode())
 
 
 def plot_title(text: str) -> str:

@@ -31,7 +31,7 @@ from grader.manifest import (
     share_of,
     write_manifest,
 )
-from grader.names import cell
+from grader.names import cell, results_name
 
 COUNT_ENV = "GRADER_SHARDS"
 
@@ -200,7 +200,7 @@ def _check_output(out: Path, m: Manifest, rows: list[list[str]]) -> None:
             "different submissions"
         )
     for entry_id in m.ids:
-        if not (out / RESULTS_DIR / f"{entry_id}.json").is_file():
+        if not (out / RESULTS_DIR / results_name(entry_id)).is_file():
             raise GraderError(
                 f"{_name(out)} is incomplete: {RESULTS_DIR}/{entry_id}.json is missing"
             )
@@ -253,7 +253,7 @@ def merge(outs: Sequence[Path], *, into: Path) -> Manifest:
     try:
         for out, m in zip(outs, manifests, strict=True):
             for entry_id in m.ids:
-                name = f"{entry_id}.json"
+                name = results_name(entry_id)
                 shutil.copyfile(out / RESULTS_DIR / name, staging / name)
     except BaseException:
         # A stop or a full disk while copying: the staging folder goes, the last merge stays.

@@ -229,3 +229,11 @@ def test_a_batch_output_inside_a_readable_folder_is_refused(
     assert (code, out) == (2, "")
     assert err.startswith(f"grader: error: --out {readable / 'out'} is inside")
     assert not (readable / "out" / "results").exists()
+
+
+def test_a_control_character_in_a_file_name_is_shown_escaped(cli: Cli, tmp_path: Path) -> None:
+    """The report's header names the file as text: an escape sequence is shown, not sent."""
+    sub = tmp_path / "red\x1b[31m.py"
+    shutil.copy(Path(__file__).resolve().parent.parent / "solutions" / "reference.py", sub)
+    code, out, _ = cli("submit", sub)
+    assert code == 0 and "\x1b" not in out and "red\\x1b[31m.py" in out
