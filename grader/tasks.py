@@ -29,9 +29,23 @@ class TaskGroup(NamedTuple):
     fd: int
 
 
-@functools.cache
+_base_lock = threading.Lock()
+
+
 def _base() -> Path | None:
-    """Return our folder in a pids hierarchy we may write, or None where there is none."""
+    """Return our folder in a pids hierarchy we may write, or None where there is none.
+
+    Found once, under a lock: a batch's workers ask for their first groups at the same
+    moment, and two probes racing on one folder (one removing it while the other writes
+    into it) made one of them answer None, which the cache then kept for the whole batch:
+    every child of it fell back to RLIMIT_NPROC while `submit` had its cgroup.
+    """
+    with _base_lock:
+        return _find_base()
+
+
+@functools.cache
+def _find_base() -> Path | None:
     for root in HIERARCHIES:
         try:
             if not (root / "cgroup.procs").exists():
@@ -44,7 +58,7 @@ def _base() -> Path | None:
             if v2:
                 (root / "cgroup.subtree_control").write_text("+pids")
                 (base / "cgroup.subtree_control").write_text("+pids")
-            probe = base / f"{os.getpid()}-probe"
+            probe = base / f"{os.getpid()}-{threading.get_ident()}-probe"
             probe.mkdir(exist_ok=True)
             (probe / "pids.max").write_text("1")
             probe.rmdir()

@@ -9,6 +9,8 @@ import os
 import platform
 import shutil
 import socket
+import subprocess
+import sys
 import threading
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -218,6 +220,69 @@ def test_task_limit_names_the_cgroup(backend: str, cli: Cli) -> None:
     """Where a pids cgroup can be made, the report says the task limit is one."""
     code, out, _ = cli("submit", CORPUS / "correct" / "lists.py", "--sandbox", backend)
     assert code == 0 and "tasks 64 (pids cgroup)" in out
+
+
+_FIRST_GROUPS_AT_ONCE = """
+import threading
+from grader import tasks
+start = threading.Barrier(12)
+found = []
+def first_group():
+    start.wait()
+    found.append(tasks._base())
+threads = [threading.Thread(target=first_group) for _ in range(12)]
+for t in threads:
+    t.start()
+for t in threads:
+    t.join()
+print(len(set(found)), tasks._base() is None)
+"""
+
+
+def test_workers_asking_for_groups_at_once_all_get_one() -> None:
+    """A batch's workers ask for their first task groups at the same moment, in a fresh
+    process: each gets the same answer, and it is kept, not a None one race left behind."""
+    done = subprocess.run(
+        [sys.executable, "-c", _FIRST_GROUPS_AT_ONCE], capture_output=True, text=True, check=True
+    )
+    kinds, none = done.stdout.split()
+    assert kinds == "1" and none == str(not tasks.available())
+
+
+@pytest.mark.parametrize("backend", backends())
+def test_submit_and_batch_report_the_same_walls(backend: str, tmp_path: Path, cli: Cli) -> None:
+    """On one machine, a batch's children have the walls `submit` reports: the same task
+    limit (a pids cgroup where one can be made), graded in a fresh grader process."""
+    klass = tmp_path / "class"
+    klass.mkdir()
+    for name in "abcdef":
+        shutil.copy(CORPUS / "correct" / "lists.py", klass / f"{name}.py")
+    code, out, err = cli("submit", klass / "a.py", "--sandbox", backend, "--format", "json")
+    assert code == 0, err
+    walls = json.loads(out)["extra_data"]["walls"]
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "grader",
+            "batch",
+            str(klass),
+            "--out",
+            str(tmp_path / "out"),
+            "--sandbox",
+            backend,
+            "--jobs",
+            "6",
+            "--no-progress",
+        ],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    for path in (tmp_path / "out" / "results").glob("*.json"):
+        batch_walls = json.loads(path.read_text())["extra_data"]["walls"]
+        assert batch_walls["tasks"] == walls["tasks"], path.name
 
 
 @pytest.mark.parametrize("backend", backends())
