@@ -189,12 +189,52 @@ def _check_or_defer(src: Source, function: str) -> Static:
         return Static(None)
 
 
+def _decodes(data: bytes) -> None:
+    """Raise the SyntaxError `python file.py` raises for bytes its encoding cannot decode.
+
+    Compiling bytes in memory lets undecodable bytes in a comment pass, where running the
+    file refuses them (PEP 263): a Latin-1 file with no coding line must not score here
+    and fail for its author.
+    """
+    import io
+    import tokenize
+
+    try:
+        encoding, _ = tokenize.detect_encoding(io.BytesIO(data).readline)
+    except SyntaxError as exc:
+        # Its first two lines are not UTF-8 and declare nothing (found below, with the
+        # byte and its line), or they declare an encoding Python does not know.
+        encoding = "utf-8"
+        if _utf8(data):
+            raise SyntaxError(str(exc).partition(" for ")[0], (None, 1, None, None)) from None
+    try:
+        data.decode(encoding)
+    except UnicodeDecodeError as exc:
+        line = data.count(b"\n", 0, exc.start) + 1
+        code = f"code starting with '\\x{data[exc.start]:02x}'"
+        said = (
+            f"Non-UTF-8 {code}, but no encoding declared (PEP 263)"
+            if encoding in ("utf-8", "utf-8-sig")
+            else f"{code} cannot be read as {encoding}, the encoding declared"
+        )
+        raise SyntaxError(said, (None, line, None, None)) from None
+
+
+def _utf8(data: bytes) -> bool:
+    try:
+        data.decode("utf-8")
+    except UnicodeDecodeError:
+        return False
+    return True
+
+
 def _check(src: Source, function: str) -> Static:
     import ast
 
     from grader.records import Outcome
 
     try:
+        _decodes(src.data)
         tree = ast.parse(src.data, filename=src.name)
         compile(tree, src.name, "exec", dont_inherit=True)
     except SyntaxError as exc:
