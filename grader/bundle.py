@@ -399,7 +399,7 @@ def _held_rows(rows: Array, wanted: Array, tol: Tolerance) -> list[int] | None:
     return found
 
 
-def build_learner(root: Path, out: Path) -> list[str]:
+def build_learner(root: Path, out: Path, *, force: bool = False) -> list[str]:
     """Write a learner bundle to folder ``out`` (or ``out``.zip); return what went in."""
     check_problem(root)  # a broken problem is refused with every issue, before anything ships
     with tempfile.TemporaryDirectory() as tmp:
@@ -415,7 +415,7 @@ def build_learner(root: Path, out: Path) -> list[str]:
         )
         _kit_data(root, stage)
         names = verify_learner(root, stage)
-        _emit(stage, out)
+        _emit(stage, out, force=force)
     return names
 
 
@@ -468,7 +468,12 @@ def _kit_data(root: Path, stage: Path) -> None:
 
 
 def build_gradescope(
-    root: Path, out: Path, *, visibility: str = "visible", stdout_visibility: str = "hidden"
+    root: Path,
+    out: Path,
+    *,
+    visibility: str = "visible",
+    stdout_visibility: str = "hidden",
+    force: bool = False,
 ) -> list[str]:
     """Write a Gradescope autograder zip: setup.sh, run_autograder and the grader with its cases."""
     if out.suffix != ".zip":
@@ -493,14 +498,22 @@ def build_gradescope(
             f"stdout_visibility: {stdout_visibility}\n",
             encoding="utf-8",
         )
-        _emit(stage, out)
+        _emit(stage, out, force=force)
         return sorted(str(p.relative_to(stage)) for p in stage.rglob("*") if p.is_file())
 
 
-def _emit(stage: Path, out: Path) -> None:
-    """Move the staged bundle to ``out``: a folder, or a zip when out ends in .zip."""
-    if out.exists() and (out.is_file() or any(out.iterdir())):
-        raise GraderError(f"{out} already exists and is not empty; not overwritten")
+def _emit(stage: Path, out: Path, *, force: bool = False) -> None:
+    """Move the staged bundle to ``out``: a folder, or a zip when out ends in .zip.
+
+    An existing ``out`` is replaced only with ``force``, and only if it is a bundle: a zip
+    file, or a folder holding a bundle's own marker (a kit's bundle.yaml, an autograder's
+    run_autograder). Any other folder could be someone's work: never removed.
+    """
+    taken = out.exists() and (out.is_file() or any(out.iterdir()))
+    if taken and not force:
+        raise GraderError(f"{out} already exists and is not empty; not overwritten (--force)")
+    if taken and not _is_bundle(out):
+        raise GraderError(f"{out} exists and is not a bundle this command wrote; not replaced")
     # Built beside ``out`` and renamed into place: a stop (Ctrl-C, SIGTERM) or a full disk
     # half-way leaves no half bundle that looks whole.
     out.parent.mkdir(parents=True, exist_ok=True)
@@ -516,12 +529,26 @@ def _emit(stage: Path, out: Path) -> None:
                         archive.writestr(info, path.read_bytes())
         else:
             shutil.copytree(stage, partial)
-            if out.is_dir():
-                out.rmdir()  # empty, as checked above
-        os.replace(partial, out)
+        _swap(partial, out)
     except BaseException:
         _remove(partial)
         raise
+
+
+def _is_bundle(out: Path) -> bool:
+    if out.is_file() and not out.is_symlink():
+        return out.suffix == ".zip" and zipfile.is_zipfile(out)
+    return out.is_dir() and any((out / mark).is_file() for mark in (BUNDLE_FILE, "run_autograder"))
+
+
+def _swap(new: Path, out: Path) -> None:
+    """Put ``new`` at ``out``, the old bundle (if any) set aside first and removed after."""
+    old = out.with_name(f".{out.name}.old")
+    _remove(old)
+    if out.exists():
+        os.replace(out, old)
+    os.replace(new, out)
+    _remove(old)
 
 
 def _remove(path: Path) -> None:

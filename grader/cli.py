@@ -292,6 +292,11 @@ def _bundle_args(p: argparse.ArgumentParser) -> None:
         default="hidden",
         help="Gradescope: when learners see the autograder output (default hidden)",
     )
+    p.add_argument(
+        "--force",
+        action="store_true",
+        help="replace OUT if it is a bundle already (a zip, or a folder this command wrote)",
+    )
 
 
 def _autograde_args(p: argparse.ArgumentParser) -> None:
@@ -655,12 +660,16 @@ def _bundle(args: argparse.Namespace, root: Path) -> int:
     from grader.bundle import build_gradescope, build_learner
 
     if args.kind == "learner":
-        names = build_learner(root, args.out)
+        names = build_learner(root, args.out, force=args.force)
         print(f"learner bundle written to {args.out}: {len(names)} files, checked to hold no")
         print("hidden case and not the reference's code:")
     else:
         names = build_gradescope(
-            root, args.out, visibility=args.visibility, stdout_visibility=args.stdout_visibility
+            root,
+            args.out,
+            visibility=args.visibility,
+            stdout_visibility=args.stdout_visibility,
+            force=args.force,
         )
         print(f"Gradescope autograder written to {args.out}: {len(names)} files:")
     for name in names:

@@ -766,3 +766,26 @@ def test_autograder_stopped_at_the_time_limit_leaves_a_result(
     doc = json.loads((root / "results" / "results.json").read_text())
     assert doc["score"] == 0 and "not graded: grading did not finish" in doc["output"]
     assert [p.name for p in (root / "results").iterdir()] == ["results.json"]
+
+
+def test_bundle_force_replaces_a_bundle_and_nothing_else(cli: Cli, tmp_path: Path) -> None:
+    """An existing autograder zip is refused without --force and replaced with it; a folder
+    that is no bundle is never replaced, --force or not."""
+    archive = tmp_path / "autograder.zip"
+    assert cli("bundle", "gradescope", archive)[0] == 0
+    before = archive.read_bytes()
+    code, _, err = cli("bundle", "gradescope", archive, "--visibility", "hidden")
+    assert code == 2 and "--force" in err and archive.read_bytes() == before
+    code, _, err = cli("bundle", "gradescope", archive, "--visibility", "hidden", "--force")
+    assert code == 0, err
+    with zipfile.ZipFile(archive) as z:
+        assert "tests_visibility: hidden" in z.read("gradescope.yaml").decode()
+    work = tmp_path / "work"
+    work.mkdir()
+    (work / "thesis.tex").write_text("years of it\n")
+    code, _, err = cli("bundle", "learner", work, "--force")
+    assert code == 2 and "not a bundle" in err and (work / "thesis.tex").exists()
+    kit = tmp_path / "kit"
+    assert cli("bundle", "learner", kit)[0] == 0
+    assert cli("bundle", "learner", kit, "--force")[0] == 0
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["autograder.zip", "kit", "work"]
