@@ -16,7 +16,7 @@ from grader.cases import Case, Checked, check_problem
 from grader.errors import GraderError
 from grader.grade import describe_backend, execute, slots
 from grader.judge import judge
-from grader.layout import CORPUS_FILE, FUNCTION_NAME
+from grader.layout import CORPUS_FILE, FUNCTION_NAME, REFERENCE_FILE
 from grader.records import Outcome
 from grader.sandbox import Kind
 from grader.source import check_source, read_submission
@@ -180,6 +180,45 @@ def audit(*, problem_root: Path, limits: Limits, choice: Choice, jobs: int = 0) 
     with ThreadPoolExecutor(max_workers=workers) as pool:
         rows = tuple(pool.map(lambda v: _row(v, checked, limits, choice), variants))
     return Audit(cases=checked.problem.hidden, rows=rows, backend=rows[0].backend)
+
+
+@dataclass(frozen=True)
+class Failure:
+    """A hidden case that the reference or a correct variant fails, and how."""
+
+    case: Case
+    variant: str
+    outcome: Outcome
+
+    def __str__(self) -> str:
+        if self.outcome is Outcome.PASSED:
+            return f"{self.variant} is listed in known_failing, but passes it now"
+        return f"{self.variant} fails it ({self.outcome.value})"
+
+
+def vet(*, problem_root: Path, limits: Limits, choice: Choice, jobs: int = 0) -> list[Failure]:
+    """Grade the reference and every file of solutions/correct/ on every hidden case, in
+    the sandbox as audit does; return each failure a case does not record as known.
+
+    The reference computing the expected tables in this process proves nothing about a
+    case (a position of 10^20 overflows the same way there); run as a submission, through
+    the same walls and checks as a learner's file, it and the correct variants must pass.
+    A case kept with `add-case --force` lists the variants it fails in ``known_failing``.
+    """
+    checked = check_problem(problem_root, examples=False)
+    folder = problem_root / "solutions"
+    variants = [Variant("reference", problem_root / REFERENCE_FILE)]
+    variants += [Variant(f"correct/{p.stem}", p) for p in sorted((folder / "correct").glob("*.py"))]
+    with ThreadPoolExecutor(max_workers=jobs or usable_cpus()) as pool:
+        rows = list(pool.map(lambda v: _row(v, checked, limits, choice), variants))
+    failures = []
+    for i, case in enumerate(checked.problem.hidden):
+        known = {variant for variant, _ in case.known_failing}
+        failed = {row.variant.name: row.cells[i].outcome for row in rows if i in row.caught_by}
+        failures += [Failure(case, v, how) for v, how in failed.items() if v not in known]
+        # Exactly those: a listed variant that passes now hides nothing, and misleads.
+        failures += [Failure(case, v, Outcome.PASSED) for v in sorted(known - set(failed))]
+    return failures
 
 
 def _fmt(x: float | None) -> str:

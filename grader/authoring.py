@@ -3,11 +3,19 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from pathlib import Path
 
 import yaml
 
-from grader.cases import NAME_RE, compact_positions, load_problem, validate_input
+from grader.cases import (
+    NAME_RE,
+    Case,
+    Issue,
+    compact_positions,
+    load_problem,
+    validate_input,
+)
 from grader.errors import GraderError
 from grader.layout import HIDDEN_DIR, STATEMENT_FILE
 from grader.spawn import Limits
@@ -16,9 +24,9 @@ from grader.walls import Choice
 
 def new_case_report(
     root: Path, path: Path, *, limits: Limits, choice: Choice
-) -> tuple[str, tuple[str, ...]]:
+) -> tuple[str, tuple[tuple[str, str], ...]]:
     """Audit the suite with the new case in it; say what it catches, and list the correct
-    variants that fail it (a case they fail is wrong, not strict)."""
+    variants that fail it, each with its outcome (a case they fail is wrong, not strict)."""
     from grader.audit import audit
 
     try:
@@ -35,8 +43,60 @@ def new_case_report(
         if alone
         else "redundant: every variant it catches is caught by another case too",
     ]
-    failing = tuple(r.variant.name for r in result.failing_correct if index in r.caught_by)
+    failing = tuple(
+        (r.variant.name, r.cells[index].outcome.value)
+        for r in result.failing_correct
+        if index in r.caught_by
+    )
     return "\n".join(lines) + "\n", failing
+
+
+def record_known_failing(path: Path, failing: Sequence[tuple[str, str]]) -> None:
+    """Write into a case kept with --force which correct variants fail it, and how: `check`
+    then accepts exactly those, and the next author sees why the case is as it is."""
+    entries = [
+        {"variant": name, "why": f"{outcome} on this case; kept with add-case --force"}
+        for name, outcome in failing
+    ]
+    block = yaml.safe_dump({"known_failing": entries}, sort_keys=False, width=100)
+    with path.open("a", encoding="utf-8") as handle:
+        handle.write(block)
+
+
+def same_inputs(cases: Sequence[Case]) -> list[Issue]:
+    """Return an issue for each case whose input is an earlier case's, naming that case.
+
+    Two names for one input test nothing twice over: one of them is a case that was meant
+    to be different and is not.
+    """
+    first: dict[tuple[tuple[int, ...], int], Case] = {}
+    issues = []
+    for case in cases:
+        key = (tuple(case.positions), case.d_model)
+        if key in first:
+            issues.append(Issue(case.source, "input", f"is the input of {first[key].source} too"))
+        else:
+            first[key] = case
+    return issues
+
+
+def suite_issues(root: Path, *, limits: Limits, choice: Choice) -> list[Issue]:
+    """Return what makes the hidden suite unfit to ship: a repeated input, or a case that
+    the reference or a correct variant fails when graded as a submission."""
+    from grader.audit import vet
+
+    hidden = load_problem(root).hidden
+    issues = same_inputs(hidden)
+    for failure in vet(problem_root=root, limits=limits, choice=choice):
+        issues.append(
+            Issue(
+                failure.case.source,
+                "(case)",
+                f"{failure}; a case correct code fails is wrong, not strict "
+                "(fix it, or keep it with `grader add-case --force`, which records it)",
+            )
+        )
+    return issues
 
 
 COUNT_IN_STATEMENT = re.compile(r"graded on (\d+) hidden cases?")
@@ -89,9 +149,19 @@ def add_case(root: Path, *, positions: list[int], d_model: int, name: str | None
         raise GraderError("--name must not be empty (leave it out for the next case_NN)")
     if not NAME_RE.match(name):
         raise GraderError(f"invalid case name {name!r}: use lowercase letters, digits, _ or -")
-    taken = {c.name: c.source for c in problem.examples + problem.hidden}
+    every = problem.examples + problem.probes + problem.hidden
+    taken = {c.name: c.source for c in every}
     if name in taken:
         raise GraderError(f"a case named {name!r} already exists ({taken[name]})")
+    same = next(
+        (c for c in every if c.d_model == d_model and tuple(c.positions) == tuple(positions)),
+        None,
+    )
+    if same is not None:
+        raise GraderError(
+            f"this input is the input of {same.source} already ({same.name}); a case must "
+            "test something no other case does"
+        )
     if not why.strip():
         raise GraderError("--why must say what mistake the case catches")
     path = folder / f"{number:02d}_{name}.yaml"

@@ -49,6 +49,8 @@ class Case:
     source: str
     expected: tuple[tuple[float, ...], ...] | None = None
     max_score: float = 1.0
+    # Correct variants known to fail this case, with why: kept with `add-case --force`.
+    known_failing: tuple[tuple[str, str], ...] = ()
 
     @property
     def shape(self) -> tuple[int, int]:
@@ -264,7 +266,9 @@ def _tolerance(raw: object, base: Tolerance) -> Tolerance:
     return Tolerance(**values)
 
 
-CASE_KEYS = frozenset({"name", "why", "input", "expected", "tolerance", "max_score"})
+CASE_KEYS = frozenset(
+    {"name", "why", "input", "expected", "tolerance", "max_score", "known_failing"}
+)
 
 
 class _Bads(Exception):
@@ -320,6 +324,7 @@ def _case(raw: object, *, where: str, visible: bool, base: Tolerance, probe: boo
         tolerance = _tolerance(raw.get("tolerance"), base)
     except _Bad as bad:
         bads.append(bad)
+    known = _known_failing(raw.get("known_failing", []), bads)
     if bads:
         raise _Bads(bads)
     assert isinstance(name, str) and isinstance(why, str)
@@ -333,7 +338,22 @@ def _case(raw: object, *, where: str, visible: bool, base: Tolerance, probe: boo
         source=where,
         expected=expected,
         max_score=float(max_score),
+        known_failing=known,
     )
+
+
+def _known_failing(raw: object, bads: list[_Bad]) -> tuple[tuple[str, str], ...]:
+    """Read ``known_failing``: a list of {variant, why} (see `grader add-case --force`)."""
+    entries = raw if isinstance(raw, list) else None
+    if entries is None or not all(
+        isinstance(e, dict)
+        and set(e) == {"variant", "why"}
+        and all(isinstance(v, str) and 0 < len(v) <= 200 for v in e.values())
+        for e in entries
+    ):
+        bads.append(_Bad("known_failing", "must be a list of {variant: NAME, why: SENTENCE}"))
+        return ()
+    return tuple((str(e["variant"]), str(e["why"])) for e in entries)
 
 
 def _read_yaml(path: Path) -> object:

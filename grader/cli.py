@@ -344,9 +344,10 @@ def _add_case_args(p: argparse.ArgumentParser) -> None:
     )
     p.add_argument(
         "--why",
-        default="Added by an author with grader add-case.",
+        required=True,
         metavar="SENTENCE",
-        help="the mistake the case is meant to catch, kept in its file for the next author",
+        help="the mistake the case is meant to catch, kept in its file for the next author "
+        "(required: a case nobody can explain is soon a case nobody dares remove)",
     )
     p.add_argument(
         "--no-audit", action="store_true", help="write the case without grading the corpus on it"
@@ -656,8 +657,16 @@ def _merge(args: argparse.Namespace) -> int:
     return EXIT_PASSED
 
 
-def _bundle(args: argparse.Namespace, root: Path) -> int:
+def _bundle(args: argparse.Namespace, root: Path, choice: Any) -> int:
+    from grader.authoring import suite_issues
     from grader.bundle import build_gradescope, build_learner
+    from grader.cases import ProblemInvalid, check_problem
+
+    check_problem(root)  # every issue of the files first, before anything is graded
+    # Nothing ships whose cases correct code fails, graded as learners' files would be.
+    unfit = suite_issues(root, limits=_limits(args), choice=choice)
+    if unfit:
+        raise ProblemInvalid(unfit)
 
     if args.kind == "learner":
         names = build_learner(root, args.out, force=args.force)
@@ -723,9 +732,9 @@ def _serve(args: argparse.Namespace, root: Path, choice: Any) -> int:
     return EXIT_PASSED
 
 
-def _check(args: argparse.Namespace, root: Path) -> int:
+def _check(args: argparse.Namespace, root: Path, choice: Any) -> int:
     from grader.audit import load_corpus
-    from grader.authoring import statement_issue
+    from grader.authoring import statement_issue, suite_issues
     from grader.cases import Issue, ProblemInvalid, check_problem
     from grader.layout import STATEMENT_FILE, protected_paths
     from grader.walls import exposed_files
@@ -743,6 +752,11 @@ def _check(args: argparse.Namespace, root: Path) -> int:
     wrong_count = statement_issue(root, len(problem.hidden))
     if wrong_count:
         raise ProblemInvalid([Issue(str(STATEMENT_FILE), "(text)", wrong_count)])
+    # Last, and in the sandbox: what only grading the reference and the correct variants
+    # as submissions shows (a case they fail, which the reference's own run cannot see).
+    unfit = suite_issues(root, limits=_limits(args), choice=choice)
+    if unfit:
+        raise ProblemInvalid(unfit)
     corpus = load_corpus(root) if (root / "solutions" / "corpus.yaml").exists() else ()
     print(
         f"problem OK: {len(problem.examples)} examples and {len(problem.hidden)} hidden cases "
@@ -757,7 +771,12 @@ def _relative(path: Path, root: Path) -> str:
 
 
 def _add_case(args: argparse.Namespace, root: Path) -> int:
-    from grader.authoring import add_case, new_case_report, update_statement
+    from grader.authoring import (
+        add_case,
+        new_case_report,
+        record_known_failing,
+        update_statement,
+    )
 
     path = add_case(
         root, positions=args.positions, d_model=args.d_model, name=args.name, why=args.why
@@ -771,11 +790,12 @@ def _add_case(args: argparse.Namespace, root: Path) -> int:
         except BaseException:
             path.unlink()  # nothing written unless the case was judged (or judging was skipped)
             raise
+        names = [name for name, _ in failing]
         if failing and not args.force:
             path.unlink()
             print(text, end="")
             print(
-                f"refused: correct variants fail it ({', '.join(failing)}), so the case or its "
+                f"refused: correct variants fail it ({', '.join(names)}), so the case or its "
                 "tolerance is wrong; nothing written (--force keeps it anyway)",
                 file=sys.stderr,
             )
@@ -783,7 +803,11 @@ def _add_case(args: argparse.Namespace, root: Path) -> int:
         print(f"wrote {path.relative_to(root)}")
         print(text, end="")
         if failing:
-            print(f"WARNING: kept with --force; correct variants fail it: {', '.join(failing)}")
+            record_known_failing(path, failing)
+            print(
+                f"WARNING: kept with --force; correct variants fail it: {', '.join(names)} "
+                "(recorded in the case's known_failing)"
+            )
     else:
         print(f"wrote {path.relative_to(root)}")
     update_statement(root)
@@ -850,10 +874,10 @@ COMMANDS = (
     Command("submit", "grade a file on the hidden cases", GRADE, _grade),
     Command(
         "check",
-        "validate the problem files against the reference (authors)",
-        (_problem_args,),
+        "validate the problem files, and grade the reference and correct variants on them "
+        "(authors)",
+        (_problem_args, _grading_args),
         _check,
-        needs=("root",),
     ),
     Command(
         "audit",
@@ -890,9 +914,8 @@ COMMANDS = (
     Command(
         "bundle",
         "build a learner bundle or a Gradescope autograder zip",
-        (_problem_args, _bundle_args),
+        (_problem_args, _bundle_args, _grading_args),
         _bundle,
-        needs=("root",),
     ),
     Command(
         "autograde",

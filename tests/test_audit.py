@@ -116,7 +116,17 @@ def test_add_case_reports_what_it_catches(cli: Cli, tmp_path: Path) -> None:
 def test_add_case_reports_redundancy(cli: Cli, tmp_path: Path) -> None:
     """A case that catches nothing new is called redundant."""
     root = _copy(tmp_path)
-    code, out, _ = cli("add-case", "--problem", root, "--positions", "1", "--d-model", "2")
+    code, out, _ = cli(
+        "add-case",
+        "--problem",
+        root,
+        "--positions",
+        "1",
+        "--d-model",
+        "2",
+        "--why",
+        "A case a test adds.",
+    )
     assert code == 0 and "redundant" in out
 
 

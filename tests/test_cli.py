@@ -169,7 +169,7 @@ def test_add_case_refuses_bad_input(cli: Cli, tmp_path: Path, args: list[str], w
     """Bad input writes nothing and says why, exit 2."""
     root = _problem_copy(tmp_path)
     before = sorted(p.name for p in (root / "hidden_tests").iterdir())
-    code, _, err = cli("add-case", "--problem", root, *args)
+    code, _, err = cli("add-case", "--problem", root, *args, "--why", "A case a test adds.")
     assert code == 2 and words in err
     assert sorted(p.name for p in (root / "hidden_tests").iterdir()) == before
 
@@ -274,6 +274,7 @@ def test_add_case_refuses_what_correct_solutions_fail(cli: Cli, tmp_path: Path) 
     before = sorted(p.name for p in (root / "hidden_tests").iterdir())
     statement = (root / "problem" / "statement.md").read_text()
     args = ["add-case", "--problem", root, "--positions", "1000000000000", "--d-model", "64"]
+    args += ["--why", "A far position."]
     code, out, err = cli(*args, "--name", "huge")
     assert code == 1 and "wrote" not in out
     assert "refused: correct variants fail it (correct/" in err and "--force" in err
@@ -287,7 +288,17 @@ def test_add_case_keeps_the_statement_count_true(cli: Cli, tmp_path: Path) -> No
     """After add-case the statement says 11 hidden cases; check catches a wrong count."""
     root = _with_statement(tmp_path)
     assert "graded on 10 hidden cases" in (root / "problem" / "statement.md").read_text()
-    code, _, _ = cli("add-case", "--problem", root, "--positions", "0:5", "--d-model", "4")
+    code, _, _ = cli(
+        "add-case",
+        "--problem",
+        root,
+        "--positions",
+        "0:5",
+        "--d-model",
+        "4",
+        "--why",
+        "A case a test adds.",
+    )
     assert code == 0
     (written,) = (root / "hidden_tests").glob("11_*.yaml")
     assert yaml.safe_load(written.read_text())["input"]["positions"] == {"range": [0, 5]}
@@ -303,7 +314,17 @@ def test_add_case_keeps_the_statement_count_true(cli: Cli, tmp_path: Path) -> No
 def test_add_case_negative_position_says_why(cli: Cli, tmp_path: Path) -> None:
     """`--positions -1,2` reaches the validator, which names the bad position (exit 2)."""
     root = _problem_copy(tmp_path)
-    code, _, err = cli("add-case", "--problem", root, "--positions", "-1,2", "--d-model", "4")
+    code, _, err = cli(
+        "add-case",
+        "--problem",
+        root,
+        "--positions",
+        "-1,2",
+        "--d-model",
+        "4",
+        "--why",
+        "A case a test adds.",
+    )
     assert code == 2 and "positions must be >= 0, got -1" in err
 
 
@@ -312,7 +333,17 @@ def test_add_case_empty_name_refused(cli: Cli, tmp_path: Path) -> None:
     root = _problem_copy(tmp_path)
     before = sorted(p.name for p in (root / "hidden_tests").iterdir())
     code, _, err = cli(
-        "add-case", "--problem", root, "--positions", "1", "--d-model", "2", "--name", ""
+        "add-case",
+        "--problem",
+        root,
+        "--positions",
+        "1",
+        "--d-model",
+        "2",
+        "--name",
+        "",
+        "--why",
+        "A case a test adds.",
     )
     assert code == 2 and "--name must not be empty" in err
     assert sorted(p.name for p in (root / "hidden_tests").iterdir()) == before
@@ -387,3 +418,73 @@ def test_the_command_starts_in_the_launcher() -> None:
     )
     imported = {line.split("|")[-1].strip() for line in done.stderr.splitlines()[1:]}
     assert {name for name in imported if name.startswith("grader")} == {"grader", "grader.launch"}
+
+
+def test_add_case_refuses_an_input_a_case_has_and_a_missing_why(
+    cli: Cli, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """An existing case's input under another name, or no --why: nothing written, exit 2."""
+    root = _problem_copy(tmp_path)
+    before = sorted(p.name for p in (root / "hidden_tests").iterdir())
+    code, _, err = cli(
+        "add-case",
+        "--problem",
+        root,
+        "--positions",
+        "3,1,4,0,7",
+        "--d-model",
+        "2",
+        "--name",
+        "again",
+        "--why",
+        "The same input under a new name.",
+    )
+    assert code == 2 and "is the input of hidden_tests/01_single_pair.yaml already" in err
+    with pytest.raises(SystemExit) as stop:
+        cli("add-case", "--problem", root, "--positions", "6,7", "--d-model", "2")
+    assert stop.value.code == 2 and "--why" in capsys.readouterr().err
+    assert sorted(p.name for p in (root / "hidden_tests").iterdir()) == before
+
+
+def test_check_and_bundles_refuse_what_correct_code_fails(cli: Cli, tmp_path: Path) -> None:
+    """A case added with --no-audit that a correct variant fails, graded as a submission:
+    check, and both bundles, refuse it and name the variant; with --force, add-case
+    records it in the case, and check then accepts exactly that."""
+    root = _with_statement(tmp_path)
+    far = ["--positions", "100000000000000000000", "--d-model", "4", "--why", "Far away."]
+    code, _, _ = cli("add-case", "--problem", root, *far, "--name", "far", "--no-audit")
+    assert code == 0
+    code, _, err = cli("check", "--problem", root)
+    assert code == 2 and "hidden_tests/11_far.yaml: (case): correct/" in err and "fails it" in err
+    for kind, out in (("gradescope", "a.zip"), ("learner", "kit")):
+        code, _, err = cli("bundle", kind, tmp_path / out, "--problem", root)
+        assert code == 2 and "fails it" in err and not (tmp_path / out).exists()
+    (root / "hidden_tests" / "11_far.yaml").unlink()
+    code, out, _ = cli("add-case", "--problem", root, *far, "--name", "far", "--force")
+    assert code == 0 and "recorded in the case's known_failing" in out
+    written = yaml.safe_load((root / "hidden_tests" / "11_far.yaml").read_text())
+    assert {k["variant"] for k in written["known_failing"]} and all(
+        k["why"] for k in written["known_failing"]
+    )
+    code, out, err = cli("check", "--problem", root)
+    assert code == 0, err
+    # Listed, but passing now: check says so.
+    path = root / "hidden_tests" / "11_far.yaml"
+    path.write_text(path.read_text().replace("100000000000000000000", "1000"))
+    code, _, err = cli("check", "--problem", root)
+    assert code == 2 and "is listed in known_failing, but passes it now" in err
+
+
+def test_check_names_two_cases_with_one_input(cli: Cli, tmp_path: Path) -> None:
+    """A hidden case copied under another name: check names both files."""
+    root = _with_statement(tmp_path)
+    text = (root / "hidden_tests" / "01_single_pair.yaml").read_text()
+    (root / "hidden_tests" / "11_copy.yaml").write_text(text.replace("single_pair", "copy"))
+    (root / "problem" / "statement.md").write_text(
+        (root / "problem" / "statement.md").read_text().replace("graded on 10", "graded on 11")
+    )
+    code, _, err = cli("check", "--problem", root)
+    assert code == 2
+    assert (
+        "hidden_tests/11_copy.yaml: input: is the input of hidden_tests/01_single_pair.yaml" in err
+    )
