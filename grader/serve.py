@@ -43,6 +43,10 @@ READ_TIMEOUT = 10.0
 # sending would never read its answer.
 LINGER_SECONDS = 2.0
 LINGER_BYTES = MAX_BODY + 65536
+# Connections answered at once; the others wait in the listen backlog, which holds far more
+# than a burst of requests (the kernel caps it at net.core.somaxconn).
+MAX_HANDLERS = 64
+BACKLOG = 1024
 # The request line, as the standard library bounds it.
 MAX_REQUEST_LINE = 65536
 # The fixed sentence of each refusal the standard library's parser makes: never the request's
@@ -365,6 +369,9 @@ class Handler(BaseHTTPRequestHandler):
         self._route(url, "no such endpoint")
         mode = "run" if url.path == "/api/run" else "submit"
         length = content_length(self.headers)
+        if self.app.busy.locked():
+            # Said before the body is read: a burst of requests is answered at once.
+            raise Refusal(HTTPStatus.SERVICE_UNAVAILABLE, BUSY)
         data = self.rfile.read(length)
         if len(data) < length:
             raise Refusal(HTTPStatus.BAD_REQUEST, "the body ended before its Content-Length")
@@ -413,9 +420,29 @@ def drain(sock: socket.socket, seconds: float) -> None:
 
 
 class Listener(ThreadingHTTPServer):
-    """The HTTP server, which prints no tracebacks."""
+    """The HTTP server: a deep listen backlog, a bound on the threads, and no tracebacks."""
 
+    request_queue_size = BACKLOG
     daemon_threads = True
+
+    def __init__(self, address: tuple[str, int], handler: type[Handler]) -> None:
+        self.slots = threading.BoundedSemaphore(MAX_HANDLERS)
+        super().__init__(address, handler)
+
+    def process_request(self, request: Any, client_address: Any) -> None:
+        # Past the bound, a connection waits in the backlog instead of taking one more thread.
+        self.slots.acquire()
+        try:
+            super().process_request(request, client_address)
+        except BaseException:
+            self.slots.release()
+            raise
+
+    def process_request_thread(self, request: Any, client_address: Any) -> None:
+        try:
+            super().process_request_thread(request, client_address)
+        finally:
+            self.slots.release()
 
     def handle_error(self, request: Any, client_address: Any) -> None:
         """Print nothing: the handler answers every request itself, a bug included."""

@@ -16,6 +16,7 @@ import sys
 import threading
 import time
 from collections.abc import Callable, Iterator
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any, NamedTuple
 
@@ -306,6 +307,24 @@ def test_client_gone_mid_request(raw: Server, capfd: pytest.CaptureFixture[str])
     assert _status(_exchange(raw, PAGE_REQUEST)) == 200
     _, err = capfd.readouterr()
     assert all(ACCESS_LINE.fullmatch(line) for line in err.splitlines()), err
+
+
+def test_burst_of_posts_all_answered(served: Server) -> None:
+    """200 POSTs at once while a grading runs: every one gets 503 at once, none is reset."""
+
+    def post(_: int) -> int:
+        conn = http.client.HTTPConnection("127.0.0.1", served.port, timeout=10)
+        headers = {"Host": f"127.0.0.1:{served.port}", "X-Grader-Token": served.token}
+        conn.request("POST", "/api/run", body=_source("x = 1"), headers=headers)
+        status = conn.getresponse().status
+        conn.close()
+        return status
+
+    # Not the raw server: with 200 threads, a client may take longer than 0.5 s to send.
+    start = time.monotonic()
+    with served.busy, ThreadPoolExecutor(200) as pool:
+        statuses = list(pool.map(post, range(200)))
+    assert statuses == [503] * 200 and time.monotonic() - start < 5
 
 
 def test_command_logs_one_line_a_request(tmp_path: Path) -> None:
