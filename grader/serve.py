@@ -8,16 +8,22 @@ from, a loopback Origin: no other site, and no DNS-rebound name, can reach the g
 
 from __future__ import annotations
 
+import contextlib
 import json
 import math
+import re
 import secrets
+import socket
+import sys
 import threading
+import time
 from dataclasses import dataclass, field
+from email.message import Message
 from http import HTTPStatus
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
-from urllib.parse import parse_qs, urlsplit
+from urllib.parse import SplitResult, parse_qs, urlsplit
 
 from grader.errors import GraderError
 from grader.source import MAX_SUBMISSION_BYTES
@@ -29,6 +35,41 @@ PAGE = Path(__file__).resolve().parent / "templates" / "page.html"
 # room for the JSON quoting.
 MAX_BODY = 2 * MAX_SUBMISSION_BYTES
 TOKEN_HEADER = "X-Grader-Token"
+# Seconds each read or write on a connection may wait: a client that stalls gets 408, and
+# its thread is free again.
+READ_TIMEOUT = 10.0
+# After a refusal, what the client is still sending is read and dropped for at most this
+# long and this much: closing on unread bytes would reset the connection, and a client still
+# sending would never read its answer.
+LINGER_SECONDS = 2.0
+LINGER_BYTES = MAX_BODY + 65536
+# Connections answered at once; the others wait in the listen backlog, which holds far more
+# than a burst of requests (the kernel caps it at net.core.somaxconn).
+MAX_HANDLERS = 64
+BACKLOG = 1024
+# The request line, as the standard library bounds it.
+MAX_REQUEST_LINE = 65536
+# The fixed sentence of each refusal the standard library's parser makes: never the request's
+# own bytes.
+PARSER_ERRORS = {
+    HTTPStatus.BAD_REQUEST: "malformed request",
+    HTTPStatus.REQUEST_URI_TOO_LONG: "the request line is too long",
+    HTTPStatus.REQUEST_HEADER_FIELDS_TOO_LARGE: "a header is too long, or there are too many",
+    HTTPStatus.HTTP_VERSION_NOT_SUPPORTED: "only HTTP/1.0 and HTTP/1.1 are answered",
+}
+ROUTES = {"/": "GET", "/api/run": "POST", "/api/submit": "POST"}
+LOG_CUT = 200
+BUSY = "busy: another grading is running; try again in a moment"
+
+
+class Refusal(Exception):
+    """A request answered with an error status and a fixed sentence."""
+
+    def __init__(self, status: HTTPStatus, message: str, **headers: str) -> None:
+        super().__init__(message)
+        self.status = status
+        self.message = message
+        self.headers = headers
 
 
 @dataclass
@@ -105,27 +146,183 @@ def _finite(rows: Any) -> Any:
     return rows if math.isfinite(rows) else None
 
 
+def content_length(headers: Message) -> int:
+    """Return the body's declared length, parsed strictly, or raise a Refusal."""
+    values = headers.get_all("Content-Length") or []
+    if not values:
+        raise Refusal(HTTPStatus.LENGTH_REQUIRED, "a Content-Length is required")
+    header = str(values[0])
+    # str.isdigit() admits "²" and other digits int() refuses: only ASCII 0-9 here.
+    if len(set(values)) > 1 or not header.isascii() or not header.isdigit():
+        raise Refusal(HTTPStatus.BAD_REQUEST, "the Content-Length must be a whole number")
+    # int() refuses more than 4300 digits: count them before converting.
+    digits = header.lstrip("0") or "0"
+    if len(digits) > len(str(MAX_BODY)) or int(digits) > MAX_BODY:
+        raise Refusal(
+            HTTPStatus.REQUEST_ENTITY_TOO_LARGE,
+            f"the source is too large (at most {MAX_SUBMISSION_BYTES} bytes)",
+        )
+    return int(digits)
+
+
+def source_of(data: bytes) -> str:
+    """Return the source a body {"source": "..."} carries, or raise a Refusal."""
+    try:
+        body = json.loads(data)
+        source = body["source"]
+        if not isinstance(source, str):
+            raise TypeError
+    # On arrays nested thousands deep, json.loads raises RecursionError, not ValueError.
+    except (ValueError, KeyError, TypeError, RecursionError):
+        raise Refusal(HTTPStatus.BAD_REQUEST, 'the body must be JSON: {"source": "..."}') from None
+    try:
+        size = len(source.encode("utf-8"))
+    except UnicodeEncodeError:
+        # JSON can escape a lone surrogate ("\ud800"), which no source file can hold.
+        raise Refusal(
+            HTTPStatus.BAD_REQUEST, "the source must be text (it holds a lone surrogate)"
+        ) from None
+    if size > MAX_SUBMISSION_BYTES:
+        raise Refusal(HTTPStatus.REQUEST_ENTITY_TOO_LARGE, "the source is too large")
+    return source
+
+
+def printable(requestline: str) -> str:
+    """Return the request line fit for a log: cut short, no query (the token), no controls."""
+    line = re.sub(r"\?\S*", "?...", requestline)[:LOG_CUT]
+    escaped = "".join(c if " " <= c < "\x7f" else f"\\x{ord(c):02x}" for c in line)
+    return escaped.replace('"', '\\"')
+
+
 class Handler(BaseHTTPRequestHandler):
     """One request: check where it comes from, then serve the page or grade."""
 
     server_version = "grader"
     sys_version = ""
+    # Also when the request line never said its version: every answer gets a status line.
+    default_request_version = "HTTP/1.0"
+    timeout = READ_TIMEOUT
     app: Server  # set on the class made for each server
+    answered = False
+    unread = False
 
     def log_message(self, format: str, *args: Any) -> None:
-        """Keep the terminal quiet; the page shows what happened."""
+        """Say nothing but the access log: the page shows what happened."""
 
-    def _refuse(self, status: HTTPStatus, message: str) -> None:
-        self._json(status, {"error": message})
+    def log_request(self, code: int | str = "-", size: int | str = "-") -> None:
+        """Write this request's one access-log line to stderr."""
+        status = int(code) if isinstance(code, int) else code
+        line = (
+            f"{self.client_address[0]} - - [{self.log_date_time_string()}] "
+            f'"{printable(self.requestline)}" {status}\n'
+        )
+        # A log that cannot be written must not cost the client its answer.
+        with contextlib.suppress(OSError, ValueError):
+            sys.stderr.write(line)
 
-    def _json(self, status: HTTPStatus, doc: dict[str, Any]) -> None:
+    def send_response(self, code: int, message: str | None = None) -> None:
+        """Start the answer, and remember it: a later failure must not start a second."""
+        self.answered = True
+        super().send_response(code, message)
+
+    def send_error(self, code: int, message: str | None = None, explain: str | None = None) -> None:
+        """Answer the parser's refusals in JSON too, with a fixed sentence."""
+        status = HTTPStatus(code)
+        self._refuse(status, PARSER_ERRORS.get(status, status.phrase.lower()))
+
+    def _refuse(self, status: HTTPStatus, message: str, **headers: str) -> None:
+        self._json(status, {"error": message}, **headers)
+
+    def _json(self, status: HTTPStatus, doc: dict[str, Any], **headers: str) -> None:
         body = json.dumps(doc, allow_nan=False).encode()
         self.send_response(status)
         self.send_header("Content-Type", "application/json")
         self.send_header("Content-Length", str(len(body)))
         self.send_header("Cache-Control", "no-store")
+        for name, value in headers.items():
+            self.send_header(name, value)
         self.end_headers()
         self.wfile.write(body)
+
+    def handle_one_request(self) -> None:
+        """Read one request and answer it with one status line, whatever its bytes."""
+        self.close_connection = True  # one request a connection, as HTTP/1.0 has it
+        self.unread = True
+        # What the log and the status line use before a request line is parsed.
+        self.requestline = self.command = ""
+        self.request_version = self.default_request_version
+        try:
+            self._one_request()
+        except Refusal as refusal:
+            self._late(refusal.status, refusal.message, **refusal.headers)
+        except TimeoutError:
+            self.unread = False  # a stalled client sends nothing more to drop
+            self._late(HTTPStatus.REQUEST_TIMEOUT, "the request stalled; send it again")
+        except ConnectionError:
+            self.unread = False  # the client is gone: nobody to answer
+        except Exception:  # noqa: BLE001 - a bug of ours still gets an answer
+            # A fixed sentence: the exception's text could hold the request's bytes.
+            self._late(HTTPStatus.INTERNAL_SERVER_ERROR, "grader bug while answering")
+
+    def _late(self, status: HTTPStatus, message: str, **headers: str) -> None:
+        """Answer a refusal or failure, unless an answer has begun or the client is gone."""
+        if not self.answered:
+            with contextlib.suppress(OSError):
+                self._refuse(status, message, **headers)
+
+    def _one_request(self) -> None:
+        try:
+            started = self.connection.recv(1, socket.MSG_PEEK)
+        except TimeoutError:
+            started = b""  # an idle connection (a browser's preconnect): no request came
+        if not started:
+            self.unread = False
+            return
+        self.raw_requestline = self.rfile.readline(MAX_REQUEST_LINE + 1)
+        if len(self.raw_requestline) > MAX_REQUEST_LINE:
+            self.send_error(HTTPStatus.REQUEST_URI_TOO_LONG)
+            return
+        if not self._parse():
+            return
+        headers = self.headers
+        self.unread = "Content-Length" in headers or "Transfer-Encoding" in headers
+        method = {"GET": self._get, "POST": self._post}.get(self.command)
+        if method is None:
+            raise Refusal(
+                HTTPStatus.METHOD_NOT_ALLOWED, "only GET and POST are answered", Allow="GET, POST"
+            )
+        method()
+        self.wfile.flush()
+
+    def _parse(self) -> bool:
+        """Parse the request line and headers; answer 400 and return False when they are off."""
+        try:
+            parsed = self.parse_request()
+        except OSError:
+            raise  # a stalled or gone client: the caller's to answer
+        except Exception:  # noqa: BLE001 - the standard library's parser on odd bytes
+            parsed = False
+        if not parsed and not self.answered:
+            # A blank line, or bytes the parser tripped on, get an answer too.
+            self.send_error(HTTPStatus.BAD_REQUEST)
+        return parsed
+
+    def _url(self) -> SplitResult:
+        """Return the request's URL, or raise a Refusal."""
+        try:
+            return urlsplit(self.path)
+        except ValueError:  # a bracket that opens no IPv6 address, for one
+            raise Refusal(HTTPStatus.BAD_REQUEST, "malformed request target") from None
+
+    def _route(self, url: SplitResult, missing: str) -> None:
+        """Raise a Refusal unless the path exists and takes this method."""
+        allowed = ROUTES.get(url.path)
+        if allowed is None:
+            raise Refusal(HTTPStatus.NOT_FOUND, missing)
+        if allowed != self.command:
+            raise Refusal(
+                HTTPStatus.METHOD_NOT_ALLOWED, f"{url.path} takes {allowed} only", Allow=allowed
+            )
 
     def _trusted(self, token: str | None) -> bool:
         """Check Host, Origin and token; answer 403 and return False when one is off."""
@@ -137,19 +334,19 @@ class Handler(BaseHTTPRequestHandler):
         if origin is not None and origin not in {f"http://{h}" for h in app.allowed_hosts()}:
             self._refuse(HTTPStatus.FORBIDDEN, "cross-origin requests are refused")
             return False
-        if token is None or not secrets.compare_digest(token, app.token):
+        # As bytes: compare_digest refuses str with characters outside ASCII.
+        given = None if token is None else token.encode("utf-8", "replace")
+        if given is None or not secrets.compare_digest(given, app.token.encode()):
             self._refuse(HTTPStatus.FORBIDDEN, "missing or wrong token: open the printed URL")
             return False
         return True
 
-    def do_GET(self) -> None:
-        url = urlsplit(self.path)
+    def _get(self) -> None:
+        url = self._url()
         token = parse_qs(url.query).get("token", [None])[0]
         if not self._trusted(token):
             return
-        if url.path != "/":
-            self._refuse(HTTPStatus.NOT_FOUND, "no such page")
-            return
+        self._route(url, "no such page")
         body = self.app.page()
         self.send_response(HTTPStatus.OK)
         self.send_header("Content-Type", "text/html; charset=utf-8")
@@ -165,46 +362,23 @@ class Handler(BaseHTTPRequestHandler):
         self.end_headers()
         self.wfile.write(body)
 
-    def do_POST(self) -> None:
-        url = urlsplit(self.path)
+    def _post(self) -> None:
+        url = self._url()
         if not self._trusted(self.headers.get(TOKEN_HEADER)):
             return
-        mode = {"/api/run": "run", "/api/submit": "submit"}.get(url.path)
-        if mode is None:
-            self._refuse(HTTPStatus.NOT_FOUND, "no such endpoint")
-            return
-        header = self.headers.get("Content-Length")
-        if header is None:
-            self._refuse(HTTPStatus.LENGTH_REQUIRED, "a Content-Length is required")
-            return
-        # str.isdigit() admits "²" and other digits int() refuses: only ASCII 0-9 here.
-        if not header.isascii() or not header.isdigit():
-            self._refuse(HTTPStatus.BAD_REQUEST, "the Content-Length must be a whole number")
-            return
-        length = int(header)
-        if length > MAX_BODY:
-            self._refuse(
-                HTTPStatus.REQUEST_ENTITY_TOO_LARGE,
-                f"the source is too large (at most {MAX_SUBMISSION_BYTES} bytes)",
-            )
-            return
-        try:
-            body = json.loads(self.rfile.read(length))
-            source = body["source"]
-            if not isinstance(source, str):
-                raise TypeError
-        except (ValueError, KeyError, TypeError):
-            self._refuse(HTTPStatus.BAD_REQUEST, 'the body must be JSON: {"source": "..."}')
-            return
-        if len(source.encode("utf-8")) > MAX_SUBMISSION_BYTES:
-            self._refuse(HTTPStatus.REQUEST_ENTITY_TOO_LARGE, "the source is too large")
-            return
+        self._route(url, "no such endpoint")
+        mode = "run" if url.path == "/api/run" else "submit"
+        length = content_length(self.headers)
+        if self.app.busy.locked():
+            # Said before the body is read: a burst of requests is answered at once.
+            raise Refusal(HTTPStatus.SERVICE_UNAVAILABLE, BUSY)
+        data = self.rfile.read(length)
+        if len(data) < length:
+            raise Refusal(HTTPStatus.BAD_REQUEST, "the body ended before its Content-Length")
+        self.unread = False
+        source = source_of(data)
         if not self.app.busy.acquire(blocking=False):
-            self._refuse(
-                HTTPStatus.SERVICE_UNAVAILABLE,
-                "busy: another grading is running; try again in a moment",
-            )
-            return
+            raise Refusal(HTTPStatus.SERVICE_UNAVAILABLE, BUSY)
         try:
             doc = self.app.grade(mode, source)
         except GraderError as exc:
@@ -218,18 +392,78 @@ class Handler(BaseHTTPRequestHandler):
             self.app.busy.release()
         self._json(HTTPStatus.OK, doc)
 
+    def finish(self) -> None:
+        """Close the connection without resetting it, so the client reads its answer."""
+        super().finish()
+        with contextlib.suppress(OSError):
+            self.connection.shutdown(socket.SHUT_WR)
+            drain(self.connection, LINGER_SECONDS if self.unread else 0.0)
+
+
+def drain(sock: socket.socket, seconds: float) -> None:
+    """Drop what the client still sends until it closes, for at most ``seconds`` (0: no wait)."""
+    deadline = time.monotonic() + seconds
+    dropped = 0
+    while dropped < LINGER_BYTES:
+        left = deadline - time.monotonic()
+        if left > 0:
+            sock.settimeout(left)
+        else:
+            sock.setblocking(False)
+        try:
+            chunk = sock.recv(65536)
+        except (BlockingIOError, TimeoutError):
+            return
+        if not chunk:
+            return
+        dropped += len(chunk)
+
+
+class Listener(ThreadingHTTPServer):
+    """The HTTP server: a deep listen backlog, a bound on the threads, and no tracebacks."""
+
+    request_queue_size = BACKLOG
+    daemon_threads = True
+
+    def __init__(self, address: tuple[str, int], handler: type[Handler]) -> None:
+        self.slots = threading.BoundedSemaphore(MAX_HANDLERS)
+        super().__init__(address, handler)
+
+    def process_request(self, request: Any, client_address: Any) -> None:
+        # Past the bound, a connection waits in the backlog instead of taking one more thread.
+        self.slots.acquire()
+        try:
+            super().process_request(request, client_address)
+        except BaseException:
+            self.slots.release()
+            raise
+
+    def process_request_thread(self, request: Any, client_address: Any) -> None:
+        try:
+            super().process_request_thread(request, client_address)
+        finally:
+            self.slots.release()
+
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        """Print nothing: the handler answers every request itself, a bug included."""
+
 
 def make_server(
-    *, root: Path, limits: Limits, choice: Choice, port: int = 0, token: str | None = None
-) -> tuple[ThreadingHTTPServer, Server]:
+    *,
+    root: Path,
+    limits: Limits,
+    choice: Choice,
+    port: int = 0,
+    token: str | None = None,
+    read_timeout: float = READ_TIMEOUT,
+) -> tuple[Listener, Server]:
     """Bind 127.0.0.1:port (0: any free port) and return the server, not yet serving."""
     app = Server(root=root, limits=limits, choice=choice, token=token or secrets.token_urlsafe(24))
-    handler = type("BoundHandler", (Handler,), {"app": app})
+    handler = type("BoundHandler", (Handler,), {"app": app, "timeout": read_timeout})
     try:
-        httpd = ThreadingHTTPServer(("127.0.0.1", port), handler)
+        httpd = Listener(("127.0.0.1", port), handler)
     except OSError as exc:
         raise GraderError(f"cannot listen on 127.0.0.1:{port}: {exc.strerror}") from None
-    httpd.daemon_threads = True
     app.port = httpd.server_address[1]
     return httpd, app
 

@@ -2,17 +2,27 @@
 
 from __future__ import annotations
 
+import contextlib
 import http.client
 import json
 import math
 import os
+import re
 import shutil
+import socket
+import struct
+import subprocess
+import sys
 import threading
+import time
 from collections.abc import Callable, Iterator
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from grader.serve import MAX_BODY, Server, make_server
 from grader.spawn import Limits
@@ -154,6 +164,261 @@ def test_submit_page_speaks_the_vocabulary(served: Server, attack: str) -> None:
     _, doc = _post(served, "submit", (ATTACKS / f"{attack}.py").read_text())
     assert_closed(doc, "submission.py", Limits())
     assert_no_hidden_numbers(json.dumps(doc))
+
+
+# ---- raw requests: every one gets a status line, the server says nothing but its log ----
+
+# What a request of any bytes may be answered; never 500, never silence.
+SENSIBLE = {200, 400, 403, 404, 405, 408, 411, 413, 414, 431, 503, 505}
+STATUS_LINE = re.compile(rb"HTTP/1\.[01] (\d{3}) ")
+ACCESS_LINE = re.compile(r'127\.0\.0\.1 - - \[[^\]]+\] "[ -~]*" \d{3}')
+READ_TIMEOUT = 0.5
+# Stand-ins the request strategy uses, filled in per server and per body.
+HOST, TOKEN, LENGTH = b"<host>", b"<token>", b"<length>"
+PAGE_REQUEST = b"GET /?token=<token> HTTP/1.1\r\nHost: <host>\r\n\r\n"
+
+
+@pytest.fixture(scope="module")
+def raw() -> Iterator[Server]:
+    """A server of its own, quick to time out a stalled client."""
+    httpd, app = make_server(
+        root=ROOT,
+        limits=Limits(),
+        choice=resolve_backend("auto", require=False),
+        read_timeout=READ_TIMEOUT,
+    )
+    thread = threading.Thread(target=httpd.serve_forever, daemon=True)
+    thread.start()
+    yield app
+    httpd.shutdown()
+    httpd.server_close()
+
+
+class Where(NamedTuple):
+    """Where a server listens and its token: all a raw request needs."""
+
+    port: int
+    token: str
+
+
+def _fill(app: Server | Where, data: bytes) -> bytes:
+    """Put the server's Host and token, and the body's length, in place of the stand-ins."""
+    found = re.search(rb"\r?\n\r?\n", data)
+    end = found.end() if found else len(data)
+    head, body = data[:end], data[end:]
+    head = head.replace(HOST, f"127.0.0.1:{app.port}".encode()).replace(TOKEN, app.token.encode())
+    return head.replace(LENGTH, str(len(body)).encode()) + body
+
+
+def _exchange(app: Server | Where, data: bytes, *, end: bool = True) -> bytes:
+    """Send raw bytes on a fresh connection, say that is all (``end``), return the answer."""
+    with socket.create_connection(("127.0.0.1", app.port), timeout=10) as conn:
+        with contextlib.suppress(BrokenPipeError):  # an answer may come before the last byte
+            conn.sendall(_fill(app, data))
+        if end:
+            conn.shutdown(socket.SHUT_WR)
+        chunks = []
+        while chunk := conn.recv(65536):
+            chunks.append(chunk)
+    return b"".join(chunks)
+
+
+def _status(answer: bytes) -> int:
+    found = STATUS_LINE.match(answer)
+    assert found, answer[:200]
+    return int(found.group(1))
+
+
+def _post_bytes(body: bytes, length: bytes = LENGTH, target: bytes = b"/api/run") -> bytes:
+    head = b"POST %s HTTP/1.1\r\nHost: %s\r\nX-Grader-Token: %s\r\nContent-Length: %s\r\n\r\n"
+    return head % (target, HOST, TOKEN, length) + body
+
+
+def _source(text: str) -> bytes:
+    return json.dumps({"source": text}).encode()
+
+
+RAW_CASES = {
+    "5000-digit Content-Length": (_post_bytes(b"{}", b"1" * 5000), 413),
+    "Content-Length ² in UTF-8": (_post_bytes(b"{}", "\u00b2".encode()), 400),
+    "Content-Length ² in Latin-1": (_post_bytes(b"{}", b"\xb2"), 400),
+    "Content-Length -1": (_post_bytes(b"{}", b"-1"), 400),
+    "two Content-Lengths": (_post_bytes(b"{}", b"2\r\nContent-Length: 3"), 400),
+    "no Content-Length": (_post_bytes(b"{}").replace(b"Content-Length: <length>\r\n", b""), 411),
+    "body shorter than its length": (_post_bytes(b"{}", b"90"), 400),
+    "lone surrogate": (_post_bytes(b'{"source": "\\ud800"}'), 400),
+    "JSON 100000 deep": (_post_bytes(b"[" * 100_000 + b"]" * 100_000), 400),
+    "source JSON 100000 deep": (_post_bytes(b'{"source": ' + b"[" * 100_000 + b"}"), 400),
+    "body not UTF-8": (_post_bytes(b'{"source": "\xff\xfe"}'), 400),
+    "source over 1 MiB": (_post_bytes(_source("#" * (1024 * 1024 + 1))), 413),
+    "token not ASCII": (_post_bytes(b"{}").replace(TOKEN, b"\xe9t\xe9"), 403),
+    "blank request line": (b"\r\n\r\n", 400),
+    "malformed request line": (b"a b c d e\r\n\r\n", 400),
+    "HTTP/2.0": (b"GET / HTTP/2.0\r\nHost: <host>\r\n\r\n", 505),
+    "request line too long": (b"GET /" + b"a" * 70_000 + b" HTTP/1.1\r\n\r\n", 414),
+    "header too long": (b"GET / HTTP/1.1\r\nX: " + b"a" * 70_000 + b"\r\n\r\n", 431),
+    "too many headers": (b"GET / HTTP/1.1\r\n" + b"X: y\r\n" * 150 + b"\r\n", 431),
+    "target no URL": (b"GET http://[/ HTTP/1.1\r\nHost: <host>\r\n\r\n", 400),
+    "unknown path": (_post_bytes(_source(""), target=b"/api/nothing"), 404),
+    "GET of an endpoint": (b"GET /api/run?token=<token> HTTP/1.1\r\nHost: <host>\r\n\r\n", 405),
+    "unknown method": (b"BREW / HTTP/1.1\r\nHost: <host>\r\n\r\n", 405),
+}
+
+
+@pytest.mark.parametrize("case", RAW_CASES)
+def test_raw_request_answered(raw: Server, case: str) -> None:
+    """Malformed, excess or hostile requests each get their status and a JSON sentence."""
+    data, want = RAW_CASES[case]
+    answer = _exchange(raw, data)
+    assert _status(answer) == want
+    head, _, body = answer.partition(b"\r\n\r\n")
+    assert b"Content-Type: application/json" in head and json.loads(body)["error"]
+    assert _status(_exchange(raw, PAGE_REQUEST)) == 200
+
+
+STALLS = {
+    "in the request line": (b"POST /api/r", 408),
+    "in the headers": (b"POST /api/run HTTP/1.1\r\nHost: <host>\r\n", 408),
+    "in the body": (_post_bytes(b'{"source', b"20"), 408),
+    "before a byte": (b"", None),  # no request came: closed without an answer
+}
+
+
+@pytest.mark.parametrize("where", STALLS)
+def test_stalled_client_times_out(raw: Server, where: str) -> None:
+    """A client that stops sending gets 408 after the read timeout, and its thread is free."""
+    data, want = STALLS[where]
+    start = time.monotonic()
+    answer = _exchange(raw, data, end=False)
+    assert time.monotonic() - start < READ_TIMEOUT + 2
+    assert (_status(answer) if answer else None) == want
+
+
+def test_client_gone_mid_request(raw: Server, capfd: pytest.CaptureFixture[str]) -> None:
+    """A client that resets its connection halfway through costs no traceback."""
+    whole = _fill(raw, _post_bytes(b'{"source": "x = 1"}', b"500"))
+    # In the request line, in the headers, and in the body.
+    for cut in (10, len(whole) // 2, len(whole) - 5):
+        conn = socket.create_connection(("127.0.0.1", raw.port), timeout=10)
+        conn.sendall(whole[:cut])
+        # Linger on, 0 seconds: close() sends a reset rather than a goodbye.
+        conn.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+        conn.close()
+    assert _status(_exchange(raw, PAGE_REQUEST)) == 200
+    _, err = capfd.readouterr()
+    assert all(ACCESS_LINE.fullmatch(line) for line in err.splitlines()), err
+
+
+def test_burst_of_posts_all_answered(served: Server) -> None:
+    """200 POSTs at once while a grading runs: every one gets 503 at once, none is reset."""
+
+    def post(_: int) -> int:
+        conn = http.client.HTTPConnection("127.0.0.1", served.port, timeout=10)
+        headers = {"Host": f"127.0.0.1:{served.port}", "X-Grader-Token": served.token}
+        conn.request("POST", "/api/run", body=_source("x = 1"), headers=headers)
+        status = conn.getresponse().status
+        conn.close()
+        return status
+
+    # Not the raw server: with 200 threads, a client may take longer than 0.5 s to send.
+    start = time.monotonic()
+    with served.busy, ThreadPoolExecutor(200) as pool:
+        statuses = list(pool.map(post, range(200)))
+    assert statuses == [503] * 200 and time.monotonic() - start < 5
+
+
+def test_command_logs_one_line_a_request(tmp_path: Path) -> None:
+    """`grader serve` itself: every raw case answered, and on stderr one access-log line
+    each, without the token, and nothing else."""
+    log = tmp_path / "stderr"
+    env = {k: v for k, v in os.environ.items() if k != "GRADER_PROBLEM"}
+    with log.open("w") as err:
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "grader", "serve", "--port", "0", "--no-browser"],
+            cwd=ROOT,
+            env=env,
+            stdout=subprocess.PIPE,
+            stderr=err,
+            text=True,
+        )
+    try:
+        assert proc.stdout is not None
+        url = proc.stdout.readline().split("practice page: ", 1)[1].strip()
+        port, token = url.removeprefix("http://127.0.0.1:").split("/?token=")
+        app = Where(int(port), token)
+        for data, want in RAW_CASES.values():
+            assert _status(_exchange(app, data)) == want
+        assert _status(_exchange(app, PAGE_REQUEST)) == 200
+        lines = log.read_text().splitlines()
+    finally:
+        proc.terminate()
+        proc.wait(timeout=10)
+    assert len(lines) == len(RAW_CASES) + 1 and token not in "".join(lines)
+    assert all(ACCESS_LINE.fullmatch(line) for line in lines), lines
+
+
+def _mostly(good: bytes, odd: list[bytes], size: int) -> st.SearchStrategy[bytes]:
+    """``good`` three times in four, which takes a request further in; else odd or any bytes."""
+    pick = st.tuples(st.integers(0, 7), st.sampled_from(odd), st.binary(max_size=size))
+    return pick.map(lambda p: good if p[0] < 6 else p[1] if p[0] == 6 else p[2])
+
+
+_JSON = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats() | st.text(max_size=10),
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=5), inner),
+    max_leaves=8,
+)
+_BODIES = [
+    b'{"source": "\\ud800"}',
+    b"[" * 100_000,
+    b'{"source": ' + b"{" * 5000,
+    b"\xff\xfe\x00",
+    b'{"source": "\\',
+    b"",
+]
+_LENGTHS = [b"1" * 5000, "\u00b2".encode(), b"\xb2", b"-1", b"0", b" 5", b"9" * 20, b""]
+_HEADERS = st.tuples(
+    _mostly(b"Host: <host>\r\n", [b"", b"Host: evil.test\r\n", b"Host: <host>\r\n" * 2], 30),
+    _mostly(b"X-Grader-Token: <token>\r\n", [b"", b"X-Grader-Token: \xe9\r\n"], 30),
+    _mostly(
+        b"Content-Length: <length>\r\n", [b"Content-Length: " + v + b"\r\n" for v in _LENGTHS], 30
+    ),
+    _mostly(b"", [b"Origin: http://evil.test\r\n", b"Transfer-Encoding: chunked\r\n"], 30),
+).map(b"".join)
+# Requests built of parts, each mostly well formed, now and then odd; and bytes of any kind.
+REQUESTS = st.binary(min_size=1, max_size=300) | st.builds(
+    lambda method, target, version, end, headers, body: (
+        method + b" " + target + b" " + version + end + headers.replace(b"\r\n", end) + end + body
+    ),
+    _mostly(b"POST", [b"GET", b"PUT", b"HEAD", b"", b"G\x00T"], 8),
+    _mostly(b"/api/run", [b"/", b"/api/submit", b"/?token=<token>", b"//", b"http://[/", b"*"], 40),
+    _mostly(b"HTTP/1.1", [b"HTTP/1.0", b"HTTP/2.0", "HTTP/1.\u00b2".encode(), b""], 12),
+    _mostly(b"\r\n", [b"\n"], 2),
+    _HEADERS,
+    _JSON.map(lambda doc: json.dumps({"source": doc}).encode())
+    | st.text(max_size=50).map(lambda text: json.dumps({"source": text}).encode())
+    | st.sampled_from(_BODIES)
+    | st.binary(max_size=200),
+)
+
+
+@settings(
+    max_examples=150,
+    deadline=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
+)
+@given(data=REQUESTS)
+def test_any_bytes_get_a_status_line(
+    raw: Server, capfd: pytest.CaptureFixture[str], data: bytes
+) -> None:
+    """Any bytes on a real socket: a status line we expect, and the server still serves the
+    page; on stderr one access-log line for each, nothing else."""
+    capfd.readouterr()
+    # A valid request grades its text, which defines no function: quickly done.
+    assert _status(_exchange(raw, data)) in SENSIBLE
+    assert _status(_exchange(raw, PAGE_REQUEST)) == 200
+    lines = capfd.readouterr().err.splitlines()
+    assert len(lines) == 2 and all(ACCESS_LINE.fullmatch(line) for line in lines), lines
 
 
 # ---- the page in a real browser ----
