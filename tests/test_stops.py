@@ -73,8 +73,26 @@ def _start(args: list[str], tmp_path: Path, **popen: object) -> tuple[subprocess
 
 
 def _none_left(temp: Path) -> None:
-    time.sleep(2.0)
+    """Fail unless, within two seconds, no process of the grader's is left.
+
+    Polled, not slept: once none is alive none can appear (nothing is left to start one),
+    so the first empty look already proves what a look at two seconds would.
+    """
+    deadline = time.monotonic() + 2.0
+    while _alive_below(temp) and time.monotonic() < deadline:
+        time.sleep(0.05)
     assert _alive_below(temp) == []
+
+
+def _child_running(temp: Path, settle: float = 0.3) -> None:
+    """Wait until a child interpreter of the grader's runs (its phase begun), then a bit."""
+    deadline = time.monotonic() + 10.0
+    while time.monotonic() < deadline:
+        if any("run.py" in p or "zygote.py" in p for p in _alive_below(temp)):
+            time.sleep(settle)
+            return
+        time.sleep(0.02)
+    raise AssertionError("no child started")
 
 
 def _submission(tmp_path: Path, phase: str) -> Path:
@@ -99,7 +117,10 @@ def test_sigkill_leaves_no_child(tmp_path: Path, backend: str, phase: str, comma
     """SIGKILL to the grader in any phase of its child: the child dies with it."""
     file = _submission(tmp_path, "call" if phase == "start-up" else phase)
     proc, temp = _start([*GRADER, command, str(file), "--sandbox", backend], tmp_path)
-    time.sleep(0.05 if phase == "start-up" else 1.5)
+    if phase == "start-up":
+        time.sleep(0.05)
+    else:
+        _child_running(temp, settle=0.6)  # past its import, into the phase
     proc.kill()
     proc.communicate()
     _none_left(temp)
@@ -113,7 +134,10 @@ def test_sigkill_leaves_no_batch_child(tmp_path: Path, backend: str, jobs: str, 
     klass = _class(tmp_path, "call" if phase == "start-up" else phase)
     args = [*GRADER, "batch", str(klass), "--out", str(tmp_path / "out"), "--jobs", jobs]
     proc, temp = _start([*args, "--sandbox", backend, "--no-progress"], tmp_path)
-    time.sleep(0.05 if phase == "start-up" else 2.0)
+    if phase == "start-up":
+        time.sleep(0.05)
+    else:
+        _child_running(temp, settle=0.8)  # the template, then a fork in its phase
     proc.kill()
     proc.communicate()
     _none_left(temp)
