@@ -27,7 +27,7 @@ from grader.cases import Checked, check_problem
 from grader.errors import GraderError, NothingToGrade
 from grader.files import atomic_write
 from grader.grade import grade_in_with_examples, guard
-from grader.launch import STOP_SIGNALS, ignore_stops, pressed
+from grader.launch import STOP_SIGNALS, ignore_stops, pressed, writing
 from grader.layout import FUNCTION_NAME, protected_paths
 from grader.manifest import (
     MANIFEST_FILE,
@@ -548,32 +548,40 @@ def _run_batch(
             settings=settings,
         )
         jobs, jobs_note = (jobs, "") if jobs else default_jobs(limits.memory_mb)
-        rows, interrupted = _grade_all(batch, entries, jobs, progress)
+        try:
+            rows, interrupted = _grade_all(batch, entries, jobs, progress)
+        except KeyboardInterrupt:  # stopped before its loop could catch it: nothing graded
+            rows, interrupted = [], True
         backend = pool.describe()
         notes = tuple(pool.notes) + _strays_note(strays) + ((jobs_note,) if jobs_note else ())
         broken = pool.broken
-        # Stopped now, not when run_batch's `with` ends: the template and any child left
-        # have nothing more to do while the summary and the class report are written.
-        pool.close()
-        write_summary(out / SUMMARY_FILE, rows, [c.name for c in checked.problem.hidden])
-        seconds = time.monotonic() - began
-        manifest = for_batch(
-            shard=shard or WHOLE,
-            suite=batch.suite,
-            tolerance=checked.problem.tolerance.describe(),
-            limits=limits._asdict(),
-            cases=[CaseInfo(c.name, c.why, c.max_score) for c in checked.problem.hidden],
-            class_ids=[e.id for e in everyone],
-            # Interrupted, it holds only the rows finished: a merge then sees the share is short.
-            ids=[r.id for r in rows] if interrupted else [e.id for e in entries],
-            sandbox=backend,
-            seconds=seconds,
-            graded=sum(1 for r in rows if r.status == "graded"),
-            settings=settings,
-            earlier=earlier_runs(out, shard or WHOLE),
-        )
-        write_manifest(out, manifest)
-        write_class_report(out)
+        # From here on a stop signal is held back until every file is written: a summary
+        # of this run beside the class report of the last one would tell two stories.
+        with writing():
+            # Stopped now, not when run_batch's `with` ends: the template and any child
+            # left have nothing more to do while the summary and the report are written.
+            pool.close()
+            if interrupted:
+                rows += _still_unchanged(batch, entries, rows)
+            write_summary(out / SUMMARY_FILE, rows, [c.name for c in checked.problem.hidden])
+            seconds = time.monotonic() - began
+            manifest = for_batch(
+                shard=shard or WHOLE,
+                suite=batch.suite,
+                tolerance=checked.problem.tolerance.describe(),
+                limits=limits._asdict(),
+                cases=[CaseInfo(c.name, c.why, c.max_score) for c in checked.problem.hidden],
+                class_ids=[e.id for e in everyone],
+                # Interrupted, it holds only the rows kept: a merge then sees the share is short.
+                ids=[r.id for r in rows] if interrupted else [e.id for e in entries],
+                sandbox=backend,
+                seconds=seconds,
+                graded=sum(1 for r in rows if r.status == "graded"),
+                settings=settings,
+                earlier=earlier_runs(out, shard or WHOLE),
+            )
+            write_manifest(out, manifest)
+            write_class_report(out)
     if broken:
         missed = sum(1 for r in rows if r.status == "not_graded")
         raise GraderError(f"{broken}; {missed} submissions not graded, see {SUMMARY_FILE}")
@@ -583,9 +591,31 @@ def _run_batch(
         seconds=seconds,
         notes=notes,
         found=len(entries),
-        interrupted=interrupted,
+        # A stop held back while the files were written still ends the command as a stop.
+        interrupted=interrupted or pressed(),
         resettled=len(batch.resettled),
     )
+
+
+def _still_unchanged(batch: Batch, entries: Sequence[Entry], rows: Sequence[Row]) -> list[Row]:
+    """Return the rows a stopped run had not reached yet whose results still stand.
+
+    A resumed run visits unchanged files too: stopped before it reached them, it must not
+    drop their rows from summary.csv and the report, which the next run would only put back.
+    """
+    done = {r.id for r in rows}
+    kept = []
+    for entry in entries:
+        if entry.id in done or entry.path is None:
+            continue
+        try:
+            src = read_untrusted(entry.path, protected=batch.protected, inodes=batch.inodes)
+        except GraderError:
+            continue
+        stored = batch.up_to_date(entry, hashlib.sha256(src.data).hexdigest())
+        if stored is not None:
+            kept.append(_row_from(stored, entry, "unchanged"))
+    return kept
 
 
 def _grade_all(
@@ -604,8 +634,9 @@ def _grade_all(
 
 # How often the progress bar is redrawn while nothing finishes, so its clock keeps moving.
 TICK_SECONDS = 0.5
-# After a stop signal, how long the workers get to notice their children are gone.
-STOP_SECONDS = 2.0
+# After a stop signal, how long the workers get to notice their children are gone: with
+# the files written after it, a stop ends within the two seconds it promises.
+STOP_SECONDS = 1.5
 
 
 def _collect(batch: Batch, entries: list[Entry], jobs: int, show: bool) -> tuple[list[Row], bool]:

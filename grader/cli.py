@@ -422,6 +422,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         # stopped half-way prints and writes no score at all, not a partial one.
         signum = signal_of(exc)
         tail = "; not graded" if command in GRADES_ONE else ""
+        if command == "batch":  # stopped before its grading began: nothing is lost
+            tail = "; run the same command again to grade (finished results are kept)"
         print(f"grader: {stopped_line(signum)}{tail}", file=sys.stderr)
         return exit_status(signum)
     except BrokenPipeError:

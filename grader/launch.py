@@ -15,9 +15,11 @@ the kernel drops any signal that has none.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 import sys
+from collections.abc import Iterator
 from types import FrameType
 from typing import TYPE_CHECKING
 
@@ -57,9 +59,19 @@ def _stopped_early(signum: int, frame: FrameType | None) -> None:
 _stopped_by = 0
 
 
+# While set, a stop signal is recorded but raises nothing: see `writing`.
+_deferred = False
+
+
 def _stop(signum: int, frame: FrameType | None) -> None:
     global _stopped_by
-    _stopped_by = _stopped_by or signum
+    if _stopped_by or _deferred:
+        _stopped_by = _stopped_by or signum
+        # One stop at a time: a second signal (an impatient Ctrl-C, a SIGTERM after the
+        # terminal's SIGHUP) must not cut short the writing of what the first one kept,
+        # nor change the status it set.
+        return
+    _stopped_by = signum
     raise Stop(signum)
 
 
@@ -80,8 +92,8 @@ def pressed() -> bool:
 
 
 def signal_of(exc: KeyboardInterrupt) -> int:
-    """Return the signal behind a KeyboardInterrupt: its own, or Ctrl-C's."""
-    return exc.signum if isinstance(exc, Stop) else _stopped_by or signal.SIGINT
+    """Return the signal that stopped the command: the first one received, or Ctrl-C's."""
+    return _stopped_by or (exc.signum if isinstance(exc, Stop) else signal.SIGINT)
 
 
 def hand_over() -> None:
@@ -95,6 +107,22 @@ def hand_over() -> None:
         if signal.getsignal(signum) is _stopped_early:
             signal.signal(signum, _stop)
             sys.unraisablehook = _unraisable
+
+
+@contextlib.contextmanager
+def writing() -> Iterator[None]:
+    """Hold stop signals back while files others read are written; they are recorded, and
+    the caller asks `stopped_by()` once everything is written.
+
+    A stop in the middle of a batch's last writes left a summary of this run beside the
+    class report of the last one.
+    """
+    global _deferred
+    previous, _deferred = _deferred, True
+    try:
+        yield
+    finally:
+        _deferred = previous
 
 
 def ignore_stops() -> None:

@@ -357,3 +357,81 @@ def test_a_merge_stopped_half_way_keeps_the_previous_one(
     assert main(["merge", *shares, "--out", str(merged)]) == 143
     after = {p.relative_to(merged): p.read_bytes() for p in merged.rglob("*") if p.is_file()}
     assert after == before
+
+
+# A batch that sends itself signals at a chosen moment, through a patched step of its own.
+_SIGNALS_AT = """
+import os, signal, sys
+sys.argv = ["grader", "batch", sys.argv[1], "--out", sys.argv[2], "--no-progress"]
+import grader.batch, grader.classreport, grader.pool
+when, names = os.environ["AT"], os.environ["SIGNALS"].split(",")
+
+def sending(real):
+    def patched(*args, **kwargs):
+        for name in names:
+            os.kill(os.getpid(), getattr(signal, name))
+            sum(range(10000))  # each is handled here, before the next is sent
+        return real(*args, **kwargs)
+    return patched
+
+if when == "template":
+    grader.pool.Pool.wait_ready = sending(grader.pool.Pool.wait_ready)
+elif when == "grading":
+    grader.batch._grade_all = sending(grader.batch._grade_all)
+else:
+    grader.classreport.write_class_report = sending(grader.classreport.write_class_report)
+import grader.launch
+grader.launch.entry()
+"""
+
+
+def _batch_signalled(klass: Path, out: Path, at: str, signals: str) -> tuple[int, str]:
+    done = subprocess.run(
+        [sys.executable, "-c", _SIGNALS_AT, str(klass), str(out)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        cwd=ROOT,
+        env={**os.environ, "AT": at, "SIGNALS": signals},
+    )
+    assert "Traceback" not in done.stderr, done.stderr
+    return done.returncode, done.stderr
+
+
+def test_the_first_stop_wins_and_the_next_is_held(tmp_path: Path) -> None:
+    """SIGHUP, SIGTERM and Ctrl-C in a row while the template starts: the first signal's
+    status and line, and a word on how to go on."""
+    klass = _class(tmp_path, "call", size=1)
+    code, err = _batch_signalled(klass, tmp_path / "out", "template", "SIGHUP,SIGTERM,SIGINT")
+    assert code == 129 and "stopped by SIGHUP" in err and "run the same command again" in err
+
+
+def test_a_stop_while_the_files_are_written_leaves_them_all_of_one_run(tmp_path: Path) -> None:
+    """SIGTERM while the class report is written: it is written all the same, beside the
+    summary of the same run, and the batch ends as stopped."""
+    klass = _class(tmp_path, "call", size=0)
+    shutil.copy(CORPUS / "reference.py", klass / "bob.py")
+    out = tmp_path / "out"
+    code, err = _batch_signalled(klass, out, "report", "SIGTERM")
+    assert code == 143 and "stopped by SIGTERM: 0 of 2 submissions not graded yet" in err
+    report = (out / "report.md").read_text()
+    assert "| 2 | 2 | 2 |" in report and (out / "summary.csv").read_text().count("\n") == 3
+
+
+def test_a_resumed_batch_stopped_early_keeps_every_unchanged_row(tmp_path: Path) -> None:
+    """A finished class, graded again and stopped before it reached anyone: summary.csv and
+    the report still hold every learner, unchanged."""
+    from grader.cli import main
+
+    klass = _class(tmp_path, "call", size=0)
+    for name in ("bob", "cyd", "dan"):
+        shutil.copy(CORPUS / "reference.py", klass / f"{name}.py")
+    out = tmp_path / "out"
+    assert main(["batch", str(klass), "--out", str(out), "--no-progress"]) == 0
+    before = (out / "summary.csv").read_text()
+    code, err = _batch_signalled(klass, out, "grading", "SIGTERM")
+    assert code == 143 and "stopped by SIGTERM: 0 of 4" in err
+    assert (out / "summary.csv").read_text().replace("unchanged", "graded") == before.replace(
+        "unchanged", "graded"
+    )
+    assert "4 submissions" in (out / "report.md").read_text()
