@@ -28,24 +28,39 @@ ID_PUNCTUATION = "_.-"
 
 def display(text: str) -> str:
     """Return ``text`` as any writer may show it: every letter kept, control and format
-    characters as visible escapes (\\x1b, \\u202e)."""
-    if text.isprintable():  # the common case, and one call
+    characters as visible escapes (\\x1b, \\u202e), a backslash doubled.
+
+    Doubled, so that no two names show alike: a file literally named ``back\\x1b.py``
+    would otherwise read as one holding the escape character. A byte that is not UTF-8
+    (held as a lone surrogate, as os.fsdecode leaves it) shows as that byte, \\xe9.
+    """
+    if text.isprintable() and "\\" not in text:  # the common case, and one call
         return text
     return "".join(_visible(ch) for ch in text)
 
 
 def _visible(ch: str) -> str:
+    if ch == "\\":
+        return "\\\\"
     if unicodedata.category(ch) not in ESCAPED:
         return ch
     code = ord(ch)
+    if 0xDC80 <= code <= 0xDCFF:  # a byte os.fsdecode could not decode
+        return f"\\x{code - 0xDC00:02x}"
     if code < 0x100:
         return f"\\x{code:02x}"
     return f"\\u{code:04x}" if code < 0x10000 else f"\\U{code:08x}"
 
 
 def cell(text: str) -> str:
-    """Return ``text`` for a CSV or report cell: displayed, and never read as a formula."""
-    shown = display(text)
+    """Return a shown text for a CSV or report cell: never read as a formula.
+
+    Its text was shown already (a path, a reason); control characters left in one that was
+    not (an edited results file) are escaped, but a backslash is not doubled again.
+    """
+    shown = (
+        text if text.isprintable() else "".join(ch if ch == "\\" else _visible(ch) for ch in text)
+    )
     return "'" + shown if shown.startswith(FORMULA_START) else shown
 
 

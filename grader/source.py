@@ -81,7 +81,7 @@ class Source(NamedTuple):
 def shown(path: Path | str) -> str:
     """Return a path as printable text: bytes that are not UTF-8 shown as \\xNN escapes,
     control and format characters escaped (names.display), every letter kept."""
-    return display(os.fsencode(path).decode("utf-8", "backslashreplace"))
+    return display(os.fsencode(path).decode("utf-8", "surrogateescape"))
 
 
 def name_problem(path: Path) -> str:

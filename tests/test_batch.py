@@ -837,3 +837,21 @@ def test_a_full_disk_is_one_line_naming_the_path(cli: Cli, tmp_path: Path, full_
     assert err.strip().splitlines()[-1] == (
         f"grader: error: No space left on device: {full_disk / 'out' / '.grader-batch.lock'}"
     )
+
+
+def test_a_literal_backslash_never_reads_as_an_escape(cli: Cli, tmp_path: Path) -> None:
+    """A file literally named `back\\x1b.py` and one holding the escape character: two
+    learners that every writer tells apart, whichever came first."""
+    klass = tmp_path / "class"
+    klass.mkdir()
+    shutil.copy(CORPUS / "wrong" / "swapped.py", klass / "back\\x1b.py")
+    out = tmp_path / "out"
+    assert cli("batch", klass, "--out", out)[0] == 0
+    first = _summary(out)
+    shutil.copy(CORPUS / "reference.py", klass / "back\x1b.py")
+    assert cli("batch", klass, "--out", out)[0] == 0
+    rows = _summary(out)
+    assert set(first) < set(rows) and len(rows) == 2
+    (old_id,) = first
+    assert rows[old_id]["score"] == "0"  # the first learner keeps their id and their score
+    assert {r["path"] for r in rows.values()} == {"back\\\\x1b.py", "back\\x1b.py"}

@@ -3,6 +3,7 @@ and run for real in throwaway environments."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import re
@@ -789,3 +790,41 @@ def test_bundle_force_replaces_a_bundle_and_nothing_else(cli: Cli, tmp_path: Pat
     assert cli("bundle", "learner", kit)[0] == 0
     assert cli("bundle", "learner", kit, "--force")[0] == 0
     assert sorted(p.name for p in tmp_path.iterdir()) == ["autograder.zip", "kit", "work"]
+
+
+def test_autograder_on_a_full_disk_leaves_no_earlier_score(
+    autograder: Path, tmp_path: Path
+) -> None:
+    """results/ on a full disk: not even "did not finish" fits, and an earlier run's
+    results.json (a full score) is removed rather than left for Gradescope to show."""
+    root = tmp_path / "autograder"
+    shutil.copytree(autograder / "source", root / "source")
+    os.symlink(autograder / "venv", root / "venv")
+    (root / "results").mkdir()
+    mounted = subprocess.run(
+        ["mount", "-t", "tmpfs", "-o", "size=16k", "tmpfs", str(root / "results")],
+        capture_output=True,
+        check=False,
+    )
+    if mounted.returncode != 0:
+        pytest.skip("cannot mount a small file system here")
+    try:
+        earlier = '{"score": 10.0, "output": "from an earlier run", "tests": []}\n'
+        (root / "results" / "results.json").write_text(earlier)
+        fd = os.open(root / "results" / "filler", os.O_WRONLY | os.O_CREAT)
+        with contextlib.suppress(OSError):
+            while os.write(fd, b"\0" * 1024):
+                pass
+        os.close(fd)
+        (root / "submission").mkdir()
+        shutil.copy(CORPUS / "correct" / "lists.py", root / "submission" / "a.py")
+        env = {**os.environ, "AUTOGRADER_ROOT": str(root)}
+        env.pop("GRADER_PROBLEM", None)
+        subprocess.run([str(root / "source" / "run_autograder")], env=env, check=False)
+        # Removing the earlier file frees its page: what is there now is this run's.
+        left = sorted(p.name for p in (root / "results").iterdir())
+        assert left in (["filler"], ["filler", "results.json"])
+        if "results.json" in left:
+            assert "from an earlier run" not in (root / "results" / "results.json").read_text()
+    finally:
+        subprocess.run(["umount", "-l", str(root / "results")], check=False)
