@@ -5,12 +5,12 @@ from __future__ import annotations
 import os
 import re
 import shutil
-import tempfile
 import zipfile
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NamedTuple
 
+from grader import tempdirs
 from grader.cases import Case, check_problem
 from grader.errors import GraderError
 from grader.layout import (
@@ -402,7 +402,7 @@ def _held_rows(rows: Array, wanted: Array, tol: Tolerance) -> list[int] | None:
 def build_learner(root: Path, out: Path, *, force: bool = False) -> list[str]:
     """Write a learner bundle to folder ``out`` (or ``out``.zip); return what went in."""
     check_problem(root)  # a broken problem is refused with every issue, before anything ships
-    with tempfile.TemporaryDirectory() as tmp:
+    with tempdirs.claimed("grader-bundle-") as tmp:
         stage = Path(tmp) / "bundle"
         stage.mkdir()
         code = [p for p in _package_files(root) if str(p) not in KIT_LEAVES_OUT]
@@ -482,7 +482,7 @@ def build_gradescope(
     hidden = sorted(p.relative_to(root) for p in (root / HIDDEN_DIR).glob("*.yaml"))
     if not hidden:
         raise GraderError(f"no hidden cases in {root / HIDDEN_DIR}: nothing to grade with")
-    with tempfile.TemporaryDirectory() as tmp:
+    with tempdirs.claimed("grader-bundle-") as tmp:
         stage = Path(tmp) / "autograder"
         stage.mkdir()
         _copy(root, stage, [*PUBLIC_FILES, *_package_files(root), *hidden, REFERENCE_FILE])
@@ -528,8 +528,20 @@ def _emit(stage: Path, out: Path, *, force: bool = False) -> None:
                         info.compress_type = zipfile.ZIP_DEFLATED
                         archive.writestr(info, path.read_bytes())
         else:
-            shutil.copytree(stage, partial)
+            # File by file, not copytree: its one shutil.Error for every failure would
+            # name no cause a user can act on (a full disk, a quota).
+            for path in sorted(stage.rglob("*")):
+                target = partial / path.relative_to(stage)
+                if path.is_dir():
+                    target.mkdir(parents=True, exist_ok=True)
+                else:
+                    target.parent.mkdir(parents=True, exist_ok=True)
+                    shutil.copy2(path, target)
         _swap(partial, out)
+    except OSError as exc:
+        _remove(partial)
+        # Say which bundle could not be written, not which of its files.
+        raise OSError(exc.errno, exc.strerror, str(out)) from None
     except BaseException:
         _remove(partial)
         raise

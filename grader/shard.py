@@ -255,8 +255,12 @@ def merge(outs: Sequence[Path], *, into: Path) -> Manifest:
             for entry_id in m.ids:
                 name = results_name(entry_id)
                 shutil.copyfile(out / RESULTS_DIR / name, staging / name)
+    except OSError as exc:
+        shutil.rmtree(staging, ignore_errors=True)
+        # A full disk: the merge's own folder is what could not be written, not the shard.
+        raise OSError(exc.errno, exc.strerror, str(into / RESULTS_DIR)) from None
     except BaseException:
-        # A stop or a full disk while copying: the staging folder goes, the last merge stays.
+        # A stop while copying: the staging folder goes, the last merge stays.
         shutil.rmtree(staging, ignore_errors=True)
         raise
     old = into / f".{RESULTS_DIR}.old"

@@ -855,3 +855,30 @@ def test_a_literal_backslash_never_reads_as_an_escape(cli: Cli, tmp_path: Path) 
     (old_id,) = first
     assert rows[old_id]["score"] == "0"  # the first learner keeps their id and their score
     assert {r["path"] for r in rows.values()} == {"back\\\\x1b.py", "back\\x1b.py"}
+
+
+@pytest.mark.parametrize("kind", ["learner", "gradescope"])
+def test_a_bundle_on_a_full_disk_names_it(cli: Cli, full_disk: Path, kind: str) -> None:
+    """A bundle that does not fit: exit 2, one line naming the bundle, no part of it left."""
+    out = full_disk / "out" / ("kit" if kind == "learner" else "autograder.zip")
+    code, _, err = cli("bundle", kind, out)
+    assert code == 2 and err.strip().splitlines() == [
+        f"grader: error: No space left on device: {out}"
+    ]
+    assert list((full_disk / "out").iterdir()) == []
+
+
+def test_a_merge_on_a_full_disk_names_its_own_folder(
+    cli: Cli, tmp_path: Path, full_disk: Path
+) -> None:
+    """Shares merged into a full disk: the line names the merge's folder, not a share's."""
+    klass = tmp_path / "class"
+    klass.mkdir()
+    for name in ("ada", "bob", "cyd"):
+        shutil.copy(CORPUS / "reference.py", klass / f"{name}.py")
+    shares = [tmp_path / "s1", tmp_path / "s2"]
+    for k, share in enumerate(shares, start=1):
+        assert cli("batch", klass, "--out", share, "--shard", f"{k}/2")[0] == 0
+    into = full_disk / "out" / "merged"
+    code, _, err = cli("merge", *shares, "--out", into)
+    assert code == 2 and f"No space left on device: {into}" in err, err
