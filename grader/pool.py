@@ -406,7 +406,7 @@ class Pool:
         stderr_r, stderr_w = os.pipe()
         result_r, result_w = os.pipe()
         widen_pipe(result_w)
-        group = tasks.new_group(limits.tasks) if self.inner != "none" else None
+        group = tasks.new_group(limits.tasks)  # with no sandbox too, as spawn_child
         request["config"] = self._config(tmp, limits, group)
         theirs = [stdin_r, stdout_w, stderr_w, result_w]
         if group is not None:

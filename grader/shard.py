@@ -11,6 +11,7 @@ from __future__ import annotations
 import csv
 import io
 import os
+import re
 import shutil
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
@@ -43,10 +44,11 @@ def _env_int(environ: Mapping[str, str], name: str) -> int:
     text = environ.get(name)
     if text is None:
         raise GraderError(f"--shard auto: {name} is not set")
-    try:
-        return int(text)
-    except ValueError:
-        raise GraderError(f"--shard auto: invalid {name} {text!r}, not a whole number") from None
+    # ASCII digits only, and few of them: int() would also take "1_0", " 1", the digits of
+    # other scripts and a number of thousands of digits, none of which a job runner sets.
+    if not re.fullmatch(r"-?[0-9]{1,9}", text):
+        raise GraderError(f"--shard auto: invalid {name} {text!r}, not a whole number")
+    return int(text)
 
 
 def shard_from_env(environ: Mapping[str, str]) -> Shard:

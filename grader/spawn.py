@@ -222,7 +222,9 @@ def spawn_child(
             os.chown(path, SANDBOX_UID, SANDBOX_UID)
     read_fd, write_fd = os.pipe()
     widen_pipe(write_fd)
-    group = tasks.new_group(limits.tasks) if backend != "none" else None
+    # With no sandbox too: nothing else stops a submission's fork and setsid there, and the
+    # group is how whatever it started is found and killed with it.
+    group = tasks.new_group(limits.tasks)
     config = child_config(
         tmp=tmp, limits=limits, backend=backend, group=group, private=backend == "landlock"
     )

@@ -70,10 +70,16 @@ def _find_base() -> Path | None:
 
 
 def _sweep(base: Path) -> None:
-    """Remove the empty groups that graders which have since exited left behind."""
+    """Remove the groups that graders which have since exited left behind, and end what
+    still runs in them: a process a submission started that escaped its process group
+    (with no sandbox, nothing else stops fork and setsid) dies here at the latest."""
     for group in base.iterdir():
         owner = group.name.partition("-")[0]
         if group.is_dir() and owner.isdigit() and not Path(f"/proc/{owner}").exists():
+            with contextlib.suppress(OSError):
+                for pid in (group / "cgroup.procs").read_text().split():
+                    with contextlib.suppress(ProcessLookupError):
+                        os.kill(int(pid), signal.SIGKILL)
             with contextlib.suppress(OSError):
                 group.rmdir()
 

@@ -310,6 +310,10 @@ def test_shard_auto_reads_the_job_runner(env: dict[str, str], shard: Shard) -> N
         ({}, "neither JOB_COMPLETION_INDEX"),
         ({"JOB_COMPLETION_INDEX": "0"}, "GRADER_SHARDS is not"),
         ({"JOB_COMPLETION_INDEX": "x", "GRADER_SHARDS": "2"}, "invalid JOB_COMPLETION_INDEX 'x'"),
+        ({"JOB_COMPLETION_INDEX": "\u0661", "GRADER_SHARDS": "2"}, "invalid JOB_COMPLETION_INDEX"),
+        ({"JOB_COMPLETION_INDEX": "1_0", "GRADER_SHARDS": "20"}, "invalid JOB_COMPLETION_INDEX"),
+        ({"JOB_COMPLETION_INDEX": " 1", "GRADER_SHARDS": "2"}, "invalid JOB_COMPLETION_INDEX"),
+        ({"JOB_COMPLETION_INDEX": "0", "GRADER_SHARDS": "9" * 30}, "invalid GRADER_SHARDS"),
         ({"JOB_COMPLETION_INDEX": "2", "GRADER_SHARDS": "2"}, "share 3 from JOB_COMPLETION_INDEX"),
         ({"SLURM_ARRAY_TASK_ID": "3", "SLURM_ARRAY_TASK_MIN": "1"}, "SLURM_ARRAY_TASK_COUNT"),
         (

@@ -24,6 +24,7 @@ from pathlib import Path
 
 import pytest
 
+from grader import tasks
 from tests.conftest import CORPUS, ROOT, SAMPLES, backends
 
 GRADER = [sys.executable, "-m", "grader"]
@@ -435,3 +436,27 @@ def test_a_resumed_batch_stopped_early_keeps_every_unchanged_row(tmp_path: Path)
         "unchanged", "graded"
     )
     assert "4 submissions" in (out / "report.md").read_text()
+
+
+_ESCAPING = """import os, time
+
+def sinusoidal_positions(positions, d_model):
+    if os.fork() == 0:
+        os.setsid()
+        if os.fork() == 0:
+            time.sleep(60)
+        os._exit(0)
+    time.sleep(60)
+"""
+
+
+@pytest.mark.skipif(not tasks.available(), reason="no pids cgroup can be made here")
+def test_without_a_sandbox_what_a_submission_starts_dies_with_it(tmp_path: Path) -> None:
+    """--sandbox none has no seccomp to refuse fork and setsid: the task group finds what
+    the submission started, in its own sessions, and kills it with the child."""
+    file = tmp_path / "escape.py"
+    file.write_text(_ESCAPING)
+    args = [*GRADER, "submit", str(file), "--sandbox", "none", "--timeout", "0.5", "--budget", "1"]
+    proc, temp = _start(args, tmp_path)
+    proc.communicate(timeout=60)
+    _none_left(temp)
