@@ -107,26 +107,29 @@ def check_limits(problem_root: Path, limits: Limits, choice: Choice) -> None:
     if not low or not reference.is_file():
         return
     given, defaults = _flags(limits, low), _flags(Limits(), low)
-    try:
-        report = grade(
-            submission=reference,
-            problem_root=problem_root,
-            mode="run",
-            limits=limits,
-            choice=choice,
-        )
-    except GraderError as exc:
-        raise GraderError(
-            f"the limits {given} are too low: the reference cannot even run under them "
-            f"({exc}); the defaults ({defaults}) work"
-        ) from None
-    failed = [c for c in report.cases if not c.passed]
-    if failed:
-        raise GraderError(
-            f"the limits {given} are too low: the reference fails the visible example "
-            f"{failed[0].name} under them ({failed[0].outcome.value}); the defaults "
-            f"({defaults}) work"
-        )
+    # The visible examples, and the hidden cases too, which are larger: a limit the
+    # examples meet and the hidden cases do not would still charge every learner.
+    for mode, what in (("run", "visible example"), ("submit", "hidden case")):
+        try:
+            report = grade(
+                submission=reference,
+                problem_root=problem_root,
+                mode=mode,
+                limits=limits,
+                choice=choice,
+            )
+        except GraderError as exc:
+            raise GraderError(
+                f"the limits {given} are too low: the reference cannot even run under them "
+                f"({exc}); the defaults ({defaults}) work"
+            ) from None
+        failed = [c for c in report.cases if not c.passed]
+        if failed:
+            raise GraderError(
+                f"the limits {given} are too low: the reference fails the {what} "
+                f"{failed[0].name} under them ({failed[0].outcome.value}); the defaults "
+                f"({defaults}) work"
+            )
 
 
 def run_cases(problem: Problem, mode: str) -> tuple[Case, ...]:
