@@ -395,3 +395,35 @@ def test_a_file_lists_its_first_issues_and_says_there_are_more(
     assert (
         issues[-1] == "hidden_tests/11_keys.yaml: (file): more issues, not listed: fix these first"
     )
+
+
+def test_a_fifo_for_the_statement_or_the_bundle_marker_blocks_nothing(problem_copy: Path) -> None:
+    """The statement (its case count) and bundle.yaml (a kit's marker) are read bounded too."""
+    (problem_copy / "problem").mkdir()
+    os.mkfifo(problem_copy / "problem" / "statement.md")
+    os.mkfifo(problem_copy / "bundle.yaml")
+    done = _bounded_grader("check", "--problem", problem_copy)
+    assert done.returncode == 2, done.stderr
+    assert done.stderr.splitlines()[1:] == [
+        "  problem/statement.md: (text): not a regular file (a FIFO); "
+        "problem files must be plain files"
+    ]
+
+
+def test_gradescope_settings_go_through_the_loader(tmp_path: Path) -> None:
+    """gradescope.yaml: an alias, a duplicate or a typo is one line naming the setting."""
+    from grader.autograde import _config
+    from grader.errors import GraderError
+
+    config = tmp_path / "gradescope.yaml"
+    for text, words in [
+        ("tests_visibility: &v hidden\nstdout_visibility: *v\n", ":1: anchors (&v) are not"),
+        ("tests_visibility: hidden\ntests_visibility: visible\n", ":2: duplicate key"),
+        ("tests_visiblity: hidden\n", "did you mean 'tests_visibility'?"),
+    ]:
+        config.write_text(text)
+        with pytest.raises(GraderError) as info:
+            _config(tmp_path)
+        assert str(info.value).startswith("gradescope.yaml") and words in str(info.value)
+    config.write_text("# defaults\ntests_visibility: hidden\n")
+    assert _config(tmp_path)["tests_visibility"] == "hidden"
