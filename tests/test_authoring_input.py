@@ -349,12 +349,19 @@ def test_a_crowded_or_huge_suite_is_one_issue(
     cli: Cli, problem_copy: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """Entries past the bound are not even listed; bytes past the bound are not read."""
+    import grader.walls
+
+    def walks_all(paths: object) -> list[object]:
+        raise AssertionError("the guard walks every entry of the folder")
+
     monkeypatch.setattr(cases, "MAX_FOLDER_ENTRIES", 20)
     for n in range(20):
         (problem_copy / "hidden_tests" / f"notes_{n}.txt").write_text("")
-    assert _check(cli, problem_copy) == [
-        "hidden_tests/: (folder): holds more than 20 entries; not read"
-    ]
+    with monkeypatch.context() as patch:
+        patch.setattr(grader.walls, "exposed_files", walks_all)
+        assert _check(cli, problem_copy) == [
+            "hidden_tests/: (folder): holds more than 20 entries; not read"
+        ]
     monkeypatch.setattr(cases, "MAX_FOLDER_ENTRIES", 2000)
     _case(problem_copy, "11_big.yaml", "#" * (cases.MAX_SUITE_BYTES + 1))
     [issue] = _check(cli, problem_copy)
