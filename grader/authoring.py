@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import re
 from collections.abc import Sequence
 from pathlib import Path
@@ -16,7 +17,8 @@ from grader.cases import (
     load_problem,
     validate_input,
 )
-from grader.errors import GraderError
+from grader.errors import GraderError, Refused
+from grader.files import read_bounded
 from grader.layout import HIDDEN_DIR, STATEMENT_FILE
 from grader.spawn import Limits
 from grader.walls import Choice
@@ -99,15 +101,19 @@ def suite_issues(root: Path, *, limits: Limits, choice: Choice) -> list[Issue]:
     return issues
 
 
+# A statement is a page or two; `check` reads no more than this of it (nor a FIFO, nor a link).
+STATEMENT_BYTES = 1 << 20
 COUNT_IN_STATEMENT = re.compile(r"graded on (\d+) hidden cases?")
 
 
 def statement_issue(root: Path, hidden: int) -> str:
     """Return what is wrong with the statement's case count, or "" when it is true."""
-    try:
-        text = (root / STATEMENT_FILE).read_text(encoding="utf-8")
-    except FileNotFoundError:
+    if not os.path.lexists(root / STATEMENT_FILE):
         return ""
+    try:
+        text = read_bounded(root / STATEMENT_FILE, STATEMENT_BYTES).decode("utf-8", "replace")
+    except Refused as refused:
+        return str(refused)
     said = {int(n) for n in COUNT_IN_STATEMENT.findall(text)}
     if said and said != {hidden}:
         return (

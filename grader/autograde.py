@@ -9,36 +9,44 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-import yaml
-
 from grader.bundle import GRADESCOPE_CONFIG, VISIBILITIES
 from grader.cases import load_problem
-from grader.errors import GraderError
+from grader.errors import GraderError, Refused
 from grader.files import atomic_write
 from grader.grade import check_limits, grade
 from grader.layout import protected_paths
 from grader.records import Cause
 from grader.report import not_graded, to_json
+from grader.schema import unknown_key
 from grader.source import name_problem, read_untrusted, shown
 from grader.spawn import Limits
 from grader.walls import Choice
+from grader.yamlsafe import load_file
+from grader.yamlsafe import shown as shown_value
+
+# gradescope.yaml holds two settings: a few hundred bytes, with comments.
+CONFIG_BYTES = 64 << 10
 
 
 def _config(source: Path) -> dict[str, str]:
     """Read gradescope.yaml; unknown or missing settings fall back to the documented defaults."""
     settings = {"tests_visibility": "visible", "stdout_visibility": "hidden"}
     path = source / GRADESCOPE_CONFIG
-    if path.is_file():
-        raw = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
+    if os.path.lexists(path):
+        try:
+            raw = load_file(path, limit=CONFIG_BYTES).data or {}
+        except Refused as refused:
+            line = f":{refused.line}" if refused.line else ""
+            raise GraderError(f"{GRADESCOPE_CONFIG}{line}: {refused}") from None
         if not isinstance(raw, dict):
             raise GraderError(f"{GRADESCOPE_CONFIG}: must be a mapping")
         for key, value in raw.items():
             if key not in settings:
-                raise GraderError(f"{GRADESCOPE_CONFIG}: unknown setting {key!r}")
+                raise GraderError(f"{GRADESCOPE_CONFIG}: {unknown_key(key, tuple(settings))}")
             if value not in VISIBILITIES:
                 raise GraderError(
                     f"{GRADESCOPE_CONFIG}: {key} must be one of {', '.join(VISIBILITIES)}, "
-                    f"got {value!r}"
+                    f"got {shown_value(value)}"
                 )
             settings[key] = value
     return settings

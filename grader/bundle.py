@@ -198,9 +198,8 @@ def _public_data(
     bundle: Path, files: Sequence[Path]
 ) -> tuple[list[PublicInput], list[PublicTable]]:
     """Return every input and table that the kit's data files hold."""
-    import yaml
-
-    from grader.cases import SAFE_LOADER
+    from grader.errors import Refused
+    from grader.yamlsafe import load_file
 
     inputs: list[PublicInput] = []
     tables: list[PublicTable] = []
@@ -208,11 +207,15 @@ def _public_data(
         name = str(path.relative_to(bundle))
         try:
             if DATA_SUFFIXES[path.suffix] == "yaml":
-                tree = yaml.load(path.read_text(encoding="utf-8"), Loader=SAFE_LOADER)
-                _walk(tree, name, "", inputs, tables)
+                _walk(load_file(path).data, name, "", inputs, tables)
             else:
                 _numpy_data(path, name, inputs, tables)
-        except (OSError, ValueError, yaml.YAMLError, zipfile.BadZipFile) as exc:
+        except Refused as refused:
+            # The one YAML loader's bounds: what it refuses cannot be checked either.
+            raise GraderError(
+                f"learner bundle file {name} cannot be read as data to be checked: {refused}"
+            ) from None
+        except (OSError, ValueError, zipfile.BadZipFile) as exc:
             # UnicodeDecodeError is a ValueError. What cannot be read cannot be checked.
             raise GraderError(
                 f"learner bundle file {name} cannot be read as data to be checked: "
@@ -432,13 +435,19 @@ def _kit_data(root: Path, stage: Path) -> None:
 
     from grader import variants
     from grader.cases import check_problem
+    from grader.files import read_bounded
+    from grader.yamlsafe import MAX_BYTES, load_bytes
 
     checked = check_problem(root, hidden=False)
     problem = checked.problem
-    text = (root / EXAMPLES_FILE).read_text(encoding="utf-8")
+    # Through the loader's bounds, as check_problem read it; the text ships as it is.
+    read = read_bounded(root / EXAMPLES_FILE, MAX_BYTES)
+    text = read.decode("utf-8")
     if problem.probes:
         head, _, _ = text.partition("\nprobes:")
-        raw = yaml.safe_load(text)["probes"]
+        top = load_bytes(read).data
+        assert isinstance(top, dict)  # check_problem has loaded the very same file
+        raw = top["probes"]
         for entry, probe in zip(raw, problem.probes, strict=True):
             entry["expected"] = checked.expected[probe.name].tolist()
         text = (

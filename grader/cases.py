@@ -3,18 +3,18 @@
 from __future__ import annotations
 
 import importlib.util
+import itertools
 import math
 import os
 import re
+import stat
 import sys
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass, replace
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-import yaml
-
-from grader.errors import GraderError
+from grader.errors import GraderError, Refused
 from grader.layout import (
     EXAMPLES_FILE,
     FUNCTION_NAME,
@@ -22,23 +22,35 @@ from grader.layout import (
     REFERENCE_FILE,
     is_learner_bundle,
 )
+from grader.names import display
 from grader.records import DEFAULT_ATOL, DEFAULT_RTOL, Tolerance
+from grader.schema import INPUTS, InvalidInputs, check_inputs, closest_key, unknown_key
+from grader.yamlsafe import Loaded, Place, cut, key_text, line_of, load_file, shown
 
 if TYPE_CHECKING:  # numpy loads in check_expected, once the child has been started
     from grader.compare import Array
 
-# libyaml's loader where the machine has it: the same safe subset, five times faster.
-SAFE_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
-# Bounds that keep one case cheap to grade; the statement itself sets no upper limit.
-MAX_ROWS = 200_000
-MAX_D_MODEL = 8192
-MAX_ELEMENTS = 4_000_000
 NAME_RE = re.compile(r"^[a-z0-9][a-z0-9_\-]{0,63}$")
+# Bounds of the other fields of a case (its inputs' are in grader/schema.py).
+MAX_WHY = 500
+MAX_SCORE = 1000
+MAX_KNOWN_FAILING = 32
+VARIANT_RE = re.compile(r"^(?:reference|(?:correct|wrong)/[A-Za-z0-9_][A-Za-z0-9_\-]{0,63})$")
+# Bounds of the hidden suite, so that `check` takes bounded time and memory on any folder:
+# how many case files, how many bytes in all, how many entries of the folder are looked at.
+MAX_CASE_FILES = 200
+MAX_SUITE_BYTES = 2 << 20
+MAX_FOLDER_ENTRIES = 10 * MAX_CASE_FILES
+# Issues listed per file: the first ones, in the file's order, then a line saying there are more.
+MAX_ISSUES_PER_FILE = 20
 
 
 @dataclass(frozen=True)
 class Case:
-    """One graded call: its inputs, where it came from, and how it is checked."""
+    """One graded call: its inputs, where it came from, and how it is checked.
+
+    ``known_failing`` lists (variant, why) pairs: solutions known to fail this case, and why.
+    """
 
     name: str
     why: str
@@ -49,7 +61,6 @@ class Case:
     source: str
     expected: tuple[tuple[float, ...], ...] | None = None
     max_score: float = 1.0
-    # Correct variants known to fail this case, with why: kept with `add-case --force`.
     known_failing: tuple[tuple[str, str], ...] = ()
 
     @property
@@ -68,6 +79,8 @@ class Problem:
     hidden: tuple[Case, ...]
     # Public inputs that `run` also tries, never scored: see the statement's "Public probes".
     probes: tuple[Case, ...] = ()
+    # Where each case's keys start, by file: the lines of issues found after loading.
+    places: Mapping[str, Place] = field(default_factory=dict, compare=False, repr=False)
 
     @property
     def reference_path(self) -> Path:
@@ -76,33 +89,13 @@ class Problem:
 
 
 def validate_input(positions: object, d_model: object) -> tuple[tuple[int, ...], int]:
-    """Check inputs against the statement's requirements; return them normalised.
+    """Check inputs against their declaration (grader/schema.py); return them normalised.
 
-    Raises ValueError with a sentence that names the offending value.
+    Raises ValueError with a sentence per wrong field, each naming the offending value. A
+    range is checked by its ends before it is expanded.
     """
-    if isinstance(d_model, bool) or not isinstance(d_model, int):
-        raise ValueError(f"d_model must be an integer, got {d_model!r}")
-    if d_model < 2 or d_model % 2:
-        raise ValueError(f"d_model must be an even integer >= 2, got {d_model}")
-    if d_model > MAX_D_MODEL:
-        raise ValueError(f"d_model must be at most {MAX_D_MODEL}, got {d_model}")
-    if not isinstance(positions, list | tuple | range):
-        raise ValueError(f"positions must be a list of integers, got {type(positions).__name__}")
-    if len(positions) == 0:
-        raise ValueError("positions must hold at least one position")
-    if len(positions) > MAX_ROWS:
-        raise ValueError(f"at most {MAX_ROWS} positions per case, got {len(positions)}")
-    for p in positions:
-        if isinstance(p, bool) or not isinstance(p, int):
-            raise ValueError(f"positions must be integers, got {p!r}")
-        if p < 0:
-            raise ValueError(f"positions must be >= 0, got {p}")
-    if len(positions) * d_model > MAX_ELEMENTS:
-        raise ValueError(
-            f"a case may hold at most {MAX_ELEMENTS} values; "
-            f"{len(positions)} x {d_model} is too many"
-        )
-    return tuple(positions), d_model
+    values = check_inputs({"positions": positions, "d_model": d_model})
+    return values["positions"], values["d_model"]
 
 
 @dataclass(frozen=True)
@@ -120,55 +113,25 @@ class Issue:
 
     def __str__(self) -> str:
         where = self.file if self.line is None else f"{self.file}:{self.line}"
-        return f"{where}: {self.field}: {self.message}"
+        # Values in messages are cut already; this bounds any message, the reference's too.
+        return f"{where}: {cut(self.field)}: {cut(self.message, 600)}"
 
 
-# One step of a dotted field: a key ("input") or an index ("[2]").
-_FIELD_STEP = re.compile(r"\[(\d+)\]|([^.\[\]]+)")
-
-
-def _line_of(node: yaml.Node, field: str) -> int | None:
-    """Return the line where ``field`` (say "examples[0].input.positions") starts in ``node``.
-
-    As far as the field exists: a key that is missing points at the mapping that lacks it.
-    """
-    if field.startswith("("):  # "(file)", "(top)": the whole file
-        return None
-    line = node.start_mark.line + 1
-    for index, key in _FIELD_STEP.findall(field):
-        if index and isinstance(node, yaml.SequenceNode) and int(index) < len(node.value):
-            node = node.value[int(index)]
-            line = node.start_mark.line + 1
-        elif key and isinstance(node, yaml.MappingNode):
-            found = [
-                (k, v) for k, v in node.value if isinstance(k, yaml.ScalarNode) and k.value == key
-            ]
-            if not found:
-                break
-            name, node = found[0]
-            line = name.start_mark.line + 1
-        else:
-            break
-    return line
-
-
-def _with_lines(root: Path, issues: list[Issue]) -> list[Issue]:
-    """Add the line of each issue's field in its YAML file; only when there are issues."""
-    trees: dict[str, yaml.Node | None] = {}
+def _with_lines(places: Mapping[str, Place], issues: list[Issue]) -> list[Issue]:
+    """Add the line of each issue's field in its YAML file, where the issue has none yet."""
     located = []
     for issue in issues:
-        if issue.file.endswith(".yaml"):
-            if issue.file not in trees:
-                try:
-                    text = (root / issue.file).read_text(encoding="utf-8")
-                    trees[issue.file] = yaml.compose(text, Loader=SAFE_LOADER)
-                except (OSError, UnicodeDecodeError, yaml.YAMLError):
-                    trees[issue.file] = None
-            tree = trees[issue.file]
-            if tree is not None:
-                issue = replace(issue, line=_line_of(tree, issue.field))
+        place = places.get(issue.file)
+        if issue.line is None and place is not None:
+            issue = replace(issue, line=line_of(place, issue.field))
         located.append(issue)
     return located
+
+
+def _by_file(issues: list[Issue]) -> list[Issue]:
+    """Return the issues grouped by file, files in the order they first come, stable."""
+    files = {issue.file: n for n, issue in reversed(list(enumerate(issues)))}
+    return sorted(issues, key=lambda i: files[i.file])
 
 
 class ProblemInvalid(GraderError):
@@ -200,39 +163,23 @@ def _table(raw: object, shape: tuple[int, int]) -> tuple[tuple[float, ...], ...]
 
 
 class _Bad(Exception):
-    """A field of one case file is wrong; carries the field's dotted name."""
+    """A field of one file is wrong; carries the field's dotted name, and its line if known."""
 
-    def __init__(self, field: str, message: str) -> None:
+    def __init__(self, field: str, message: str, line: int | None = None) -> None:
         super().__init__(message)
         self.field = field
+        self.line = line
 
 
 def compact_positions(positions: Sequence[int]) -> list[int] | dict[str, list[int]]:
     """Return the positions as a list, or as ``{range: [start, stop(, step)]}`` when they
-    are one: the form a case file may use, which _expand_positions turns back into the very
-    same positions."""
+    are one: the form a case file may use, which the schema turns back into the very same
+    positions."""
     if len(positions) > 2 and (step := positions[1] - positions[0]):
         stop = positions[-1] + (1 if step > 0 else -1)
         if tuple(positions) == tuple(range(positions[0], stop, step)):
             return {"range": [positions[0], stop] if step == 1 else [positions[0], stop, step]}
     return list(positions)
-
-
-def _expand_positions(raw: object) -> object:
-    """Turn ``{range: [start, stop, step]}`` into a range; leave lists as they are."""
-    if not isinstance(raw, dict):
-        return raw
-    if set(raw) != {"range"}:
-        raise _Bad("input.positions", "a generator must be {range: [start, stop, step]}")
-    args = raw["range"]
-    if (
-        not isinstance(args, list)
-        or not 1 <= len(args) <= 3
-        or not all(isinstance(a, int) and not isinstance(a, bool) for a in args)
-        or (len(args) == 3 and args[2] == 0)
-    ):
-        raise _Bad("input.positions.range", f"needs 1 to 3 integers, step not 0; got {args!r}")
-    return range(*args)
 
 
 def _number(value: object) -> float | None:
@@ -244,7 +191,7 @@ def _number(value: object) -> float | None:
         return None
     if isinstance(value, int | float):
         return float(value)
-    if isinstance(value, str):
+    if isinstance(value, str) and len(value) <= 100:
         try:
             return float(value)
         except ValueError:
@@ -252,23 +199,57 @@ def _number(value: object) -> float | None:
     return None
 
 
-def _tolerance(raw: object, base: Tolerance) -> Tolerance:
+TOLERANCE_KEYS = ("rtol", "atol")
+
+
+def _tolerance(raw: object, base: Tolerance, bads: list[_Bad], prefix: str = "") -> Tolerance:
+    """Return the tolerance ``raw`` sets over ``base``; add what is wrong with it to ``bads``."""
     if raw is None:
         return base
-    if not isinstance(raw, dict) or not set(raw) <= {"rtol", "atol"}:
-        raise _Bad("tolerance", f"takes only rtol and atol, got {raw!r}")
+    where = f"{prefix}tolerance"
+    if not isinstance(raw, dict):
+        bads.append(_Bad(where, f"takes only rtol and atol, got {shown(raw)}"))
+        return base
+    bads += _unknown(raw, TOLERANCE_KEYS, f"{where}.")
     values: dict[str, float] = {"rtol": base.rtol, "atol": base.atol}
-    for key, value in raw.items():
-        number = _number(value)
+    for key in TOLERANCE_KEYS:
+        if key not in raw:
+            continue
+        number = _number(raw[key])
         if number is None or not 0 <= number < 1:
-            raise _Bad(f"tolerance.{key}", f"must be a number in [0, 1), got {value!r}")
-        values[key] = number
+            bads.append(
+                _Bad(f"{where}.{key}", f"must be a number in [0, 1), got {shown(raw[key])}")
+            )
+        else:
+            values[key] = number
     return Tolerance(**values)
 
 
-CASE_KEYS = frozenset(
-    {"name", "why", "input", "expected", "tolerance", "max_score", "known_failing"}
-)
+def _unknown(raw: dict[object, object], allowed: Sequence[str], prefix: str = "") -> list[_Bad]:
+    """Return an issue for each key of ``raw`` not ``allowed``, with the likeliest meant one."""
+    unknown = (key for key in raw if key not in allowed)
+    # No more than can be listed: a mapping of 100 000 keys costs 100 000 suggestions else.
+    return [
+        _Bad(f"{prefix}{key_text(key)}", unknown_key(key, allowed))
+        for key in itertools.islice(unknown, MAX_ISSUES_PER_FILE + 1)
+    ]
+
+
+def _missing(raw: dict[object, object], needed: Sequence[str], prefix: str = "") -> list[_Bad]:
+    """Return an issue for each needed key that is missing and no unknown key stands for."""
+    # A typo ("postions") is one issue, said where it is, with the key it stands for.
+    meant = {closest_key(key, needed) for key in raw if key not in needed}
+    return [
+        _Bad(f"{prefix}{key}", "missing key")
+        for key in needed
+        if key not in raw and key not in meant
+    ]
+
+
+CASE_KEYS = ("name", "why", "input", "expected", "tolerance", "max_score")
+# Only a hidden case may name the solutions known to fail it.
+HIDDEN_KEYS = (*CASE_KEYS, "known_failing")
+REQUIRED_KEYS = ("name", "why", "input")
 
 
 class _Bads(Exception):
@@ -282,30 +263,14 @@ class _Bads(Exception):
 def _case(raw: object, *, where: str, visible: bool, base: Tolerance, probe: bool = False) -> Case:
     """Validate one case; raise _Bads listing every field that is wrong, not the first."""
     if not isinstance(raw, dict):
-        raise _Bads([_Bad("(top)", f"a case must be a mapping, got {type(raw).__name__}")])
-    bads = [
-        _Bad(key, f"unknown key (allowed: {', '.join(sorted(CASE_KEYS))})")
-        for key in sorted(set(raw) - CASE_KEYS, key=str)
-    ]
-    bads += [_Bad(key, "missing key") for key in ("name", "why", "input") if key not in raw]
+        raise _Bads([_Bad("(top)", f"a case must be a mapping, got {_kind(raw)}")])
+    allowed = CASE_KEYS if visible else HIDDEN_KEYS
+    bads = _unknown(raw, allowed) + _missing(raw, REQUIRED_KEYS)
     name, why = raw.get("name"), raw.get("why")
     if "name" in raw and (not isinstance(name, str) or not NAME_RE.match(name)):
-        bads.append(_Bad("name", f"must be lowercase letters, digits, _ or -, got {name!r}"))
-    if "why" in raw and (not isinstance(why, str) or not why.strip()):
-        bads.append(_Bad("why", "must be a non-empty sentence"))
-    positions: tuple[int, ...] = ()
-    d_model = 0
-    inp = raw.get("input")
-    if "input" in raw and (not isinstance(inp, dict) or set(inp) != {"positions", "d_model"}):
-        bads.append(_Bad("input", "must have exactly the keys positions and d_model"))
-    elif isinstance(inp, dict):
-        try:
-            positions, d_model = validate_input(_expand_positions(inp["positions"]), inp["d_model"])
-        except _Bad as bad:
-            bads.append(bad)
-        except ValueError as exc:
-            field = "input.d_model" if "d_model" in str(exc) else "input.positions"
-            bads.append(_Bad(field, str(exc)))
+        bads.append(_Bad("name", f"must be lowercase letters, digits, _ or -, got {shown(name)}"))
+    bads += _sentence(raw, "why")
+    positions, d_model = _inputs(raw, bads)
     expected = None
     if raw.get("expected") is not None:
         if positions:
@@ -315,16 +280,9 @@ def _case(raw: object, *, where: str, visible: bool, base: Tolerance, probe: boo
                 bads.append(bad)
     elif visible and not probe:
         bads.append(_Bad("expected", "a visible example must list its expected values"))
-    max_score = raw.get("max_score", 1.0)
-    if isinstance(max_score, bool) or not isinstance(max_score, int | float) or max_score <= 0:
-        bads.append(_Bad("max_score", f"must be a positive number, got {max_score!r}"))
-        max_score = 1.0
-    tolerance = base
-    try:
-        tolerance = _tolerance(raw.get("tolerance"), base)
-    except _Bad as bad:
-        bads.append(bad)
-    known = _known_failing(raw.get("known_failing", []), bads)
+    max_score = _max_score(raw, bads)
+    tolerance = _tolerance(raw.get("tolerance"), base, bads)
+    known = () if visible else _known_failing(raw.get("known_failing", []), bads)
     if bads:
         raise _Bads(bads)
     assert isinstance(name, str) and isinstance(why, str)
@@ -337,98 +295,250 @@ def _case(raw: object, *, where: str, visible: bool, base: Tolerance, probe: boo
         visible=visible,
         source=where,
         expected=expected,
-        max_score=float(max_score),
+        max_score=max_score,
         known_failing=known,
     )
 
 
-def _known_failing(raw: object, bads: list[_Bad]) -> tuple[tuple[str, str], ...]:
-    """Read ``known_failing``: a list of {variant, why} (see `grader add-case --force`)."""
-    entries = raw if isinstance(raw, list) else None
-    if entries is None or not all(
-        isinstance(e, dict)
-        and set(e) == {"variant", "why"}
-        and all(isinstance(v, str) and 0 < len(v) <= 200 for v in e.values())
-        for e in entries
-    ):
-        bads.append(_Bad("known_failing", "must be a list of {variant: NAME, why: SENTENCE}"))
-        return ()
-    return tuple((str(e["variant"]), str(e["why"])) for e in entries)
+def _kind(value: object) -> str:
+    """Return the kind of a YAML value as a message names it."""
+    return "nothing (null)" if value is None else type(value).__name__
 
 
-def _read_yaml(path: Path) -> object:
+def _sentence(raw: dict[object, object], key: str, prefix: str = "") -> list[_Bad]:
+    """Return what is wrong with a one-sentence field, if it is present."""
+    if key not in raw:
+        return []
+    text = raw[key]
+    if not isinstance(text, str) or not text.strip():
+        return [_Bad(f"{prefix}{key}", f"must be a non-empty sentence, got {shown(text)}")]
+    if len(text) > MAX_WHY:
+        return [_Bad(f"{prefix}{key}", f"must be at most {MAX_WHY} characters, got {len(text)}")]
+    return []
+
+
+def _inputs(raw: dict[object, object], bads: list[_Bad]) -> tuple[tuple[int, ...], int]:
+    """Return a case's checked inputs, or ((), 0) after adding each wrong field to ``bads``."""
+    if "input" not in raw:
+        return (), 0
+    inp = raw["input"]
+    if not isinstance(inp, dict):
+        bads.append(_Bad("input", f"must be a mapping of {', '.join(INPUTS.names)}"))
+        return (), 0
+    wrong = _unknown(inp, INPUTS.names, "input.") + _missing(inp, INPUTS.names, "input.")
+    bads += wrong
     try:
-        return yaml.load(path.read_text(encoding="utf-8"), Loader=SAFE_LOADER)
+        values = check_inputs({k: v for k, v in inp.items() if isinstance(k, str)})
+    except InvalidInputs as invalid:
+        bads += [_Bad(f"input.{p.field}" if p.field else "input", str(p)) for p in invalid.problems]
+        return (), 0
+    if wrong:
+        return (), 0
+    return values["positions"], values["d_model"]
+
+
+def _max_score(raw: dict[object, object], bads: list[_Bad]) -> float:
+    """Return the case's score: finite, above 0 and at most MAX_SCORE (else 1, and an issue)."""
+    value = raw.get("max_score", 1.0)
+    number = float(value) if isinstance(value, int | float) and not isinstance(value, bool) else 0
+    if not (math.isfinite(number) and 0 < number <= MAX_SCORE):
+        bads.append(
+            _Bad(
+                "max_score",
+                f"must be a finite number > 0 and at most {MAX_SCORE}, got {shown(value)}",
+            )
+        )
+        return 1.0
+    return number
+
+
+def _known_failing(raw: object, bads: list[_Bad]) -> tuple[tuple[str, str], ...]:
+    """Return the (variant, why) pairs of ``known_failing``; add what is wrong to ``bads``."""
+    if not isinstance(raw, list) or len(raw) > MAX_KNOWN_FAILING:
+        bads.append(
+            _Bad(
+                "known_failing",
+                f"must be a list of at most {MAX_KNOWN_FAILING} mappings {{variant, why}}, "
+                f"got {shown(raw)}",
+            )
+        )
+        return ()
+    pairs: list[tuple[str, str]] = []
+    for i, entry in enumerate(raw):
+        where = f"known_failing[{i}]"
+        if not isinstance(entry, dict):
+            bads.append(_Bad(where, f"must be a mapping {{variant, why}}, got {shown(entry)}"))
+            continue
+        wrong = _unknown(entry, ("variant", "why"), f"{where}.")
+        wrong += _missing(entry, ("variant", "why"), f"{where}.") + _sentence(
+            entry, "why", f"{where}."
+        )
+        variant = entry.get("variant")
+        if "variant" in entry and not (isinstance(variant, str) and VARIANT_RE.match(variant)):
+            wrong.append(
+                _Bad(
+                    f"{where}.variant",
+                    f"must be reference, correct/NAME or wrong/NAME, got {shown(variant)}",
+                )
+            )
+        elif variant in [v for v, _ in pairs]:
+            wrong.append(_Bad(f"{where}.variant", f"{shown(variant)} is listed twice"))
+        bads += wrong
+        if not wrong:
+            pairs.append((str(variant), str(entry["why"]).strip()))
+    return tuple(pairs)
+
+
+# What is kept of a file's places once its own issues are located. Later issues (a stored
+# table the reference disagrees with, a name used twice) are about a case's own keys: a
+# case file's top, and in examples.yaml two levels down (examples, [i], the case's keys).
+PLACES_KEPT = {EXAMPLES_FILE: 2}
+
+
+def _read(path: Path) -> Loaded:
+    """Load one YAML file of the problem; _Bad, with its field and line, if it cannot be."""
+    try:
+        loaded = load_file(path)
+    except Refused as refused:
+        raise _Bad(refused.field, str(refused), refused.line) from None
+    if loaded.empty:
+        raise _Bad("(file)", "the file is empty")
+    return loaded
+
+
+def _located(
+    name: str, loaded: Loaded | None, found: list[Issue], places: dict[str, Place]
+) -> list[Issue]:
+    """Return a file's issues with their lines, and keep what later issues need of its places.
+
+    One file at a time: a file's whole places (a collection may have 200 000) never pile up.
+    """
+    if loaded is not None:
+        found = _with_lines({name: loaded.place}, found)
+        places[name] = loaded.place.pruned(PLACES_KEPT.get(name, 0))
+    # In the order of the file's lines, as an author reads it.
+    found = sorted(found, key=lambda issue: issue.line or 0)
+    if len(found) > MAX_ISSUES_PER_FILE:
+        more = Issue(name, "(file)", "more issues, not listed: fix these first")
+        found = [*found[:MAX_ISSUES_PER_FILE], more]
+    return found
+
+
+EXAMPLES_KEYS = ("tolerance", "examples", "probes")
+
+
+def _examples_file(
+    root: Path,
+) -> tuple[Tolerance, list[object], list[object], list[Issue], Loaded | None]:
+    """Read examples.yaml's top: the tolerance, the examples and the probes, and its issues."""
+    base = Tolerance(DEFAULT_RTOL, DEFAULT_ATOL)
+    try:
+        loaded = _read(root / EXAMPLES_FILE)
+    except _Bad as bad:
+        return base, [], [], [Issue(EXAMPLES_FILE, bad.field, str(bad), bad.line)], None
+    top = loaded.data
+    if not isinstance(top, dict):
+        message = f"must be a mapping with the keys {', '.join(EXAMPLES_KEYS)}, got {_kind(top)}"
+        return base, [], [], [Issue(EXAMPLES_FILE, "(top)", message)], loaded
+    bads = _unknown(top, EXAMPLES_KEYS)
+    base = _tolerance(top.get("tolerance"), base, bads)
+    examples = top.get("examples")
+    if not isinstance(examples, list) or not examples:
+        bads.append(_Bad("examples", "must be a non-empty list"))
+        examples = []
+    probes = top.get("probes") or []
+    if not isinstance(probes, list):
+        bads.append(_Bad("probes", "must be a list"))
+        probes = []
+    issues = [Issue(EXAMPLES_FILE, b.field, str(b)) for b in bads]
+    return base, examples, probes, issues, loaded
+
+
+def _public_cases(
+    raws: list[object], kind: str, base: Tolerance, issues: list[Issue]
+) -> list[Case]:
+    """Validate the examples or probes of examples.yaml; add every issue to ``issues``."""
+    cases: list[Case] = []
+    for i, raw in enumerate(raws):
+        where = f"{EXAMPLES_FILE}: {kind}[{i}]"
+        try:
+            cases.append(_case(raw, where=where, visible=True, base=base, probe=kind == "probes"))
+        except _Bads as bads:
+            issues += [
+                Issue(EXAMPLES_FILE, f"{kind}[{i}].{bad.field}", str(bad)) for bad in bads.bads
+            ]
+    return cases
+
+
+def case_files(folder: Path) -> tuple[list[Path], list[Issue]]:
+    """Return the case files of ``folder``, sorted; or none and one issue, past the bounds.
+
+    Looks at no more than MAX_FOLDER_ENTRIES entries and reads no file: a folder of
+    millions of files, or of huge ones, costs no more than a folder at the bounds.
+    """
+    where = f"{HIDDEN_DIR}/"
+    found: list[tuple[Path, int]] = []
+    try:
+        with os.scandir(folder) as entries:
+            for count, entry in enumerate(entries, start=1):
+                if count > MAX_FOLDER_ENTRIES:
+                    message = f"holds more than {MAX_FOLDER_ENTRIES} entries; not read"
+                    return [], [Issue(where, "(folder)", message)]
+                if entry.name.endswith(".yaml"):
+                    info = entry.stat(follow_symlinks=False)
+                    size = info.st_size if stat.S_ISREG(info.st_mode) else 0
+                    found.append((Path(entry.path), size))
     except OSError as exc:
-        raise _Bad("(file)", f"cannot read: {exc.strerror}") from None
-    except UnicodeDecodeError as exc:
-        raise _Bad("(file)", f"not UTF-8 text (byte {exc.start})") from None
-    except yaml.YAMLError as exc:
-        raise _Bad("(file)", _yaml_message(exc)) from None
+        return [], [Issue(where, "(folder)", f"cannot be read: {exc.strerror}")]
+    if len(found) > MAX_CASE_FILES:
+        message = f"holds {len(found)} case files; at most {MAX_CASE_FILES} are read"
+        return [], [Issue(where, "(folder)", message)]
+    total = sum(size for _, size in found)
+    if total > MAX_SUITE_BYTES:
+        message = f"its case files hold {total} bytes; at most {MAX_SUITE_BYTES} are read"
+        return [], [Issue(where, "(folder)", message)]
+    return sorted(path for path, _ in found), []
 
 
-def _yaml_message(exc: yaml.YAMLError) -> str:
-    """Say where YAML stopped and why: 'not valid YAML at line 3, column 7: <cause>'."""
-    mark = getattr(exc, "problem_mark", None)
-    where = f" at line {mark.line + 1}, column {mark.column + 1}" if mark is not None else ""
-    cause = " ".join(
-        str(part) for part in (getattr(exc, "context", None), getattr(exc, "problem", None)) if part
-    )
-    return f"not valid YAML{where}: {cause or str(exc).splitlines()[0]}"
+def _hidden_cases(
+    root: Path, base: Tolerance, places: dict[str, Place], issues: list[Issue]
+) -> list[Case]:
+    """Validate every hidden case file; add every issue of every file to ``issues``."""
+    hidden_dir = root / HIDDEN_DIR
+    files: list[Path] = []
+    folder_issues: list[Issue] = []
+    if hidden_dir.is_dir():
+        files, folder_issues = case_files(hidden_dir)
+        issues += folder_issues
+    if not files and not folder_issues and not is_learner_bundle(root):
+        issues.append(Issue(f"{HIDDEN_DIR}/", "(folder)", "no case files (*.yaml) found"))
+    hidden: list[Case] = []
+    for path in files:
+        where = f"{HIDDEN_DIR}/{display(path.name)}"
+        found: list[Issue] = []
+        loaded = None
+        try:
+            loaded = _read(path)
+            hidden.append(_case(loaded.data, where=where, visible=False, base=base))
+        except _Bad as bad:
+            found.append(Issue(where, bad.field, str(bad), bad.line))
+        except _Bads as bads:
+            found += [Issue(where, bad.field, str(bad)) for bad in bads.bads]
+        issues += _located(where, loaded, found, places)
+    return hidden
 
 
 def load_problem(root: Path) -> Problem:
     """Load and validate examples.yaml and every hidden case file under ``root``.
 
-    Raises ProblemInvalid listing every issue found, one or more per file.
+    Raises ProblemInvalid listing every issue found, every one of every file.
     """
-    issues: list[Issue] = []
-    base = Tolerance(DEFAULT_RTOL, DEFAULT_ATOL)
-    examples: list[Case] = []
-    try:
-        top = _read_yaml(root / EXAMPLES_FILE)
-        if not isinstance(top, dict) or not set(top) <= {"tolerance", "examples", "probes"}:
-            raise _Bad("(top)", "must be a mapping with the keys tolerance, examples, probes")
-        base = _tolerance(top.get("tolerance"), base)
-        raw_examples = top.get("examples")
-        if not isinstance(raw_examples, list) or not raw_examples:
-            raise _Bad("examples", "must be a non-empty list")
-        raw_probes = top.get("probes") or []
-        if not isinstance(raw_probes, list):
-            raise _Bad("probes", "must be a list")
-    except _Bad as bad:
-        issues.append(Issue(EXAMPLES_FILE, bad.field, str(bad)))
-        raw_examples, raw_probes = [], []
-    for i, raw in enumerate(raw_examples):
-        where = f"{EXAMPLES_FILE}: examples[{i}]"
-        try:
-            examples.append(_case(raw, where=where, visible=True, base=base))
-        except _Bads as bads:
-            issues += [
-                Issue(EXAMPLES_FILE, f"examples[{i}].{bad.field}", str(bad)) for bad in bads.bads
-            ]
-    probes: list[Case] = []
-    for i, raw in enumerate(raw_probes):
-        where = f"{EXAMPLES_FILE}: probes[{i}]"
-        try:
-            probes.append(_case(raw, where=where, visible=True, base=base, probe=True))
-        except _Bads as bads:
-            issues += [
-                Issue(EXAMPLES_FILE, f"probes[{i}].{bad.field}", str(bad)) for bad in bads.bads
-            ]
-    hidden: list[Case] = []
-    hidden_dir = root / HIDDEN_DIR
-    files = sorted(hidden_dir.glob("*.yaml")) if hidden_dir.is_dir() else []
-    if not files and not is_learner_bundle(root):
-        issues.append(Issue(f"{HIDDEN_DIR}/", "(folder)", "no case files (*.yaml) found"))
-    for path in files:
-        where = f"{HIDDEN_DIR}/{path.name}"
-        try:
-            hidden.append(_case(_read_yaml(path), where=where, visible=False, base=base))
-        except _Bad as bad:
-            issues.append(Issue(where, bad.field, str(bad)))
-        except _Bads as bads:
-            issues += [Issue(where, bad.field, str(bad)) for bad in bads.bads]
+    places: dict[str, Place] = {}
+    base, raw_examples, raw_probes, found, loaded = _examples_file(root)
+    examples = _public_cases(raw_examples, "examples", base, found)
+    probes = _public_cases(raw_probes, "probes", base, found)
+    issues = _located(EXAMPLES_FILE, loaded, found, places)
+    hidden = _hidden_cases(root, base, places, issues)
     seen: dict[str, str] = {}
     for case in examples + probes + hidden:
         if case.name in seen:
@@ -438,13 +548,14 @@ def load_problem(root: Path) -> Problem:
             )
         seen.setdefault(case.name, case.source)
     if issues:
-        raise ProblemInvalid(_with_lines(root, issues))
+        raise ProblemInvalid(_by_file(_with_lines(places, issues)))
     return Problem(
         root=root,
         tolerance=base,
         examples=tuple(examples),
         hidden=tuple(hidden),
         probes=tuple(probes),
+        places=places,
     )
 
 
@@ -577,5 +688,5 @@ def check_expected(problem: Problem, *, examples: bool = True, hidden: bool = Tr
         table.setflags(write=False)  # shared by every judgement of a batch: see compare.bound
         expected[case.name] = table
     if issues:
-        raise ProblemInvalid(_with_lines(problem.root, issues))
+        raise ProblemInvalid(_with_lines(problem.places, issues))
     return Checked(problem=problem, expected=expected)

@@ -16,3 +16,16 @@ class NothingToGrade(GraderError):
     """The command ran, and found nothing it could grade (exit 1)."""
 
     status = 1
+
+
+class Refused(GraderError):
+    """A problem file refused as it was read: one short line, with the field and the line.
+
+    ``field`` is the dotted field where reading stopped ("(file)" for the file as a whole)
+    and ``line`` the line it starts on, when there is one.
+    """
+
+    def __init__(self, message: str, *, field: str = "(file)", line: int | None = None) -> None:
+        super().__init__(message)
+        self.field = field
+        self.line = line

@@ -1,10 +1,83 @@
-"""Files the grader writes for others to read: each appears whole or not at all."""
+"""Files the grader reads from authors, and files it writes for others to read."""
 
 from __future__ import annotations
 
+import errno
 import os
+import stat
 import threading
 from pathlib import Path
+
+from grader.errors import Refused
+
+# What an lstat says a file is, when it is not a plain file.
+_KINDS = (
+    (stat.S_ISLNK, "a symbolic link"),
+    (stat.S_ISDIR, "a folder"),
+    (stat.S_ISFIFO, "a FIFO"),
+    (stat.S_ISSOCK, "a socket"),
+    (stat.S_ISCHR, "a device"),
+    (stat.S_ISBLK, "a device"),
+)
+
+
+def _not_regular(mode: int) -> Refused:
+    """Return the refusal of a file that is not a regular one, naming what it is."""
+    kind = next((name for test, name in _KINDS if test(mode)), "not a plain file")
+    return Refused(f"not a regular file ({kind}); problem files must be plain files")
+
+
+def read_bounded(path: Path, limit: int) -> bytes:
+    """Return the bytes of the regular file ``path``, at most ``limit`` of them; else Refused.
+
+    Never through a link, never from a FIFO or a device: a FIFO would block every command
+    and a link to /dev/zero would read until memory runs out. The file is examined before it
+    is opened (opening some devices does something) and again through its descriptor (it may
+    have been swapped meanwhile).
+    """
+    try:
+        mode = os.lstat(path).st_mode
+    except OSError as exc:
+        raise Refused(f"cannot read: {exc.strerror}") from None
+    if not stat.S_ISREG(mode):
+        raise _not_regular(mode)
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_NOFOLLOW | os.O_CLOEXEC)
+    except OSError as exc:
+        reason = "a symbolic link" if exc.errno == errno.ELOOP else exc.strerror
+        raise Refused(f"cannot read: {reason}") from None
+    try:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode):
+            raise _not_regular(info.st_mode)
+        if info.st_size > limit:
+            raise Refused(_too_large(limit))
+        data = _read_upto(fd, limit + 1)  # one byte more tells a file that grew meanwhile
+    except OSError as exc:
+        raise Refused(f"cannot read: {exc.strerror}") from None
+    finally:
+        os.close(fd)
+    if len(data) > limit:
+        raise Refused(_too_large(limit))
+    return data
+
+
+def _too_large(limit: int) -> str:
+    """Say that a file is past its bound."""
+    return f"larger than {limit} bytes, the most a problem file may hold"
+
+
+def _read_upto(fd: int, most: int) -> bytes:
+    """Return at most ``most`` bytes read from ``fd``, to its end if that comes first."""
+    chunks: list[bytes] = []
+    left = most
+    while left > 0:
+        chunk = os.read(fd, min(left, 1 << 16))
+        if not chunk:
+            break
+        chunks.append(chunk)
+        left -= len(chunk)
+    return b"".join(chunks)
 
 
 def atomic_write(path: Path, text: str) -> None:

@@ -268,16 +268,36 @@ def _with_statement(tmp_path: Path) -> Path:
     return root
 
 
+# A "correct" file that is right below 10**8 only: the corpus's own correct files agree with
+# the reference over the whole domain, so only such a file fails a case inside it.
+SHORT_TABLE = """
+import numpy as np
+
+
+def sinusoidal_positions(positions, d_model):
+    p = np.asarray(positions, dtype=np.float64)[:, None]
+    freq = 1.0 / np.power(10000.0, np.arange(0, d_model, 2) / d_model)
+    out = np.empty((len(positions), d_model))
+    out[:, 0::2] = np.sin(p * freq)
+    out[:, 1::2] = np.cos(p * freq)
+    out[p[:, 0] > 10**8] = 0.0
+    return out
+"""
+
+
 def test_add_case_refuses_what_correct_solutions_fail(cli: Cli, tmp_path: Path) -> None:
     """A case the correct variants fail: exit 1, nothing written, unless --force."""
     root = _with_statement(tmp_path)
+    (root / "solutions" / "correct" / "short_table.py").write_text(SHORT_TABLE)
+    with (root / "solutions" / "corpus.yaml").open("a") as corpus:
+        corpus.write("correct/short_table: {run: passed, submit: passed}\n")
     before = sorted(p.name for p in (root / "hidden_tests").iterdir())
     statement = (root / "problem" / "statement.md").read_text()
-    args = ["add-case", "--problem", root, "--positions", "1000000000000", "--d-model", "64"]
+    args = ["add-case", "--problem", root, "--positions", "500000000", "--d-model", "64"]
     args += ["--why", "A far position."]
     code, out, err = cli(*args, "--name", "huge")
     assert code == 1 and "wrote" not in out
-    assert "refused: correct variants fail it (correct/" in err and "--force" in err
+    assert "refused: correct variants fail it (correct/short_table)" in err and "--force" in err
     assert sorted(p.name for p in (root / "hidden_tests").iterdir()) == before
     assert (root / "problem" / "statement.md").read_text() == statement
     code, out, _ = cli(*args, "--name", "huge", "--force")
@@ -451,11 +471,14 @@ def test_check_and_bundles_refuse_what_correct_code_fails(cli: Cli, tmp_path: Pa
     check, and both bundles, refuse it and name the variant; with --force, add-case
     records it in the case, and check then accepts exactly that."""
     root = _with_statement(tmp_path)
-    far = ["--positions", "100000000000000000000", "--d-model", "4", "--why", "Far away."]
+    (root / "solutions" / "correct" / "short_table.py").write_text(SHORT_TABLE)
+    with (root / "solutions" / "corpus.yaml").open("a") as corpus:
+        corpus.write("correct/short_table: {run: passed, submit: passed}\n")
+    far = ["--positions", "500000000", "--d-model", "4", "--why", "Far away."]
     code, _, _ = cli("add-case", "--problem", root, *far, "--name", "far", "--no-audit")
     assert code == 0
     code, _, err = cli("check", "--problem", root)
-    assert code == 2 and "hidden_tests/11_far.yaml: (case): correct/" in err and "fails it" in err
+    assert code == 2 and "hidden_tests/11_far.yaml: (case): correct/short_table fails it" in err
     for kind, out in (("gradescope", "a.zip"), ("learner", "kit")):
         code, _, err = cli("bundle", kind, tmp_path / out, "--problem", root)
         assert code == 2 and "fails it" in err and not (tmp_path / out).exists()
@@ -470,7 +493,7 @@ def test_check_and_bundles_refuse_what_correct_code_fails(cli: Cli, tmp_path: Pa
     assert code == 0, err
     # Listed, but passing now: check says so.
     path = root / "hidden_tests" / "11_far.yaml"
-    path.write_text(path.read_text().replace("100000000000000000000", "1000"))
+    path.write_text(path.read_text().replace("500000000", "1000"))
     code, _, err = cli("check", "--problem", root)
     assert code == 2 and "is listed in known_failing, but passes it now" in err
 

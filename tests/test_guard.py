@@ -107,11 +107,17 @@ def test_a_linked_folder_is_judged_where_it_lies(
 
 
 def test_without_a_sandbox_the_guard_warns(cli: Cli, problem_copy: Path, readable: Path) -> None:
-    """--sandbox none reads everything anyway: the linked file is named in a warning."""
-    _move_and_link(problem_copy, CASE, readable)
+    """--sandbox none reads everything anyway: the linked file is named in a warning. A
+    case file, which the grader reads itself, is still never read through a link."""
+    reference = Path("solutions") / "reference.py"
+    _move_and_link(problem_copy, reference, readable)
     code, out, err = _submit(cli, problem_copy, "none")
     assert code == 0 and json.loads(out)["score"] == 10
-    assert f"grader: warning: {problem_copy / CASE} is a symbolic link" in err
+    assert f"grader: warning: {problem_copy / reference} is a symbolic link" in err
+    _move_and_link(problem_copy, CASE, readable)
+    code, out, err = _submit(cli, problem_copy, "none")
+    assert code == 2 and out == ""
+    assert f"{CASE}: (file): not a regular file (a symbolic link)" in err
 
 
 def test_check_lists_every_linked_file(
