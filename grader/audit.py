@@ -9,11 +9,10 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-import yaml
 
 from grader.capacity import usable_cpus
 from grader.cases import Case, Checked, check_problem
-from grader.errors import GraderError
+from grader.errors import GraderError, Refused
 from grader.grade import describe_backend, execute, slots
 from grader.judge import judge
 from grader.layout import CORPUS_FILE, FUNCTION_NAME, REFERENCE_FILE
@@ -22,6 +21,7 @@ from grader.sandbox import Kind
 from grader.source import check_source, read_submission
 from grader.spawn import Limits
 from grader.walls import Choice
+from grader.yamlsafe import load_file
 
 KINDS = ("correct", "wrong")
 
@@ -42,12 +42,14 @@ class Variant:
 def load_corpus(root: Path) -> tuple[Variant, ...]:
     """Return the corpus listed in solutions/corpus.yaml, checked against the files present."""
     path = root / CORPUS_FILE
+    if not path.exists() and not path.is_symlink():
+        raise GraderError(f"{CORPUS_FILE}: missing; the audit needs a corpus")
     try:
-        listed = yaml.safe_load(path.read_text(encoding="utf-8"))
-    except OSError:
-        raise GraderError(f"{CORPUS_FILE}: missing; the audit needs a corpus") from None
-    except yaml.YAMLError as exc:
-        raise GraderError(f"{CORPUS_FILE}: not valid YAML: {exc}".splitlines()[0]) from None
+        # Through the bounded loader, as every problem file: no FIFO, link or alias bomb.
+        listed = load_file(path).data
+    except Refused as exc:
+        where = f"{CORPUS_FILE}:{exc.line}" if exc.line else CORPUS_FILE
+        raise GraderError(f"{where}: {exc}") from None
     if not isinstance(listed, dict):
         raise GraderError(f"{CORPUS_FILE}: must map correct/NAME and wrong/NAME to verdicts")
     present = {
