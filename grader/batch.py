@@ -40,11 +40,11 @@ from grader.manifest import (
     write_manifest,
 )
 from grader.names import cell, make_ids, results_name
-from grader.pool import Pool
-from grader.records import Cause
+from grader.pool import Pool, Unreported
+from grader.records import Cause, Report
 from grader.report import not_graded, to_json
 from grader.sandbox import Session
-from grader.source import link_problem, protected_files, read_untrusted, shown
+from grader.source import Source, link_problem, protected_files, read_untrusted, shown
 from grader.spawn import Launch, Limits
 from grader.walls import Choice, check_private
 
@@ -329,6 +329,19 @@ class Batch:
                 self._write(entry, doc)
             return _row_from(doc, entry, "not_graded")
 
+    def _graded(self, src: Source, began: float) -> tuple[Report, dict[str, str]]:
+        """Grade one read file in a fresh fork: its report and its examples' outcomes."""
+        launch = Launch(
+            source=src.data,
+            limits=self.limits,
+            backend=self.pool.outer,
+            function=FUNCTION_NAME,
+            spawner=self.pool.spawn,
+            tmp_root=self.pool.root,
+        )
+        with Session(launch) as session:
+            return grade_in_with_examples(session, src=src, checked=self.checked, began=began)
+
     def _grade_one(self, entry: Entry) -> Row:
         began = time.monotonic()
         if entry.path is None:
@@ -346,18 +359,10 @@ class Batch:
         if stored is not None:
             return _row_from(stored, entry, "unchanged")
         try:
-            launch = Launch(
-                source=src.data,
-                limits=self.limits,
-                backend=self.pool.outer,
-                function=FUNCTION_NAME,
-                spawner=self.pool.spawn,
-                tmp_root=self.pool.root,
-            )
-            with Session(launch) as session:
-                report, examples = grade_in_with_examples(
-                    session, src=src, checked=self.checked, began=began
-                )
+            try:
+                report, examples = self._graded(src, began)
+            except Unreported:
+                report, examples = self._graded(src, time.monotonic())  # once more, afresh
         except (GraderError, OSError) as exc:
             if self.stop.is_set():
                 raise Stopped from None

@@ -86,7 +86,7 @@ class ForkedProcess:
         if not self.exited.wait(READY_SECONDS if timeout is None else timeout):
             if timeout is not None:
                 raise subprocess.TimeoutExpired(f"forked child {self.pid}", timeout)
-            raise GraderError("the template process stopped reporting on its children")
+            raise Unreported("the template process stopped reporting on its children")
         if self.lost:
             raise GraderError(self.lost)
         assert self.returncode is not None
@@ -450,6 +450,12 @@ class Pool:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+
+class Unreported(GraderError):
+    """A child's exit was never reported, though its template lives: the batch retries the
+    submission once in a fresh fork before it counts the row as lost (seen once, on a
+    loaded machine, for a file that needed no input at all)."""
 
 
 class _TemplateFailed(Exception):

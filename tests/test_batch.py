@@ -15,6 +15,7 @@ import sys
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 import yaml
@@ -882,3 +883,27 @@ def test_a_merge_on_a_full_disk_names_its_own_folder(
     into = full_disk / "out" / "merged"
     code, _, err = cli("merge", *shares, "--out", into)
     assert code == 2 and f"No space left on device: {into}" in err, err
+
+
+def test_a_child_whose_exit_went_unreported_is_graded_again(
+    cli: Cli, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The template did not report one child's exit: that learner is graded once more in a
+    fresh fork, not counted as lost."""
+    import grader.batch
+    from grader.pool import Unreported
+
+    real = grader.batch.Batch._graded
+    missed: list[str] = []
+
+    def once(self: Any, src: Any, began: float) -> Any:
+        if not missed:
+            missed.append(src.name)
+            raise Unreported("the template process stopped reporting on its children")
+        return real(self, src, began)
+
+    monkeypatch.setattr(grader.batch.Batch, "_graded", once)
+    shutil.copy(CORPUS / "reference.py", tmp_path / "ada.py")
+    code, _, err = cli("batch", tmp_path / "ada.py", "--out", tmp_path / "out")
+    assert code == 0 and missed == ["ada.py"], err
+    assert _summary(tmp_path / "out")["ada"]["score"] == "10"
