@@ -454,8 +454,9 @@ class Pool:
 
 class Unreported(GraderError):
     """A child's exit was never reported, though its template lives: the batch retries the
-    submission once in a fresh fork before it counts the row as lost (seen once, on a
-    loaded machine, for a file that needed no input at all)."""
+    submission once in a fresh fork before it counts the row as lost. (Seen once, on a
+    loaded machine: a kill that reached a fork before its setsid found no process group;
+    the template now kills the fork by its pid too.)"""
 
 
 class _TemplateFailed(Exception):

@@ -66,6 +66,18 @@ def _child(request: dict[str, Any], fds: list[int], template: int) -> None:
     run.serve(RESULT_FD, str(request["path"]), str(request["function"]), request["config"])
 
 
+def _kill(pid: int) -> None:
+    """Kill a fork's process group, and the fork itself.
+
+    By its pid too: a kill that arrives before the fork has called setsid finds no group of
+    that id, and the fork would go on to import its file and wait for a request that never
+    comes (its exit then went unreported until the grader gave up on it).
+    """
+    for kill in (os.killpg, os.kill):
+        with contextlib.suppress(ProcessLookupError):
+            kill(pid, signal.SIGKILL)
+
+
 def _returncode(status: int) -> int:
     return -os.WTERMSIG(status) if os.WIFSIGNALED(status) else os.WEXITSTATUS(status)
 
@@ -113,8 +125,7 @@ def main() -> None:
                         json.dumps({"op": "forked", "id": request["id"], "pid": pid}).encode()
                     )
                 elif request["op"] == "kill":
-                    with contextlib.suppress(ProcessLookupError):
-                        os.killpg(int(request["pid"]), signal.SIGKILL)
+                    _kill(int(request["pid"]))
         while True:
             try:
                 pid, status = os.waitpid(-1, os.WNOHANG)
