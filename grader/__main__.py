@@ -24,6 +24,6 @@ def _leave_working_folder() -> None:
 
 _leave_working_folder()
 
-from grader.launch import entry  # noqa: E402 - only once the working folder is off sys.path
+from grader.entry import entry  # noqa: E402 - only once the working folder is off sys.path
 
 entry()

@@ -27,7 +27,6 @@ from grader.cases import Checked, check_problem
 from grader.errors import GraderError, NothingToGrade
 from grader.files import atomic_write
 from grader.grade import grade_in_with_examples, guard
-from grader.launch import STOP_SIGNALS, ignore_stops, pressed, writing
 from grader.layout import FUNCTION_NAME, protected_paths
 from grader.manifest import (
     MANIFEST_FILE,
@@ -46,6 +45,7 @@ from grader.report import not_graded, to_json
 from grader.sandbox import Session
 from grader.source import Source, link_problem, protected_files, read_untrusted, shown
 from grader.spawn import Launch, Limits
+from grader.stops import STOP_SIGNALS, ignore_stops, pressed, writing
 from grader.walls import Choice, check_private
 
 RESULTS_DIR = "results"

@@ -606,7 +606,7 @@ _CTRL_C_IN_A_FINALIZER = """
 import os, signal, sys
 sys.argv = ["grader", "batch", sys.argv[1], "--out", sys.argv[2], "--no-progress"]
 import grader.batch
-import grader.launch
+import grader.entry
 
 class Pressed:
     def __del__(self):
@@ -620,7 +620,7 @@ def pressed_at_the_start(*args, **kwargs):
     return grade_all(*args, **kwargs)
 
 grader.batch._grade_all = pressed_at_the_start
-grader.launch.entry()
+grader.entry.entry()
 """
 
 

@@ -386,14 +386,14 @@ def test_add_case_help_describes_its_options(
 _INTERRUPT_AT_IMPORT = """
 import builtins, os, signal, sys
 sys.argv = ["grader", "--version"]
-import grader.launch
+import grader.entry
 real_import = builtins.__import__
 def interrupting_import(name, *args, **kwargs):
     if name == "grader.cli":
         os.kill(os.getpid(), signal.SIGINT)  # as a Ctrl-C in the first milliseconds
     return real_import(name, *args, **kwargs)
 builtins.__import__ = interrupting_import
-grader.launch.entry()
+grader.entry.entry()
 """
 
 
@@ -423,21 +423,26 @@ def test_ctrl_c_while_the_parser_is_built(
     assert capsys.readouterr().err == "grader: interrupted\n"
 
 
-def test_the_command_starts_in_the_launcher() -> None:
-    """The installed `grader` command enters through grader.launch, which imports nothing yet."""
+def test_the_command_starts_in_the_entry() -> None:
+    """The installed `grader` command enters through grader.entry, which imports nothing but
+    the stop handling yet."""
     from importlib.metadata import entry_points
 
     (script,) = [e for e in entry_points(group="console_scripts") if e.name == "grader"]
-    assert script.value == "grader.launch:entry"
+    assert script.value == "grader.entry:entry"
     done = subprocess.run(
-        [sys.executable, "-X", "importtime", "-c", "import grader.launch"],
+        [sys.executable, "-X", "importtime", "-c", "import grader.entry"],
         capture_output=True,
         text=True,
         timeout=60,
         cwd=ROOT,
     )
     imported = {line.split("|")[-1].strip() for line in done.stderr.splitlines()[1:]}
-    assert {name for name in imported if name.startswith("grader")} == {"grader", "grader.launch"}
+    assert {name for name in imported if name.startswith("grader")} == {
+        "grader",
+        "grader.entry",
+        "grader.stops",
+    }
 
 
 def test_add_case_refuses_an_input_a_case_has_and_a_missing_why(

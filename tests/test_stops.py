@@ -293,7 +293,7 @@ def test_a_later_start_sweeps_only_unheld_folders(tmp_path: Path) -> None:
 
 def _stop_on(monkeypatch: pytest.MonkeyPatch, owner: object, name: str, after: int = 0) -> None:
     """Make ``owner.name`` deliver a SIGTERM's Stop on its call number ``after`` + 1."""
-    from grader.launch import Stop
+    from grader.stops import Stop
 
     real = getattr(owner, name)
     calls = [0]
@@ -381,8 +381,8 @@ elif when == "grading":
     grader.batch._grade_all = sending(grader.batch._grade_all)
 else:
     grader.classreport.write_class_report = sending(grader.classreport.write_class_report)
-import grader.launch
-grader.launch.entry()
+import grader.entry
+grader.entry.entry()
 """
 
 

@@ -1,13 +1,11 @@
-"""The `grader` command's first step: how Ctrl-C, SIGTERM and SIGHUP end every command.
+"""How Ctrl-C, SIGTERM and SIGHUP end every command.
 
 A stop signal (Ctrl-C; SIGTERM from Kubernetes, Slurm or a container stop; SIGHUP from a
 closed terminal) ends the command in one line and the shell's status for it (128 + the
-signal), whenever it lands. Importing the grader's modules and building the argument parser
-take some tens of milliseconds, and a KeyboardInterrupt raised there would surface as a
-Python traceback, which the README counts as a failure of the grader. So the command starts
-here, where nothing is imported yet: until `main()` takes over, a stop signal writes its
-line and leaves at once. From then on it raises `Stop`, a KeyboardInterrupt, which every
-command already meets with its own tidy stop (a batch keeps what it finished).
+signal), whenever it lands. Until `main()` takes over (see `grader.entry`), a stop signal
+writes its line and leaves at once. From then on it raises `Stop`, a KeyboardInterrupt,
+which every command already meets with its own tidy stop (a batch keeps what it finished).
+This module imports nothing of the grader, so that the entry can load it first.
 
 Handlers also make the grader stoppable as PID 1 of a PID namespace (a container), where
 the kernel drops any signal that has none.
@@ -135,12 +133,13 @@ def ignore_stops() -> None:
         signal.signal(signum, signal.SIG_IGN)
 
 
-def entry() -> None:
-    """The `grader` command."""
+def install_early() -> None:
+    """Make a stop signal end the command at once, before anything is imported or started.
+
+    A handler that is not the default one (a signal ignored when the grader started, a
+    caller's own) stays.
+    """
     for signum in STOP_SIGNALS:
         default = signal.default_int_handler if signum == signal.SIGINT else signal.SIG_DFL
         if signal.getsignal(signum) is default:
             signal.signal(signum, _stopped_early)
-    from grader.cli import entry as run
-
-    run()
