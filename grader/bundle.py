@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 from grader import tempdirs
 from grader.cases import Case, check_problem
 from grader.errors import GraderError
+from grader.files import delete
 from grader.layout import (
     BUNDLE_FILE,
     EXAMPLES_FILE,
@@ -527,7 +528,7 @@ def _emit(stage: Path, out: Path, *, force: bool = False) -> None:
     # half-way leaves no half bundle that looks whole.
     out.parent.mkdir(parents=True, exist_ok=True)
     partial = out.with_name(f".{out.name}.partial")
-    _remove(partial)
+    delete(partial)
     try:
         if out.suffix == ".zip":
             with zipfile.ZipFile(partial, "w", zipfile.ZIP_DEFLATED) as archive:
@@ -548,11 +549,11 @@ def _emit(stage: Path, out: Path, *, force: bool = False) -> None:
                     shutil.copy2(path, target)
         _swap(partial, out)
     except OSError as exc:
-        _remove(partial)
+        delete(partial)
         # Say which bundle could not be written, not which of its files.
         raise OSError(exc.errno, exc.strerror, str(out)) from None
     except BaseException:
-        _remove(partial)
+        delete(partial)
         raise
 
 
@@ -565,15 +566,8 @@ def _is_bundle(out: Path) -> bool:
 def _swap(new: Path, out: Path) -> None:
     """Put ``new`` at ``out``, the old bundle (if any) set aside first and removed after."""
     old = out.with_name(f".{out.name}.old")
-    _remove(old)
+    delete(old)
     if out.exists():
         os.replace(out, old)
     os.replace(new, out)
-    _remove(old)
-
-
-def _remove(path: Path) -> None:
-    if path.is_dir() and not path.is_symlink():
-        shutil.rmtree(path, ignore_errors=True)
-    else:
-        path.unlink(missing_ok=True)
+    delete(old)

@@ -25,7 +25,6 @@ from grader.spawn import (
     child_config,
     on_keeper,
     parent_pid,
-    remove_tree,
     widen_pipe,
 )
 from grader.walls import (
@@ -252,7 +251,7 @@ class Pool:
         except BaseException:
             # A Ctrl-C while the template starts (a few tens of milliseconds under bwrap):
             # no `with` holds this Pool yet to close it, so its folder goes here.
-            remove_tree(self.root)
+            tempdirs.remove_tree(self.root)
             raise
 
     def wait_ready(self) -> None:
@@ -443,7 +442,7 @@ class Pool:
         with self.lock:
             template, self.template_dead, self.closed = self.template, True, True
         template.close()
-        remove_tree(self.root)
+        tempdirs.remove_tree(self.root)
 
     def __enter__(self) -> Pool:
         return self

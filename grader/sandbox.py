@@ -23,7 +23,8 @@ from typing import TYPE_CHECKING, Any
 
 from grader.errors import GraderError
 from grader.frames import Conversation, Frame, FrameReader, Phase, ProtocolError
-from grader.spawn import Launch, Limits, Started, private_folder, remove_tree
+from grader.spawn import Launch, Limits, Started, private_folder
+from grader.tempdirs import remove_tree
 from grader.walls import (
     FALLBACK_REQUIRED,
     Choice,

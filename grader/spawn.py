@@ -11,7 +11,6 @@ import fcntl
 import json
 import os
 import queue
-import shutil
 import signal
 import subprocess
 import tempfile
@@ -282,31 +281,6 @@ def private_folder(source: bytes, root: str | None) -> tuple[str, Path]:
     submission = Path(tmp) / "submission.py"
     submission.write_bytes(source)
     return tmp, submission
-
-
-def remove_tree(path: str) -> None:
-    """Delete a child's folder, whatever it left there; never raise.
-
-    shutil.rmtree recurses, so a few thousand nested folders defeat it (RecursionError), and
-    odd modes can refuse it: then the system's own rm, which walks any depth, finishes.
-    """
-    try:
-        _remove(path)
-    finally:
-        tempdirs.release(path)  # after the removal: until then the folder is still ours
-
-
-def _remove(path: str) -> None:
-    try:
-        shutil.rmtree(path)
-        return
-    except FileNotFoundError:
-        return
-    except Exception:  # noqa: BLE001 - whatever the submission left, deleting goes on below
-        pass
-    for cmd in (["chmod", "-R", "u+rwx", "--", path], ["rm", "-rf", "--", path]):
-        with contextlib.suppress(OSError, subprocess.SubprocessError):
-            subprocess.run(cmd, capture_output=True, timeout=60, check=False)
 
 
 class Launch:

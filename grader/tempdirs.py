@@ -20,6 +20,8 @@ import threading
 import time
 from collections.abc import Iterator
 
+from grader.files import delete
+
 PREFIX = "grader-"
 # A folder younger than this is never swept: between mkdtemp and the lock that follows it,
 # a new folder is unlocked for a moment, and the bubblewrap probe's short-lived folder
@@ -48,11 +50,18 @@ def release(path: str) -> None:
         os.close(fd)
 
 
+def remove_tree(path: str) -> None:
+    """Delete a claimed folder, whatever a child left there, then give up its claim; never
+    raise."""
+    try:
+        delete(path)
+    finally:
+        release(path)  # after the removal: until then the folder is still ours
+
+
 @contextlib.contextmanager
 def claimed(prefix: str = PREFIX) -> Iterator[str]:
     """A claimed folder for the length of a `with`, removed after it."""
-    from grader.spawn import remove_tree
-
     path = claim(prefix)
     try:
         yield path
@@ -72,8 +81,6 @@ def sweep() -> int:
     Return how many were removed. Never raises: a folder that cannot be examined or removed
     is left for the next start.
     """
-    from grader.spawn import remove_tree
-
     removed = 0
     top = tempfile.gettempdir()
     try:
