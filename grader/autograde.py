@@ -15,10 +15,12 @@ from grader.errors import GraderError, Refused
 from grader.files import atomic_write
 from grader.grade import check_limits, grade
 from grader.layout import protected_paths
+from grader.names import shown
 from grader.records import Cause
-from grader.report import not_graded, to_json
+from grader.report import to_results
+from grader.results import Results, not_graded
 from grader.schema import unknown_key
-from grader.source import name_problem, read_untrusted, shown
+from grader.source import name_problem, read_untrusted
 from grader.spawn import Limits
 from grader.walls import Choice
 from grader.yamlsafe import load_file
@@ -121,8 +123,9 @@ def _only_spec(fields: dict[str, Any], allowed: frozenset[str]) -> dict[str, Any
     return kept
 
 
-def gradescope_results(doc: dict[str, Any], settings: dict[str, str]) -> dict[str, Any]:
+def gradescope_results(results_doc: Results, settings: dict[str, str]) -> dict[str, Any]:
     """Return a results document as Gradescope's specification defines it."""
+    doc = results_doc.to_json()
     results = _only_spec(doc, RESULT_FIELDS)
     results["tests"] = [
         {**_only_spec(test, TEST_FIELDS), "visibility": settings["tests_visibility"]}
@@ -134,7 +137,7 @@ def gradescope_results(doc: dict[str, Any], settings: dict[str, str]) -> dict[st
     return results
 
 
-def _grade(root: Path, source: Path, limits: Limits, choice: Choice) -> dict[str, Any]:
+def _grade(root: Path, source: Path, limits: Limits, choice: Choice) -> Results:
     submission, problem = find_submission(root / "submission")
     src = None
     if submission is not None:
@@ -147,7 +150,7 @@ def _grade(root: Path, source: Path, limits: Limits, choice: Choice) -> dict[str
         cases = load_problem(source).hidden
         return not_graded([(c.name, c.max_score) for c in cases], problem, submission="")
     check_limits(source, limits, choice)
-    return to_json(
+    return to_results(
         grade(
             submission=src,
             problem_root=source,
@@ -158,8 +161,9 @@ def _grade(root: Path, source: Path, limits: Limits, choice: Choice) -> dict[str
     )
 
 
-def autograde(*, root: Path, limits: Limits, choose: Callable[[], Choice]) -> dict[str, Any]:
-    """Grade root/submission/*.py with the problem in root/source; write the results file.
+def autograde(*, root: Path, limits: Limits, choose: Callable[[], Choice]) -> Results:
+    """Grade root/submission/*.py with the problem in root/source; write the results file
+    in Gradescope's form and return the document it was made from.
 
     Whatever goes wrong (the sandbox chosen by ``choose`` included), a valid results file
     says so: Gradescope shows a learner nothing at all for a run that left none.
@@ -176,10 +180,10 @@ def autograde(*, root: Path, limits: Limits, choose: Callable[[], Choice]) -> di
     final = gradescope_results(doc, settings)
     # Replaces run_autograder's "did not finish" whole, never leaving half a file.
     atomic_write(results, json.dumps(final, indent=2, allow_nan=False) + "\n")
-    return final
+    return doc
 
 
-def _failed(source: Path, exc: Exception) -> dict[str, Any]:
+def _failed(source: Path, exc: Exception) -> Results:
     """A not-graded document for a run that failed; the cases listed when they load."""
     if isinstance(exc, GraderError):
         reason = f"the autograder could not grade this submission: {exc}"

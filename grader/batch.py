@@ -3,33 +3,27 @@
 from __future__ import annotations
 
 import contextlib
-import csv
-import fcntl
 import hashlib
-import io
 import json
-import os
 import queue
 import signal
-import socket
 import sys
 import threading
 import time
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterator, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor, wait
 from contextlib import contextmanager
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, NamedTuple
 
+from grader import results
 from grader.capacity import available_mb, usable_cpus
 from grader.cases import Checked, check_problem
 from grader.errors import GraderError, NothingToGrade
-from grader.files import atomic_write
 from grader.grade import grade_in_with_examples, guard
 from grader.layout import FUNCTION_NAME, protected_paths
 from grader.manifest import (
-    MANIFEST_FILE,
     WHOLE,
     CaseInfo,
     Shard,
@@ -38,21 +32,25 @@ from grader.manifest import (
     holds,
     write_manifest,
 )
-from grader.names import cell, make_ids, results_name
+from grader.names import make_ids, shown
+from grader.outdir import (
+    OUTPUT_NAMES,
+    RESULTS_DIR,
+    SUMMARY_FILE,
+    Row,
+    locked,
+    result_path,
+    write_summary,
+)
 from grader.pool import Pool, Unreported
 from grader.records import Cause, Report
-from grader.report import not_graded, to_json
+from grader.report import to_results
+from grader.results import Results, not_graded
 from grader.sandbox import Session
-from grader.source import Source, link_problem, protected_files, read_untrusted, shown
+from grader.source import Source, link_problem, protected_files, read_untrusted
 from grader.spawn import Launch, Limits
 from grader.stops import STOP_SIGNALS, ignore_stops, pressed, writing
 from grader.walls import Choice, check_private
-
-RESULTS_DIR = "results"
-SUMMARY_FILE = "summary.csv"
-# What a batch or a merge leaves in its output folder (the class report's two files
-# included): a merge overwrites nothing else, and discovery never takes them for learners.
-OUTPUT_NAMES = frozenset({RESULTS_DIR, SUMMARY_FILE, MANIFEST_FILE, "report.html", "report.md"})
 
 
 @dataclass(frozen=True)
@@ -176,45 +174,17 @@ def suite_digest(checked: Checked, *, examples: bool = False) -> str:
     return h.hexdigest()
 
 
-@dataclass(frozen=True)
-class Row:
-    """One line of summary.csv."""
-
-    id: str
-    score: float
-    max_score: float
-    outcomes: dict[str, str]
-    seconds: float
-    status: str
-    relpath: str = ""
-    reason: str = ""
-    # Why a not-graded row was not graded; None for a graded one.
-    cause: Cause | None = None
-
-
-def _row_from(doc: dict[str, Any], entry: Entry, status: str) -> Row:
-    extra = doc.get("extra_data", {})
-    return Row(
-        id=entry.id,
-        score=float(doc["score"]),
-        max_score=sum(float(t["max_score"]) for t in doc["tests"]),
-        outcomes={t["name"]: t["extra_data"]["outcome"] for t in doc["tests"]},
-        seconds=float(doc.get("execution_time", 0.0)),
-        status=status,
-        relpath=entry.relpath,
-        reason=str(extra.get("error", "")) if status == "not_graded" else "",
-        cause=Cause(extra.get("cause", "submission")) if status == "not_graded" else None,
-    )
+def _row_from(doc: Results, entry: Entry, status: str) -> Row:
+    return Row.of(doc, entry.id, entry.relpath, status)
 
 
 def _error_doc(
     entry: Entry, checked: Checked, message: str, cause: Cause = Cause.SUBMISSION
-) -> dict[str, Any]:
+) -> Results:
     """A results document for a learner whose submission could not be graded at all."""
     cases = [(c.name, c.max_score) for c in checked.problem.hidden]
     doc = not_graded(cases, message, submission=entry.id, cause=cause)
-    doc["extra_data"]["path"] = entry.relpath
-    return doc
+    return doc.with_extra(path=entry.relpath)
 
 
 class Stopped(Exception):
@@ -292,20 +262,18 @@ class Batch:
         self.resettled: list[str] = []
 
     def result_path(self, entry: Entry) -> Path:
-        return self.out / RESULTS_DIR / results_name(entry.id)
+        return result_path(self.out, entry.id)
 
-    def up_to_date(self, entry: Entry, digest: str) -> dict[str, Any] | None:
+    def up_to_date(self, entry: Entry, digest: str) -> Results | None:
         """Return the stored results if they are for this very file and suite."""
-        path = self.result_path(entry)
         try:
-            doc = json.loads(path.read_text(encoding="utf-8"))
-            stamp = doc["extra_data"]["batch"]
-        except (OSError, ValueError, KeyError, TypeError):
+            doc = results.read(self.result_path(entry))
+        except (OSError, ValueError):
             return None
-        if stamp.get("sha256") != digest:
+        if doc.stamp.get("sha256") != digest:
             return None
-        if stamp.get("settings") == self.key:
-            return doc  # type: ignore[no-any-return]
+        if doc.stamp.get("settings") == self.key:
+            return doc
         self.resettled.append(entry.id)  # list.append is atomic: workers share it
         return None
 
@@ -378,41 +346,14 @@ class Batch:
             "path": entry.relpath,
             "examples": examples,
         }
-        report = replace(report, extra={**report.extra, "batch": stamp})
-        doc = to_json(report)
+        doc = to_results(report).with_extra(batch=stamp)
         self._write(entry, doc)
         return _row_from(doc, entry, "graded")
 
-    def _write(self, entry: Entry, doc: dict[str, Any]) -> None:
+    def _write(self, entry: Entry, doc: Results) -> None:
         if self.stop.is_set():
             raise Stopped  # graded while its children were being killed: not a verdict
-        # A crash mid-write must not leave a result that looks whole.
-        text = json.dumps(doc, indent=2, allow_nan=False, default=str) + "\n"
-        atomic_write(self.result_path(entry), text)
-
-
-SUMMARY_COLUMNS = ("submission", "path", "score", "max_score", "status", "reason", "seconds")
-
-
-def write_summary(path: Path, rows: Iterable[Row], cases: Sequence[str]) -> None:
-    """Write summary.csv: one row per submission, one outcome column per hidden case."""
-    handle = io.StringIO(newline="")
-    writer = csv.writer(handle)
-    writer.writerow([*SUMMARY_COLUMNS, *cases])
-    for row in sorted(rows, key=lambda r: r.id):
-        writer.writerow(
-            [
-                cell(row.id),
-                cell(row.relpath),
-                f"{row.score:g}",
-                f"{row.max_score:g}",
-                row.status,
-                cell(row.reason),
-                f"{row.seconds:g}",  # whole seconds: a submission could time more
-                *(row.outcomes.get(c, "") for c in cases),
-            ]
-        )
-    atomic_write(path, handle.getvalue())
+        results.write(self.result_path(entry), doc)
 
 
 @dataclass(frozen=True)
@@ -437,42 +378,12 @@ class Summary:
         return sum(1 for r in self.rows if r.cause is cause)
 
 
-LOCK_FILE = ".grader-batch.lock"
-
-
-@contextmanager
-def locked(out: Path) -> Iterator[None]:
-    """Hold ``out``'s lock for a whole batch; refuse, naming the holder, if another has it.
-
-    An flock dies with its process, so a batch that was killed leaves no stale lock.
-    """
-    path = out / LOCK_FILE
-    fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW, 0o644)
-    try:
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            holder = os.pread(fd, 200, 0).decode("utf-8", "replace").strip() or "another batch"
-            raise GraderError(
-                f"{shown(out)} is in use by {holder}; wait for it or use another --out"
-            ) from None
-        since = time.strftime("%Y-%m-%d %H:%M:%S")
-        holder = f"grader batch, process {os.getpid()} on {socket.gethostname()}, since {since}"
-        try:
-            os.ftruncate(fd, 0)
-            os.pwrite(fd, holder.encode() + b"\n", 0)
-        except OSError as exc:  # a full disk: the first write to --out, said with its path
-            raise OSError(exc.errno, exc.strerror, str(path)) from exc
-        yield
-    finally:
-        os.close(fd)  # releases the lock; the file stays, empty of meaning without it
-
-
 def _shown_paths(paths: Sequence[Path]) -> str:
     return ", ".join(shown(p) for p in paths[:3]) + (" and more" if len(paths) > 3 else "")
 
 
 def _prepare_out(out: Path) -> None:
+    """Make ``out`` and its results folder, refusing a file or a folder the child reads."""
     if out.exists() and not out.is_dir():
         raise GraderError(f"--out {shown(out)!r} is a file; give a folder for the results")
     check_private(out, "--out")

@@ -8,25 +8,21 @@ hidden cases with their whys, and every learner's id beside their mistakes.
 from __future__ import annotations
 
 import html
-import json
-import os
-import stat
 import textwrap
 from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from grader.batch import RESULTS_DIR
+from grader import results
 from grader.errors import GraderError
 from grader.files import atomic_write
 from grader.manifest import WHOLE, Manifest, read_manifest
-from grader.names import cell, results_name
+from grader.names import cell
+from grader.outdir import REPORT_HTML, REPORT_MD, result_path
 from grader.records import Outcome
 from grader.report import limits_line
 
-HTML_FILE = "report.html"
-MD_FILE = "report.md"
 TEMPLATE = Path(__file__).resolve().parent / "templates" / "classreport.html"
 PASSED = Outcome.PASSED.value
 # Outcomes in the order the report lists them: the enum's, so the most benign first.
@@ -68,50 +64,25 @@ class Learner:
 def read_learner(path: Path, entry_id: str) -> Learner:
     """Read one results/ID.json; a missing or unreadable one is a usage error."""
     try:
-        doc = json.loads(_read_bounded(path))
-        extra = doc.get("extra_data", {})
-        tests = doc["tests"]
-        examples = extra.get("batch", {}).get("examples")
-        score, max_score = _bounded(doc["score"]), _bounded(doc["max_score"])
-        # What the report shows of them goes through the one naming function: an older
-        # output's id or a reason quoting a file name may hold anything a learner chose.
-        return Learner(
-            id=cell(entry_id),
-            score=score,
-            max_score=max_score,
-            outcomes={t["name"]: str(t["extra_data"]["outcome"]) for t in tests},
-            diagnoses=frozenset(
-                str(t["extra_data"]["diagnosis"]) for t in tests if "diagnosis" in t["extra_data"]
-            ),
-            examples=None if examples is None else {str(k): str(v) for k, v in examples.items()},
-            error=None if "error" not in extra else cell(str(extra["error"])),
-        )
+        doc = results.read(path)
     except FileNotFoundError:
         raise GraderError(f"{str(path)!r} is missing: the output folder is incomplete") from None
-    except Exception as exc:  # noqa: BLE001 - a folder anyone may have edited: any flaw is a usage error
+    except (OSError, ValueError) as exc:  # a folder anyone may have edited: a usage error
         raise GraderError(f"cannot read {str(path)!r}: {type(exc).__name__}") from None
-
-
-# A results file is a few kilobytes; anything far larger was not written by a batch.
-MAX_RESULTS_BYTES = 4 * 1024 * 1024
-
-
-def _read_bounded(path: Path) -> str:
-    """Read a results file through no link, only if it is a regular file of sane size."""
-    fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
-    with os.fdopen(fd, "rb") as handle:
-        info = os.fstat(handle.fileno())
-        if not stat.S_ISREG(info.st_mode) or info.st_size > MAX_RESULTS_BYTES:
-            raise ValueError("not a results file")
-        return handle.read(MAX_RESULTS_BYTES + 1).decode("utf-8")
-
-
-def _bounded(value: object) -> float:
-    """Return a score as a float, refusing what no grading writes (huge, NaN, infinite)."""
-    number = float(value)  # type: ignore[arg-type]
-    if not -1e9 <= number <= 1e9:  # also refuses NaN
-        raise ValueError(f"score out of range: {value!r}")
-    return number
+    examples = doc.stamp.get("examples")
+    # What the report shows of them goes through the one naming function: an older
+    # output's id or a reason quoting a file name may hold anything a learner chose.
+    return Learner(
+        id=cell(entry_id),
+        score=doc.score,
+        max_score=doc.max_score,
+        outcomes=doc.outcomes,
+        diagnoses=frozenset(t.diagnosis for t in doc.tests if t.diagnosis is not None),
+        examples=None
+        if not isinstance(examples, dict)
+        else {str(k): str(v) for k, v in examples.items()},
+        error=None if doc.error is None else cell(doc.error),
+    )
 
 
 @dataclass(frozen=True)
@@ -231,8 +202,7 @@ def build(out: Path) -> ClassReport:
 
     manifest = read_manifest(out)
     learners = tuple(
-        read_learner(out / RESULTS_DIR / results_name(entry_id), entry_id)
-        for entry_id in manifest.ids
+        read_learner(result_path(out, entry_id), entry_id) for entry_id in manifest.ids
     )
     graded = [x for x in learners if x.graded]
     cases = []
@@ -273,7 +243,7 @@ def build(out: Path) -> ClassReport:
 def write_class_report(out: Path) -> ClassReport:
     """Build the class report of ``out`` and write report.html and report.md beside it."""
     report = build(out)
-    for name, text in ((HTML_FILE, render_html(report)), (MD_FILE, render_markdown(report))):
+    for name, text in ((REPORT_HTML, render_html(report)), (REPORT_MD, render_markdown(report))):
         atomic_write(out / name, text)
     return report
 

@@ -581,8 +581,9 @@ def _batch(args: argparse.Namespace, root: Path, choice: Any) -> int:
     # run_batch closes the pool too; this `with` covers the imports before it, and a Ctrl-C
     # between the two (closing twice is harmless).
     with Pool(choice=choice, limits=_limits(args)) as pool:
-        from grader.batch import RESULTS_DIR, SUMMARY_FILE, run_batch
+        from grader.batch import run_batch
         from grader.grade import check_limits
+        from grader.outdir import RESULTS_DIR, SUMMARY_FILE
         from grader.shard import resolve_shard
 
         shard = resolve_shard(args.shard, os.environ)
@@ -662,9 +663,9 @@ def _batch_status(summary: Any, *, whole: bool) -> int:
 
 
 def _print_class_report(out: Path) -> None:
-    from grader.classreport import HTML_FILE, MD_FILE
+    from grader.outdir import REPORT_HTML, REPORT_MD
 
-    print(f"class report: {out / HTML_FILE} and {out / MD_FILE}")
+    print(f"class report: {out / REPORT_HTML} and {out / REPORT_MD}")
 
 
 def _report(args: argparse.Namespace) -> int:
@@ -677,8 +678,8 @@ def _report(args: argparse.Namespace) -> int:
 
 
 def _merge(args: argparse.Namespace) -> int:
-    from grader.batch import RESULTS_DIR, SUMMARY_FILE
     from grader.classreport import scope, write_class_report
+    from grader.outdir import RESULTS_DIR, SUMMARY_FILE
     from grader.shard import merge
 
     manifest = merge(args.outs, into=args.out)
@@ -722,6 +723,7 @@ def _autograde(args: argparse.Namespace) -> int:
     import os
 
     from grader.autograde import autograde
+    from grader.records import Cause
     from grader.walls import resolve_backend
 
     root = args.root or Path(os.environ.get("AUTOGRADER_ROOT", "/autograder"))
@@ -730,11 +732,11 @@ def _autograde(args: argparse.Namespace) -> int:
         limits=_limits(args),
         choose=lambda: resolve_backend(args.sandbox, require=args.require_sandbox),
     )
-    top = sum(t.get("max_score", 0) for t in doc["tests"])
-    print(f"score {doc['score']:g}/{top:g} written to {root}/results/results.json")
+    top = sum(t.max_score for t in doc.tests)
+    print(f"score {doc.score:g}/{top:g} written to {root}/results/results.json")
     # The learner's result is written either way; the status tells the staff whose failure.
-    cause = doc.get("extra_data", {}).get("cause")
-    return {"grader": EXIT_INTERNAL, "environment": EXIT_USAGE}.get(cause, EXIT_PASSED)
+    statuses: dict[Cause | None, int] = {Cause.GRADER: EXIT_INTERNAL, Cause.ENVIRONMENT: EXIT_USAGE}
+    return statuses.get(doc.cause, EXIT_PASSED)
 
 
 def _serve(args: argparse.Namespace, root: Path, choice: Any) -> int:

@@ -16,8 +16,8 @@ from typing import Any
 
 from grader.errors import GraderError
 from grader.files import atomic_write
+from grader.outdir import MANIFEST_FILE
 
-MANIFEST_FILE = "batch.json"
 MANIFEST_VERSION = 1
 
 

@@ -14,6 +14,7 @@ import hashlib
 import os
 import unicodedata
 from collections.abc import Iterable
+from pathlib import Path
 
 # A spreadsheet runs a cell that starts with one of these as a formula. (A tab or a carriage
 # return, which some also run, never starts a shown name: they are escaped.)
@@ -117,3 +118,9 @@ def _with_digest(base: str, rel: str) -> str:
     room = ID_BYTES - len(digest) - 8  # and a few "~" for the loop above
     cut = base.encode()[:room].decode("utf-8", "ignore")
     return cut + digest
+
+
+def shown(path: Path | str) -> str:
+    """Return a path as printable text: bytes that are not UTF-8 shown as \\xNN escapes,
+    control and format characters escaped (`display`), every letter kept."""
+    return display(os.fsencode(path).decode("utf-8", "surrogateescape"))

@@ -2,14 +2,13 @@
 
 from __future__ import annotations
 
-import json
 import math
 import os
 from collections import Counter
-from collections.abc import Sequence
-from typing import Any, TextIO
+from typing import TextIO
 
-from grader.records import LOAD_OUTCOMES, SCHEMA_VERSION, CaseResult, Cause, Report
+from grader.records import LOAD_OUTCOMES, SCHEMA_VERSION, CaseResult, Report
+from grader.results import CaseEntry, Results
 
 GREEN, RED, YELLOW, DIM, RESET = "\033[32m", "\033[31m", "\033[33m", "\033[2m", "\033[0m"
 
@@ -104,35 +103,33 @@ def _common_diagnosis(report: Report) -> str | None:
     return hint if 2 * count > len(failing) else None
 
 
-def _test(case: CaseResult) -> dict[str, Any]:
+def _test(case: CaseResult) -> CaseEntry:
     output = case.message
     if case.diagnosis is not None:
         output += f"\nhint: {case.diagnosis.hint}"
     if case.details:
         output += "\n" + "\n".join(case.details)
-    test: dict[str, Any] = {
-        "name": case.name,
-        "status": "passed" if case.passed else "failed",
-        "score": case.score,
-        "max_score": case.max_score,
-        "output": output,
-        "extra_data": {"outcome": case.outcome.value},
-    }
-    if case.visible:
-        test["extra_data"]["seconds"] = round(case.seconds, 4)
-    if case.diagnosis is not None:
-        test["extra_data"]["diagnosis"] = case.diagnosis.code
-    if case.mismatch is not None:
-        m = case.mismatch
-        test["extra_data"]["mismatch"] = {
+    m = case.mismatch
+    return CaseEntry(
+        name=case.name,
+        passed=case.passed,
+        score=case.score,
+        max_score=case.max_score,
+        output=output,
+        outcome=case.outcome.value,
+        seconds=round(case.seconds, 4) if case.visible else None,
+        diagnosis=None if case.diagnosis is None else case.diagnosis.code,
+        mismatch=None
+        if m is None
+        else {
             "wrong": m.wrong,
             "total": m.total,
             "max_abs_error": _number(m.max_abs_error),
             "max_rel_error": _number(m.max_rel_error),
             "worst_row": m.worst_row,
             "worst_col": m.worst_col,
-        }
-    return test
+        },
+    )
 
 
 def execution_time(report: Report) -> float:
@@ -140,15 +137,15 @@ def execution_time(report: Report) -> float:
     return round(report.seconds, 3) if report.mode == "run" else float(round(report.seconds))
 
 
-def to_json(report: Report) -> dict[str, Any]:
-    """Return the report as a Gradescope results.json document, our fields under extra_data."""
-    return {
-        "score": report.score,
-        "max_score": report.max_score,
-        "execution_time": execution_time(report),
-        "output": render_text(report),
-        "tests": [_test(c) for c in report.cases],
-        "extra_data": {
+def to_results(report: Report) -> Results:
+    """Return the report as the results document (grader.results)."""
+    return Results(
+        score=report.score,
+        max_score=report.max_score,
+        execution_time=execution_time(report),
+        output=render_text(report),
+        tests=tuple(_test(c) for c in report.cases),
+        extra={
             **report.extra,  # first, so that none of it can stand in for the keys below
             "schema_version": SCHEMA_VERSION,
             "mode": report.mode,
@@ -161,46 +158,9 @@ def to_json(report: Report) -> dict[str, Any]:
             # The public probes run with the visible examples only.
             **({"advice": list(report.advice)} if report.mode == "run" else {}),
         },
-    }
+    )
 
 
 def render_json(report: Report) -> str:
-    """Return the JSON document as text, NaN-free so strict parsers accept it."""
-    return json.dumps(to_json(report), indent=2, allow_nan=False, default=str) + "\n"
-
-
-def not_graded(
-    cases: Sequence[tuple[str, float]],
-    message: str,
-    *,
-    submission: str,
-    cause: Cause = Cause.SUBMISSION,
-) -> dict[str, Any]:
-    """Return a results document for a submission that could not be graded at all.
-
-    Every case is listed as failed with the reason, so that tools reading per-test results
-    (a gradebook, Gradescope) show the learner why, rather than an empty page.
-    """
-    return {
-        "score": 0.0,
-        "max_score": sum(m for _, m in cases),
-        "output": f"not graded: {message}\n",
-        "tests": [
-            {
-                "name": name,
-                "status": "failed",
-                "score": 0.0,
-                "max_score": max_score,
-                "output": f"not graded: {message}",
-                "extra_data": {"outcome": "not_graded"},
-            }
-            for name, max_score in cases
-        ],
-        "extra_data": {
-            "schema_version": SCHEMA_VERSION,
-            "mode": "submit",
-            "submission": submission,
-            "error": message,
-            "cause": cause.value,
-        },
-    }
+    """Return the results document as text."""
+    return to_results(report).dumps()

@@ -105,7 +105,7 @@ class Server:
         """Grade ``source`` exactly as `grader run` / `grader submit --format json` would."""
         from grader.grade import grade
         from grader.layout import is_learner_bundle
-        from grader.report import to_json
+        from grader.report import to_results
 
         if mode == "submit" and is_learner_bundle(self.root):
             raise GraderError(
@@ -124,7 +124,7 @@ class Server:
                 limits=self.limits,
                 choice=self.choice,
             )
-        doc = to_json(report)
+        doc = to_results(report).to_json()
         if mode == "run":
             # Pictures of the visible examples only: the hidden ones never leave the grader.
             doc["tables"] = [

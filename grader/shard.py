@@ -9,7 +9,6 @@ it combines them into one output, as if one machine had graded the class.
 from __future__ import annotations
 
 import csv
-import io
 import os
 import re
 import shutil
@@ -17,11 +16,9 @@ from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from pathlib import Path
 
-from grader.batch import OUTPUT_NAMES, RESULTS_DIR, SUMMARY_FILE
+from grader import results
 from grader.errors import GraderError
-from grader.files import atomic_write
 from grader.manifest import (
-    MANIFEST_FILE,
     WHOLE,
     Manifest,
     Shard,
@@ -33,6 +30,17 @@ from grader.manifest import (
     write_manifest,
 )
 from grader.names import cell, results_name
+from grader.outdir import (
+    MANIFEST_FILE,
+    OUTPUT_NAMES,
+    RESULTS_DIR,
+    STATUSES,
+    SUMMARY_COLUMNS,
+    SUMMARY_FILE,
+    Row,
+    result_path,
+    write_summary,
+)
 
 COUNT_ENV = "GRADER_SHARDS"
 
@@ -193,19 +201,32 @@ def _check_together(outs: Sequence[Path], manifests: Sequence[Manifest]) -> None
         )
 
 
-def _check_output(out: Path, m: Manifest, rows: list[list[str]]) -> None:
-    """Refuse an output whose summary or results do not match what its manifest lists."""
-    # The ids come from batch.json; a CSV cell is only checked against them (as written).
-    if sorted(r[0] for r in rows if r) != sorted(cell(i) for i in m.ids):
+def _rows_of(out: Path, m: Manifest, lines: list[list[str]]) -> list[Row]:
+    """Return an output's summary rows, rebuilt from its results documents; refuse an output
+    whose summary or results do not match what its manifest lists."""
+    # The ids come from batch.json; a CSV cell is only checked against them (as written),
+    # and gives the one thing a results document does not hold: how that run came by it.
+    at = SUMMARY_COLUMNS.index("status")
+    status_of = {line[0]: line[at] for line in lines if len(line) > at and line[at] in STATUSES}
+    if sorted(status_of) != sorted(cell(i) for i in m.ids) or len(status_of) != len(lines):
         raise GraderError(
             f"{_name(out)} is incomplete: its {SUMMARY_FILE} and {MANIFEST_FILE} list "
             "different submissions"
         )
+    rows = []
     for entry_id in m.ids:
-        if not (out / RESULTS_DIR / results_name(entry_id)).is_file():
+        path = result_path(out, entry_id)
+        try:
+            doc = results.read(path)
+        except FileNotFoundError:
             raise GraderError(
                 f"{_name(out)} is incomplete: {RESULTS_DIR}/{entry_id}.json is missing"
-            )
+            ) from None
+        except (OSError, ValueError) as exc:
+            raise GraderError(f"cannot read {_name(path)}: {type(exc).__name__}") from None
+        relpath = doc.stamp.get("path", doc.extra.get("path", ""))
+        rows.append(Row.of(doc, entry_id, str(relpath), status_of[cell(entry_id)]))
+    return rows
 
 
 def _check_target(into: Path, outs: Sequence[Path]) -> None:
@@ -235,7 +256,7 @@ def merge(outs: Sequence[Path], *, into: Path) -> Manifest:
     manifests = [read_manifest(out) for out in outs]
     _check_together(outs, manifests)
     header: list[str] | None = None
-    rows: list[list[str]] = []
+    rows: list[Row] = []
     for out, m in zip(outs, manifests, strict=True):
         head, body = _read_summary(out)
         if header is not None and head != header:
@@ -243,9 +264,7 @@ def merge(outs: Sequence[Path], *, into: Path) -> Manifest:
                 f"{_name(out)} has other {SUMMARY_FILE} columns than {_name(outs[0])}"
             )
         header = head
-        _check_output(out, m, body)
-        rows += body
-    assert header is not None
+        rows += _rows_of(out, m, body)
     into.mkdir(parents=True, exist_ok=True)
     # The new results folder is built aside and swapped in, so a merge that fails midway
     # leaves the previous one whole.
@@ -271,13 +290,8 @@ def merge(outs: Sequence[Path], *, into: Path) -> Manifest:
         os.replace(into / RESULTS_DIR, old)
     os.replace(staging, into / RESULTS_DIR)
     shutil.rmtree(old, ignore_errors=True)
-    rows.sort(key=lambda row: row[0])  # as write_summary orders them: by id
-    handle = io.StringIO(newline="")
-    writer = csv.writer(handle)
-    writer.writerow(header)
-    writer.writerows(rows)
-    atomic_write(into / SUMMARY_FILE, handle.getvalue())
     m0 = manifests[0]
+    write_summary(into / SUMMARY_FILE, rows, [c.name for c in m0.cases])
     merged = replace(
         m0,
         shard=WHOLE,

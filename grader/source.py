@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, NamedTuple
 
 from grader.errors import GraderError
-from grader.names import display
+from grader.names import shown
 
 if TYPE_CHECKING:  # the pipeline imports this before it starts the child: keep it light
     import ast
@@ -76,12 +76,6 @@ class Source(NamedTuple):
         """Return line ``number`` of the file, stripped and bounded, for a syntax error."""
         lines = self.text.splitlines()
         return lines[number - 1].strip()[:200] if 1 <= number <= len(lines) else ""
-
-
-def shown(path: Path | str) -> str:
-    """Return a path as printable text: bytes that are not UTF-8 shown as \\xNN escapes,
-    control and format characters escaped (names.display), every letter kept."""
-    return display(os.fsencode(path).decode("utf-8", "surrogateescape"))
 
 
 def name_problem(path: Path) -> str:

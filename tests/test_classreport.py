@@ -17,6 +17,7 @@ from grader.classreport import Bar, build
 from grader.cli import main
 from grader.diagnose import HINTS
 from grader.manifest import CaseInfo, Shard, for_batch, write_manifest
+from grader.results import CaseEntry, Results
 from grader.spawn import Limits
 from tests.conftest import CORPUS, SAMPLES
 from tests.test_serve import ARTIFACTS, CHROMIUM, CHROMIUM_ARGS, browser_only
@@ -36,21 +37,28 @@ def _learner(
     examples: dict[str, str] | None = None,
     error: str | None = None,
 ) -> None:
-    """Write results/ID.json with the fields a batch writes that the report reads."""
-    tests = []
-    for name, outcome in outcomes.items():
-        extra = {"outcome": outcome}
-        if diagnoses and name in diagnoses:
-            extra["diagnosis"] = diagnoses[name]
-        tests.append({"name": name, "extra_data": extra})
-    doc: dict[str, Any] = {
-        "score": float(sum(o == "passed" for o in outcomes.values())),
-        "max_score": float(len(outcomes)),
-        "tests": tests,
-        "extra_data": {"error": error} if error else {"batch": {"examples": examples}},
-    }
+    """Write results/ID.json as a batch does, through the one results document."""
+    tests = tuple(
+        CaseEntry(
+            name=name,
+            passed=outcome == "passed",
+            score=float(outcome == "passed"),
+            max_score=1.0,
+            output="",
+            outcome=outcome,
+            diagnosis=(diagnoses or {}).get(name),
+        )
+        for name, outcome in outcomes.items()
+    )
+    doc = Results(
+        score=float(sum(o == "passed" for o in outcomes.values())),
+        max_score=float(len(outcomes)),
+        output="",
+        tests=tests,
+        extra={"error": error} if error else {"batch": {"examples": examples}},
+    )
     (out / "results").mkdir(parents=True, exist_ok=True)
-    (out / "results" / f"{entry_id}.json").write_text(json.dumps(doc))
+    (out / "results" / f"{entry_id}.json").write_text(doc.dumps())
 
 
 def test_figures_from_results(tmp_path: Path) -> None:

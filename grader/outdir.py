@@ -1,0 +1,128 @@
+"""A batch's output folder: its names, its lock, and the summary CSV.
+
+Everything that writes or reads the folder (a batch, `grader merge`, the class report)
+takes the names from here, and summary.csv has one writer, which merge calls too. A
+results/ID.json is the results document of grader.results; batch.json is grader.manifest's.
+Files are replaced whole (files.atomic_write), so a reader never meets half of one.
+"""
+
+from __future__ import annotations
+
+import csv
+import fcntl
+import io
+import os
+import socket
+import time
+from collections.abc import Iterable, Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+
+from grader.errors import GraderError
+from grader.files import atomic_write
+from grader.names import cell, results_name, shown
+from grader.records import Cause
+from grader.results import NOT_GRADED, Results
+
+MANIFEST_FILE = "batch.json"
+REPORT_HTML = "report.html"
+REPORT_MD = "report.md"
+RESULTS_DIR = "results"
+SUMMARY_FILE = "summary.csv"
+# What a batch or a merge leaves in its output folder (the class report's two files
+# included): a merge overwrites nothing else, and discovery never takes them for learners.
+OUTPUT_NAMES = frozenset({RESULTS_DIR, SUMMARY_FILE, MANIFEST_FILE, REPORT_HTML, REPORT_MD})
+
+
+def result_path(out: Path, entry_id: str) -> Path:
+    """Return where the results document of the submission ``entry_id`` lies in ``out``."""
+    return out / RESULTS_DIR / results_name(entry_id)
+
+
+@dataclass(frozen=True)
+class Row:
+    """One line of summary.csv."""
+
+    id: str
+    score: float
+    max_score: float
+    outcomes: dict[str, str]
+    seconds: float
+    status: str
+    relpath: str = ""
+    reason: str = ""
+    # Why a not-graded row was not graded; None for a graded one.
+    cause: Cause | None = None
+
+    @classmethod
+    def of(cls, doc: Results, entry_id: str, relpath: str, status: str) -> Row:
+        """Return the row of one results document; ``status`` says how this run came by it."""
+        return cls(
+            id=entry_id,
+            score=doc.score,
+            max_score=sum(t.max_score for t in doc.tests),
+            outcomes=doc.outcomes,
+            seconds=doc.execution_time or 0.0,
+            status=status,
+            relpath=relpath,
+            reason=(doc.error or "") if status == NOT_GRADED else "",
+            cause=doc.cause if status == NOT_GRADED else None,
+        )
+
+
+# How a run came by a row: graded now, kept from an earlier run, or not graded.
+STATUSES = frozenset({"graded", "unchanged", NOT_GRADED})
+SUMMARY_COLUMNS = ("submission", "path", "score", "max_score", "status", "reason", "seconds")
+
+
+def write_summary(path: Path, rows: Iterable[Row], cases: Sequence[str]) -> None:
+    """Write summary.csv: one row per submission, one outcome column per hidden case."""
+    handle = io.StringIO(newline="")
+    writer = csv.writer(handle)
+    writer.writerow([*SUMMARY_COLUMNS, *cases])
+    for row in sorted(rows, key=lambda r: r.id):
+        writer.writerow(
+            [
+                cell(row.id),
+                cell(row.relpath),
+                f"{row.score:g}",
+                f"{row.max_score:g}",
+                row.status,
+                cell(row.reason),
+                f"{row.seconds:g}",  # whole seconds: a submission could time more
+                *(row.outcomes.get(c, "") for c in cases),
+            ]
+        )
+    atomic_write(path, handle.getvalue())
+
+
+LOCK_FILE = ".grader-batch.lock"  # hidden: discovery and merge pass over dot files
+
+
+@contextmanager
+def locked(out: Path) -> Iterator[None]:
+    """Hold ``out``'s lock for a whole batch; refuse, naming the holder, if another has it.
+
+    An flock dies with its process, so a batch that was killed leaves no stale lock.
+    """
+    path = out / LOCK_FILE
+    fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW, 0o644)
+    try:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            holder = os.pread(fd, 200, 0).decode("utf-8", "replace").strip() or "another batch"
+            raise GraderError(
+                f"{shown(out)} is in use by {holder}; wait for it or use another --out"
+            ) from None
+        since = time.strftime("%Y-%m-%d %H:%M:%S")
+        holder = f"grader batch, process {os.getpid()} on {socket.gethostname()}, since {since}"
+        try:
+            os.ftruncate(fd, 0)
+            os.pwrite(fd, holder.encode() + b"\n", 0)
+        except OSError as exc:  # a full disk: the first write to --out, said with its path
+            raise OSError(exc.errno, exc.strerror, str(path)) from exc
+        yield
+    finally:
+        os.close(fd)  # releases the lock; the file stays, empty of meaning without it

@@ -1,0 +1,95 @@
+"""The one results document: every writer's JSON reads back to itself, anything else is refused."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from grader import results
+from grader.records import Cause
+from grader.results import Results, Unreadable, not_graded
+from tests.conftest import CORPUS, SAMPLES
+
+Cli = Callable[..., tuple[int, str, str]]
+
+
+@pytest.mark.parametrize(
+    ("submission", "command"),
+    [
+        (CORPUS / "correct" / "lists.py", "submit"),
+        (CORPUS / "wrong" / "swapped.py", "submit"),
+        (CORPUS / "wrong" / "swapped.py", "run"),
+        (SAMPLES / "fail_syntax.py", "submit"),
+    ],
+)
+def test_what_the_cli_prints_reads_back_whole(cli: Cli, submission: Path, command: str) -> None:
+    """`--format json` prints the document; reading it back loses and adds nothing."""
+    _, stdout, _ = cli(command, submission, "--format", "json")
+    doc = json.loads(stdout)
+    assert Results.from_json(doc).to_json() == doc
+
+
+def test_not_graded_names_its_cause(tmp_path: Path) -> None:
+    doc = not_graded([("a", 1.0), ("b", 2.0)], "no .py file", submission="x", cause=Cause.GRADER)
+    path = tmp_path / "x.json"
+    results.write(path, doc)
+    back = results.read(path)
+    assert back == Results.from_json(json.loads(path.read_text()))
+    assert (back.graded, back.error, back.cause, back.max_score) == (
+        False,
+        "no .py file",
+        Cause.GRADER,
+        3.0,
+    )
+    assert back.outcomes == {"a": "not_graded", "b": "not_graded"}
+
+
+@pytest.mark.parametrize(
+    "edit",
+    [
+        lambda d: {**d, "score": 10**400},
+        lambda d: {**d, "score": float("nan")},
+        lambda d: {**d, "score": True},
+        lambda d: {**d, "tests": {}},
+        lambda d: {**d, "tests": [{"name": 1}]},
+        lambda d: {**d, "extra_data": []},
+        lambda d: [d],
+    ],
+)
+def test_what_no_grading_writes_is_unreadable(edit: Callable[[dict[str, object]], object]) -> None:
+    doc = not_graded([("a", 1.0)], "why", submission="x").to_json()
+    with pytest.raises(Unreadable):
+        Results.from_json(edit(doc))
+
+
+def test_a_link_or_a_device_is_not_read(tmp_path: Path) -> None:
+    (tmp_path / "zero.json").symlink_to("/dev/zero")
+    with pytest.raises(Unreadable):
+        results.read(tmp_path / "zero.json")
+    with pytest.raises(FileNotFoundError):
+        results.read(tmp_path / "missing.json")
+
+
+JSON = st.recursive(
+    st.none() | st.booleans() | st.floats() | st.integers() | st.text(max_size=5),
+    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=8), inner),
+    max_leaves=30,
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    JSON,
+    st.dictionaries(st.sampled_from(["score", "max_score", "tests", "extra_data"]), JSON),
+)
+def test_any_json_reads_or_is_refused(anything: object, fields: dict[str, object]) -> None:
+    """Whatever a results file holds, reading it gives a document or `Unreadable`."""
+    for doc in (anything, {**not_graded([("a", 1.0)], "w", submission="").to_json(), **fields}):
+        with contextlib.suppress(Unreadable):
+            Results.from_json(doc)
