@@ -13,13 +13,13 @@ from grader.cases import (
     NAME_RE,
     Case,
     Issue,
-    compact_positions,
     load_problem,
     validate_input,
 )
 from grader.errors import GraderError, Refused
 from grader.files import read_bounded
 from grader.layout import HIDDEN_DIR, STATEMENT_FILE
+from grader.sandbox import compact_positions
 from grader.spawn import Limits
 from grader.walls import Choice
 

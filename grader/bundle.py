@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 from grader import tempdirs
 from grader.cases import Case, check_problem
 from grader.errors import GraderError
-from grader.files import delete
+from grader.files import TEMPLATES, delete
 from grader.layout import (
     BUNDLE_FILE,
     EXAMPLES_FILE,
@@ -31,7 +31,6 @@ if TYPE_CHECKING:
 PUBLIC_FILES = ("pyproject.toml", EXAMPLES_FILE, "problem/statement.md", "problem/starter.py")
 GRADESCOPE_CONFIG = "gradescope.yaml"
 VISIBILITIES = ("visible", "hidden", "after_due_date", "after_published")
-TEMPLATES = Path(__file__).resolve().parent / "templates"
 # The one module that evaluates the formula: the kit carries its tables as data instead.
 KIT_LEAVES_OUT = ("grader/variants.py",)
 # A call of sin or cos in Python code: the kit's code must make none (the practice page's

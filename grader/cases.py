@@ -171,17 +171,6 @@ class _Bad(Exception):
         self.line = line
 
 
-def compact_positions(positions: Sequence[int]) -> list[int] | dict[str, list[int]]:
-    """Return the positions as a list, or as ``{range: [start, stop(, step)]}`` when they
-    are one: the form a case file may use, which the schema turns back into the very same
-    positions."""
-    if len(positions) > 2 and (step := positions[1] - positions[0]):
-        stop = positions[-1] + (1 if step > 0 else -1)
-        if tuple(positions) == tuple(range(positions[0], stop, step)):
-            return {"range": [positions[0], stop] if step == 1 else [positions[0], stop, step]}
-    return list(positions)
-
-
 def _number(value: object) -> float | None:
     """Return a YAML value as a number, or None; "1e-3" counts.
 

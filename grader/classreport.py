@@ -16,14 +16,14 @@ from pathlib import Path
 
 from grader import results
 from grader.errors import GraderError
-from grader.files import atomic_write
+from grader.files import TEMPLATES, atomic_write
 from grader.manifest import WHOLE, Manifest, read_manifest
 from grader.names import cell
 from grader.outdir import REPORT_HTML, REPORT_MD, result_path
 from grader.records import Outcome
 from grader.report import limits_line
 
-TEMPLATE = Path(__file__).resolve().parent / "templates" / "classreport.html"
+TEMPLATE = TEMPLATES / "classreport.html"
 PASSED = Outcome.PASSED.value
 # Outcomes in the order the report lists them: the enum's, so the most benign first.
 OUTCOME_ORDER = [o.value for o in Outcome]

@@ -14,12 +14,12 @@ import functools
 import math
 from collections.abc import Callable
 from dataclasses import dataclass
-from pathlib import Path
 
 import numpy as np
 import numpy.typing as npt
 
 from grader.compare import Array
+from grader.files import PACKAGE
 from grader.layout import KIT_DATA_DIR, KNOWN_TABLES
 from grader.records import Diagnosis
 
@@ -240,7 +240,7 @@ Stored = tuple[tuple[str, ...], Array, Array, tuple[tuple[str, Array], ...]]
 @functools.lru_cache(maxsize=1)
 def _stored_tables() -> dict[tuple[tuple[int, ...], int], Stored]:
     """Return the tables the learner kit carries for its public inputs (none in the grader)."""
-    path = Path(__file__).resolve().parent / KIT_DATA_DIR / KNOWN_TABLES
+    path = PACKAGE / KIT_DATA_DIR / KNOWN_TABLES
     if not path.is_file():
         return {}
     out: dict[tuple[tuple[int, ...], int], Stored] = {}

@@ -13,6 +13,10 @@ from pathlib import Path
 
 from grader.errors import Refused
 
+# The grader package, wherever it is installed, and the page and report templates in it.
+PACKAGE = Path(__file__).resolve().parent
+TEMPLATES = PACKAGE / "templates"
+
 # What an lstat says a file is, when it is not a plain file.
 _KINDS = (
     (stat.S_ISLNK, "a symbolic link"),

@@ -9,7 +9,7 @@ import os
 from pathlib import Path
 
 from grader.errors import GraderError, Refused
-from grader.files import read_bounded
+from grader.files import PACKAGE, read_bounded
 
 FUNCTION_NAME = "sinusoidal_positions"
 EXAMPLES_FILE = "examples.yaml"
@@ -35,11 +35,11 @@ def find_problem_root(explicit: str | None) -> Path:
     if env:
         return _checked_root(Path(env), f"from ${PROBLEM_ENV}")
     # An editable install (the README's) leaves the package inside the repository.
-    here = Path(__file__).resolve().parent.parent
+    here = PACKAGE.parent
     if (here / EXAMPLES_FILE).is_file():
         return here
     # An installed learner kit (pip, pipx) carries its problem inside the package.
-    packaged = Path(__file__).resolve().parent / KIT_DATA_DIR
+    packaged = PACKAGE / KIT_DATA_DIR
     if (packaged / EXAMPLES_FILE).is_file():
         return packaged
     raise GraderError(
@@ -103,5 +103,4 @@ def is_learner_bundle(root: Path) -> bool:
 
 def is_learner_kit() -> bool:
     """Return True when this grader is a learner kit's own: in the kit's folder or installed."""
-    package = Path(__file__).resolve().parent
-    return is_learner_bundle(package.parent) or is_learner_bundle(package / KIT_DATA_DIR)
+    return is_learner_bundle(PACKAGE.parent) or is_learner_bundle(PACKAGE / KIT_DATA_DIR)

@@ -382,11 +382,20 @@ def _raw(
     return Raw(Kind.OK, seconds, array, dtype if isinstance(dtype, str) else None)
 
 
+def compact_positions(positions: Sequence[int]) -> list[int] | dict[str, list[int]]:
+    """Return the positions as a list, or as ``{range: [start, stop(, step)]}`` when they
+    are one: the form a request and a case file use, which the schema turns back into the very same
+    positions."""
+    if len(positions) > 2 and (step := positions[1] - positions[0]):
+        stop = positions[-1] + (1 if step > 0 else -1)
+        if tuple(positions) == tuple(range(positions[0], stop, step)):
+            return {"range": [positions[0], stop] if step == 1 else [positions[0], stop, step]}
+    return list(positions)
+
+
 @functools.lru_cache(maxsize=32)
 def _request(cases: tuple[CaseInput, ...]) -> bytes:
     """Return the request for these cases; a batch sends the same one to every child."""
-    from grader.cases import compact_positions  # loaded by now: the problem came first
-
     return json.dumps(
         {
             "cases": [

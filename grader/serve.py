@@ -26,11 +26,12 @@ from typing import Any
 from urllib.parse import SplitResult, parse_qs, urlsplit
 
 from grader.errors import GraderError
+from grader.files import TEMPLATES
 from grader.source import MAX_SUBMISSION_BYTES
 from grader.spawn import Limits
 from grader.walls import Choice
 
-PAGE = Path(__file__).resolve().parent / "templates" / "page.html"
+PAGE = TEMPLATES / "page.html"
 # A request body holds one source file, as JSON: the same 1 MiB as on the command line, plus
 # room for the JSON quoting.
 MAX_BODY = 2 * MAX_SUBMISSION_BYTES

@@ -13,7 +13,6 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from grader.cases import compact_positions
 from grader.frames import (
     MAX_HEADER,
     Conversation,
@@ -23,6 +22,7 @@ from grader.frames import (
     ProtocolError,
     parse_header,
 )
+from grader.sandbox import compact_positions
 
 
 def frame(header: dict[str, Any], payload: bytes = b"") -> bytes:
