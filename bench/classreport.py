@@ -26,9 +26,9 @@ from pathlib import Path
 
 from speed import GRADER, PY, ROOT, make_class
 
-from grader.classreport import build, write_class_report
-from grader.manifest import class_digest, from_json, share_of, to_json
-from grader.shard import merge
+from grader.batch.classreport import build, write_class_report
+from grader.batch.manifest import class_digest, from_json, share_of, to_json
+from grader.batch.shard import merge
 
 
 def synthetic_output(graded: Path, out: Path, size: int) -> None:

@@ -50,9 +50,9 @@ def diagnosis_ms(source: Path, repeats: int) -> tuple[float, float]:
     """Return the diagnosis time of one file's answers over the hidden cases: first, then warm."""
     import numpy as np
 
-    from grader import diagnose as module
-    from grader.cases import check_problem
-    from grader.diagnose import diagnose
+    from grader.problem.cases import check_problem
+    from grader.verdict import diagnose as module
+    from grader.verdict.diagnose import diagnose
 
     checked = check_problem(ROOT, examples=False)
     namespace: dict[str, object] = {}

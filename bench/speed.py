@@ -111,7 +111,7 @@ def case_seconds(path: Path) -> dict[str, float]:
     Reports no longer carry a hidden case's time (a submission could choose it), so the
     benchmark measures the candidates' own compute itself, on the files it made the class of.
     """
-    from grader.cases import load_problem
+    from grader.problem.cases import load_problem
 
     spec = importlib.util.spec_from_file_location(f"bench_{path.stem}", path)
     assert spec is not None and spec.loader is not None

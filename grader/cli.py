@@ -66,8 +66,8 @@ def positions_arg(text: str) -> list[int]:
     A range is held to the declared bounds by its ends before it is expanded: 0:1e13 is
     refused in one line, not after filling the memory. The rest is add-case's to check.
     """
-    from grader.schema import INPUTS, Invalid, check_range
-    from grader.yamlsafe import shown
+    from grader.problem.schema import INPUTS, Invalid, check_range
+    from grader.problem.yamlsafe import shown
 
     text = text.strip()
     try:
@@ -132,7 +132,7 @@ def port_number(text: str) -> int:
 
 def shard_arg(text: str) -> str:
     """Parse 'K/N' (1 <= K <= N) or 'auto', naming the bad value otherwise."""
-    from grader.manifest import parse_shard
+    from grader.batch.manifest import parse_shard
 
     if text == "auto":
         return text
@@ -395,8 +395,8 @@ def build_parser(kit: bool | None = None) -> argparse.ArgumentParser:
     ``kit`` says whether this grader is a learner kit's (default: find out).
     """
     if kit is None:
-        # grader.layout imports neither numpy nor yaml: `grader --help` stays instant.
-        from grader.layout import is_learner_kit
+        # grader.problem.layout imports neither numpy nor yaml: `grader --help` stays instant.
+        from grader.problem.layout import is_learner_kit
 
         kit = is_learner_kit()
     parser = Parser(
@@ -520,7 +520,7 @@ def entry() -> None:
 
 
 def _limits(args: argparse.Namespace) -> Any:
-    from grader.spawn import Limits
+    from grader.sandbox.spawn import Limits
 
     return Limits(
         case_seconds=args.timeout,
@@ -542,7 +542,7 @@ IN_KIT = (
 
 def _dispatch(args: argparse.Namespace) -> int:
     """Find what the command needs (the problem folder, the sandbox), then run it."""
-    from grader.layout import find_problem_root, is_learner_bundle, is_learner_kit
+    from grader.problem.layout import find_problem_root, is_learner_bundle, is_learner_kit
 
     command = COMMAND[args.command]
     # A kit's own grader refuses the others whatever they need: autograde needs no problem
@@ -556,14 +556,14 @@ def _dispatch(args: argparse.Namespace) -> int:
             raise GraderError(IN_KIT)
         given.append(root)
     if "choice" in command.needs:
-        from grader.walls import resolve_backend
+        from grader.sandbox.walls import resolve_backend
 
         given.append(resolve_backend(args.sandbox, require=args.require_sandbox))
     return command.handler(args, *given)
 
 
 def _audit(args: argparse.Namespace, root: Path, choice: Any) -> int:
-    from grader.audit import audit, audit_json, render_audit
+    from grader.author.audit import audit, audit_json, render_audit
 
     result = audit(problem_root=root, limits=_limits(args), choice=choice, jobs=args.jobs or 0)
     if args.format == "json":
@@ -575,16 +575,16 @@ def _audit(args: argparse.Namespace, root: Path, choice: Any) -> int:
 
 def _batch(args: argparse.Namespace, root: Path, choice: Any) -> int:
     # Only the pool's own light modules before it starts: the template process then imports
-    # numpy while this one imports the batch (grader.shard already brings in all of it).
-    from grader.pool import Pool
+    # numpy while this one imports the batch (grader.batch.shard already brings in all of it).
+    from grader.sandbox.pool import Pool
 
     # run_batch closes the pool too; this `with` covers the imports before it, and a Ctrl-C
     # between the two (closing twice is harmless).
     with Pool(choice=choice, limits=_limits(args)) as pool:
-        from grader.batch import run_batch
-        from grader.grade import check_limits
-        from grader.outdir import RESULTS_DIR, SUMMARY_FILE
-        from grader.shard import resolve_shard
+        from grader.batch.outdir import RESULTS_DIR, SUMMARY_FILE
+        from grader.batch.run import run_batch
+        from grader.batch.shard import resolve_shard
+        from grader.pipeline import check_limits
 
         shard = resolve_shard(args.shard, os.environ)
         check_limits(root, _limits(args), choice)
@@ -663,13 +663,13 @@ def _batch_status(summary: Any, *, whole: bool) -> int:
 
 
 def _print_class_report(out: Path) -> None:
-    from grader.outdir import REPORT_HTML, REPORT_MD
+    from grader.batch.outdir import REPORT_HTML, REPORT_MD
 
     print(f"class report: {out / REPORT_HTML} and {out / REPORT_MD}")
 
 
 def _report(args: argparse.Namespace) -> int:
-    from grader.classreport import scope, write_class_report
+    from grader.batch.classreport import scope, write_class_report
 
     report = write_class_report(args.out)
     print(f"class report of {scope(report)}")
@@ -678,9 +678,9 @@ def _report(args: argparse.Namespace) -> int:
 
 
 def _merge(args: argparse.Namespace) -> int:
-    from grader.classreport import scope, write_class_report
-    from grader.outdir import RESULTS_DIR, SUMMARY_FILE
-    from grader.shard import merge
+    from grader.batch.classreport import scope, write_class_report
+    from grader.batch.outdir import RESULTS_DIR, SUMMARY_FILE
+    from grader.batch.shard import merge
 
     manifest = merge(args.outs, into=args.out)
     report = write_class_report(args.out)
@@ -691,9 +691,9 @@ def _merge(args: argparse.Namespace) -> int:
 
 
 def _bundle(args: argparse.Namespace, root: Path, choice: Any) -> int:
-    from grader.authoring import suite_issues
-    from grader.bundle import build_gradescope, build_learner
-    from grader.cases import ProblemInvalid, check_problem
+    from grader.author.add_case import suite_issues
+    from grader.problem.cases import ProblemInvalid, check_problem
+    from grader.ship.bundle import build_gradescope, build_learner
 
     check_problem(root)  # every issue of the files first, before anything is graded
     # Nothing ships whose cases correct code fails, graded as learners' files would be.
@@ -722,9 +722,9 @@ def _bundle(args: argparse.Namespace, root: Path, choice: Any) -> int:
 def _autograde(args: argparse.Namespace) -> int:
     import os
 
-    from grader.autograde import autograde
     from grader.records import Cause
-    from grader.walls import resolve_backend
+    from grader.sandbox.walls import resolve_backend
+    from grader.ship.autograde import autograde
 
     root = args.root or Path(os.environ.get("AUTOGRADER_ROOT", "/autograder"))
     doc = autograde(
@@ -740,7 +740,7 @@ def _autograde(args: argparse.Namespace) -> int:
 
 
 def _serve(args: argparse.Namespace, root: Path, choice: Any) -> int:
-    from grader.grade import check_limits
+    from grader.pipeline import check_limits
     from grader.serve import make_server, url_of
 
     check_limits(root, _limits(args), choice)
@@ -767,11 +767,11 @@ def _serve(args: argparse.Namespace, root: Path, choice: Any) -> int:
 
 
 def _check(args: argparse.Namespace, root: Path, choice: Any) -> int:
-    from grader.audit import load_corpus
-    from grader.authoring import statement_issue, suite_issues
-    from grader.cases import Issue, ProblemInvalid, case_files, check_problem
-    from grader.layout import HIDDEN_DIR, STATEMENT_FILE, protected_paths
-    from grader.walls import exposed_files
+    from grader.author.add_case import statement_issue, suite_issues
+    from grader.author.audit import load_corpus
+    from grader.problem.cases import Issue, ProblemInvalid, case_files, check_problem
+    from grader.problem.layout import HIDDEN_DIR, STATEMENT_FILE, protected_paths
+    from grader.sandbox.walls import exposed_files
 
     # A suite past its bounds is refused unread (check_problem says so); the guard would
     # walk every entry of it first, a million of them too.
@@ -812,7 +812,7 @@ def _relative(path: Path, root: Path) -> str:
 
 
 def _add_case(args: argparse.Namespace, root: Path) -> int:
-    from grader.authoring import (
+    from grader.author.add_case import (
         add_case,
         new_case_report,
         record_known_failing,
@@ -823,7 +823,7 @@ def _add_case(args: argparse.Namespace, root: Path) -> int:
         root, positions=args.positions, d_model=args.d_model, name=args.name, why=args.why
     )
     if not args.no_audit:
-        from grader.walls import resolve_backend
+        from grader.sandbox.walls import resolve_backend
 
         try:
             choice = resolve_backend(args.sandbox, require=args.require_sandbox)
@@ -856,7 +856,7 @@ def _add_case(args: argparse.Namespace, root: Path) -> int:
 
 
 def _grade(args: argparse.Namespace, root: Path, choice: Any) -> int:
-    from grader.grade import check_limits, grade
+    from grader.pipeline import check_limits, grade
     from grader.report import render_json, render_text, use_colour
 
     plot_to = getattr(args, "plot", None)

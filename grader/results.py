@@ -115,7 +115,7 @@ class Results:
 
     @property
     def stamp(self) -> Mapping[str, Any]:
-        """What a batch recorded of the file it graded (see grader.batch), or nothing."""
+        """What a batch recorded of the file it graded (see grader.batch.run), or nothing."""
         stamp = self.extra.get("batch", {})
         return stamp if isinstance(stamp, Mapping) else {}
 

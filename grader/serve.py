@@ -27,9 +27,9 @@ from urllib.parse import SplitResult, parse_qs, urlsplit
 
 from grader.errors import GraderError
 from grader.files import TEMPLATES
-from grader.source import MAX_SUBMISSION_BYTES
-from grader.spawn import Limits
-from grader.walls import Choice
+from grader.sandbox.spawn import Limits
+from grader.sandbox.walls import Choice
+from grader.submission.source import MAX_SUBMISSION_BYTES
 
 PAGE = TEMPLATES / "page.html"
 # A request body holds one source file, as JSON: the same 1 MiB as on the command line, plus
@@ -104,8 +104,8 @@ class Server:
 
     def grade(self, mode: str, source: str) -> dict[str, Any]:
         """Grade ``source`` exactly as `grader run` / `grader submit --format json` would."""
-        from grader.grade import grade
-        from grader.layout import is_learner_bundle
+        from grader.pipeline import grade
+        from grader.problem.layout import is_learner_bundle
         from grader.report import to_results
 
         if mode == "submit" and is_learner_bundle(self.root):
@@ -113,7 +113,7 @@ class Server:
                 "hidden grading happens on the course's grader: this learner bundle has only "
                 "the visible examples (Run)"
             )
-        from grader.tempdirs import claimed
+        from grader.sandbox.tempdirs import claimed
 
         with claimed("grader-serve-") as tmp:
             path = Path(tmp) / "submission.py"

@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 
 from grader.cli import main
-from grader.walls import bwrap_usable, landlock_usable
+from grader.sandbox.walls import bwrap_usable, landlock_usable
 
 ROOT = Path(__file__).resolve().parent.parent
 SAMPLES = Path(__file__).resolve().parent / "samples"

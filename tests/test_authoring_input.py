@@ -17,8 +17,8 @@ from pathlib import Path
 
 import pytest
 
-from grader import cases
-from grader.cases import load_problem
+from grader.problem import cases
+from grader.problem.cases import load_problem
 from tests.conftest import CORPUS, ROOT
 
 Cli = Callable[..., tuple[int, str, str]]
@@ -351,7 +351,7 @@ def test_a_crowded_or_huge_suite_is_one_issue(
     cli: Cli, problem_copy: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """Entries past the bound are not even listed; bytes past the bound are not read."""
-    import grader.walls
+    import grader.sandbox.walls
 
     def walks_all(paths: object) -> list[object]:
         raise AssertionError("the guard walks every entry of the folder")
@@ -360,7 +360,7 @@ def test_a_crowded_or_huge_suite_is_one_issue(
     for n in range(20):
         (problem_copy / "hidden_tests" / f"notes_{n}.txt").write_text("")
     with monkeypatch.context() as patch:
-        patch.setattr(grader.walls, "exposed_files", walks_all)
+        patch.setattr(grader.sandbox.walls, "exposed_files", walks_all)
         assert _check(cli, problem_copy) == [
             "hidden_tests/: (folder): holds more than 20 entries; not read"
         ]
@@ -381,7 +381,7 @@ def test_a_case_file_over_a_megabyte_is_one_issue(cli: Cli, problem_copy: Path) 
 
 def test_the_statement_states_the_declared_domain() -> None:
     """Learners must know the domain: every bound of the schema is in the statement."""
-    from grader import schema
+    from grader.problem import schema
 
     text = (ROOT / "problem" / "statement.md").read_text()
     domain = text[text.index("**Domain.**") :].split("\n\n")[0]
@@ -421,8 +421,8 @@ def test_a_fifo_for_the_statement_or_the_bundle_marker_blocks_nothing(problem_co
 
 def test_gradescope_settings_go_through_the_loader(tmp_path: Path) -> None:
     """gradescope.yaml: an alias, a duplicate or a typo is one line naming the setting."""
-    from grader.autograde import _config
     from grader.errors import GraderError
+    from grader.ship.autograde import _config
 
     config = tmp_path / "gradescope.yaml"
     for text, words in [

@@ -20,7 +20,7 @@ from typing import Any
 import pytest
 import yaml
 
-from grader.outdir import OUTPUT_NAMES
+from grader.batch.outdir import OUTPUT_NAMES
 from tests.conftest import (
     CORPUS,
     NEEDS_BWRAP,
@@ -556,9 +556,9 @@ def test_ctrl_c_while_the_pool_starts_leaves_nothing(
     """A Ctrl-C while the template process starts: no batch folder and no socket are left."""
     import tempfile
 
-    from grader import pool
-    from grader.spawn import Limits
-    from grader.walls import Choice
+    from grader.sandbox import pool
+    from grader.sandbox.spawn import Limits
+    from grader.sandbox.walls import Choice
 
     def interrupted(*args: object, **kwargs: object) -> None:
         raise KeyboardInterrupt
@@ -576,9 +576,9 @@ def test_a_closed_pool_forks_and_restarts_nothing(tmp_path: Path) -> None:
     """A Ctrl-C's stop closes the pool while workers may still ask for forks: they get an
     error at once, and the closed template is neither restarted nor counted as broken."""
     from grader.errors import GraderError
-    from grader.pool import Pool
-    from grader.spawn import Limits
-    from grader.walls import Choice
+    from grader.sandbox.pool import Pool
+    from grader.sandbox.spawn import Limits
+    from grader.sandbox.walls import Choice
 
     submission = tmp_path / "sub.py"
     submission.write_text("def sinusoidal_positions(p, d):\n    return []\n")
@@ -600,7 +600,7 @@ def test_a_closed_pool_forks_and_restarts_nothing(tmp_path: Path) -> None:
 _CTRL_C_IN_A_FINALIZER = """
 import os, signal, sys
 sys.argv = ["grader", "batch", sys.argv[1], "--out", sys.argv[2], "--no-progress"]
-import grader.batch
+import grader.batch.run
 import grader.entry
 
 class Pressed:
@@ -608,13 +608,13 @@ class Pressed:
         os.kill(os.getpid(), signal.SIGINT)
         sum(range(1000))  # the handler runs here, inside the finalizer
 
-grade_all = grader.batch._grade_all
+grade_all = grader.batch.run._grade_all
 
 def pressed_at_the_start(*args, **kwargs):
     Pressed()  # dropped at once: its finalizer takes the Ctrl-C
     return grade_all(*args, **kwargs)
 
-grader.batch._grade_all = pressed_at_the_start
+grader.batch.run._grade_all = pressed_at_the_start
 grader.entry.entry()
 """
 
@@ -656,16 +656,16 @@ def test_exit_table_a_row_lost_to_the_environment(
     everything is written, and the batch exits 2; the next run grades the lost row."""
     import errno
 
-    import grader.spawn
+    import grader.sandbox.spawn
 
-    real = grader.spawn.private_folder
+    real = grader.sandbox.spawn.private_folder
 
     def full_for_b(source: bytes, root: str | None) -> tuple[str, Path]:
         if b"# b" in source:
             raise OSError(errno.ENOSPC, "No space left on device")
         return real(source, root)
 
-    monkeypatch.setattr(grader.spawn, "private_folder", full_for_b)
+    monkeypatch.setattr(grader.sandbox.spawn, "private_folder", full_for_b)
     klass = tmp_path / "class"
     klass.mkdir()
     reference = (ROOT / "solutions" / "reference.py").read_text()
@@ -681,7 +681,7 @@ def test_exit_table_a_row_lost_to_the_environment(
     assert json.loads((out / "results" / "b.json").read_text())["extra_data"]["cause"] == (
         "environment"
     )
-    monkeypatch.setattr(grader.spawn, "private_folder", real)
+    monkeypatch.setattr(grader.sandbox.spawn, "private_folder", real)
     code, stdout, _ = cli("batch", klass, "--out", out)
     assert code == 0 and "1 graded, 1 unchanged since the last run" in stdout
 
@@ -885,10 +885,10 @@ def test_a_child_whose_exit_went_unreported_is_graded_again(
 ) -> None:
     """The template did not report one child's exit: that learner is graded once more in a
     fresh fork, not counted as lost."""
-    import grader.batch
-    from grader.pool import Unreported
+    import grader.batch.run
+    from grader.sandbox.pool import Unreported
 
-    real = grader.batch.Batch._graded
+    real = grader.batch.run.Batch._graded
     missed: list[str] = []
 
     def once(self: Any, src: Any, began: float) -> Any:
@@ -897,7 +897,7 @@ def test_a_child_whose_exit_went_unreported_is_graded_again(
             raise Unreported("the template process stopped reporting on its children")
         return real(self, src, began)
 
-    monkeypatch.setattr(grader.batch.Batch, "_graded", once)
+    monkeypatch.setattr(grader.batch.run.Batch, "_graded", once)
     shutil.copy(CORPUS / "reference.py", tmp_path / "ada.py")
     code, _, err = cli("batch", tmp_path / "ada.py", "--out", tmp_path / "out")
     assert code == 0 and missed == ["ada.py"], err

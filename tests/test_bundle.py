@@ -20,9 +20,9 @@ from typing import Any
 
 import pytest
 
-from grader.bundle import FORMULA_CALL, verify_learner
-from grader.cases import load_problem
 from grader.errors import GraderError
+from grader.problem.cases import load_problem
+from grader.ship.bundle import FORMULA_CALL, verify_learner
 from tests.conftest import CORPUS, ROOT, SAMPLES, plant_stand_ins
 
 Cli = Callable[..., tuple[int, str, str]]
@@ -187,9 +187,9 @@ def test_kit_carries_no_formula(learner: tuple[Path, Path], installed_kit: Path)
     assert len(files) > 40
     for path in files:
         assert not FORMULA_CALL.search(path.read_text()), path
-    assert not (bundle / "grader" / "variants.py").exists()
+    assert not (bundle / "grader" / "verdict" / "mistakes.py").exists()
     # The pattern is the one the bundle's own check uses: it does find the formula.
-    assert FORMULA_CALL.search((ROOT / "grader" / "variants.py").read_text())
+    assert FORMULA_CALL.search((ROOT / "grader" / "verdict" / "mistakes.py").read_text())
     assert FORMULA_CALL.search((CORPUS / "correct" / "vectorised.py").read_text())
 
 
@@ -205,7 +205,7 @@ def test_learner_zip(cli: Cli, tmp_path: Path) -> None:
 
 def test_verification_catches_a_leak(tmp_path: Path) -> None:
     """The bundle's own check refuses a copied hidden case and a copied reference."""
-    from grader.bundle import build_learner
+    from grader.ship.bundle import build_learner
 
     kit = tmp_path / "kit"
     build_learner(ROOT, kit)
@@ -217,7 +217,9 @@ def test_verification_catches_a_leak(tmp_path: Path) -> None:
     with pytest.raises(GraderError, match="reference's code"):
         verify_learner(ROOT, kit)
     (kit / "grader" / "helper.py").unlink()
-    shutil.copy(ROOT / "grader" / "variants.py", kit / "grader" / "variants.py")
+    shutil.copy(
+        ROOT / "grader" / "verdict" / "mistakes.py", kit / "grader" / "verdict" / "mistakes.py"
+    )
     with pytest.raises(GraderError, match="computes sin or cos"):
         verify_learner(ROOT, kit)
 
@@ -596,7 +598,7 @@ def test_kit_refuses_an_example_equal_to_a_hidden_input(cli: Cli, tmp_path: Path
     """A visible example with a hidden case's input and its right table: no kit, exit 2."""
     import yaml
 
-    from grader.variants import right_table
+    from grader.verdict.mistakes import right_table
 
     problem = _problem_copy(tmp_path)
     path = problem / "examples.yaml"

@@ -8,7 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from grader import batch, capacity
+from grader.batch import run as batch
+from grader.sandbox import capacity
 from tests.conftest import CORPUS
 
 Cli = Callable[..., tuple[int, str, str]]

@@ -8,7 +8,7 @@ from typing import Any
 import numpy as np
 import pytest
 
-from grader.cases import (
+from grader.problem.cases import (
     ProblemInvalid,
     check_problem,
     load_problem,

@@ -13,12 +13,12 @@ from typing import Any
 
 import pytest
 
-from grader.classreport import Bar, build
+from grader.batch.classreport import Bar, build
+from grader.batch.manifest import CaseInfo, Shard, for_batch, write_manifest
 from grader.cli import main
-from grader.diagnose import HINTS
-from grader.manifest import CaseInfo, Shard, for_batch, write_manifest
 from grader.results import CaseEntry, Results
-from grader.spawn import Limits
+from grader.sandbox.spawn import Limits
+from grader.verdict.diagnose import HINTS
 from tests.conftest import CORPUS, SAMPLES
 from tests.test_serve import ARTIFACTS, CHROMIUM, CHROMIUM_ARGS, browser_only
 from tests.test_shards import SLOW_ON_ONE

@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 import yaml
 
-from grader.cases import load_problem
+from grader.problem.cases import load_problem
 from tests.conftest import CORPUS, ROOT
 
 Cli = Callable[..., tuple[int, str, str]]
@@ -206,12 +206,12 @@ def test_works_from_any_directory(tmp_path: Path) -> None:
 
 def test_internal_error_is_one_line(cli: Cli, monkeypatch: pytest.MonkeyPatch) -> None:
     """A bug in the grader ends in one line and exit 3, not a traceback."""
-    import grader.grade
+    import grader.pipeline
 
     def broken(**_: object) -> None:
         raise RuntimeError("boom")
 
-    monkeypatch.setattr(grader.grade, "grade", broken)
+    monkeypatch.setattr(grader.pipeline, "grade", broken)
     monkeypatch.delenv("GRADER_DEBUG", raising=False)
     code, out, err = cli("submit", ROOT / "solutions" / "reference.py")
     assert code == 3 and out == ""

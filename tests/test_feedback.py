@@ -12,9 +12,9 @@ from typing import Any
 import numpy as np
 import pytest
 
-from grader.cases import load_problem
-from grader.diagnose import HINTS, diagnose
+from grader.problem.cases import load_problem
 from grader.report import use_colour
+from grader.verdict.diagnose import HINTS, diagnose
 from tests.conftest import CORPUS, ROOT
 
 Cli = Callable[..., tuple[int, str, str]]
@@ -88,7 +88,7 @@ def test_colour_only_on_a_terminal(monkeypatch: pytest.MonkeyPatch) -> None:
 
 def _hidden(name: str) -> tuple[tuple[int, ...], int, np.ndarray]:
     """Return a hidden case's inputs and its right table."""
-    from grader.variants import right_table
+    from grader.verdict.mistakes import right_table
 
     case = next(c for c in load_problem(ROOT).hidden if c.name == name)
     return case.positions, case.d_model, right_table(case.positions, case.d_model)
@@ -96,7 +96,7 @@ def _hidden(name: str) -> tuple[tuple[int, ...], int, np.ndarray]:
 
 def test_every_known_mistake_is_named_on_the_wide_case() -> None:
     """Each known wrong table gets its own code, or one whose table is the same."""
-    from grader.variants import CODES, variant_table
+    from grader.verdict.mistakes import CODES, variant_table
 
     positions, d_model, want = _hidden("realistic_block")
     for k, code in enumerate(CODES):
@@ -111,7 +111,7 @@ def test_every_known_mistake_is_named_on_the_wide_case() -> None:
 
 def test_a_match_on_the_sampled_rows_is_not_enough() -> None:
     """A known mistake that explains all rows but one gets no hint: the whole table counts."""
-    from grader.variants import CODES, variant_table
+    from grader.verdict.mistakes import CODES, variant_table
 
     positions, d_model, want = _hidden("many_rows")
     got = variant_table(positions, d_model, CODES.index("tensor2tensor_halves"))
@@ -134,7 +134,7 @@ def test_precision_is_not_claimed_where_it_could_explain_anything() -> None:
     """On large positions alone, float32's allowance fits any value: no float32 hint."""
     d_model = 8
     positions = (900_000, 950_000, 999_999)
-    from grader.variants import right_table
+    from grader.verdict.mistakes import right_table
 
     want = right_table(positions, d_model)
     noise = np.random.default_rng(1).uniform(-1, 1, want.shape)
@@ -189,7 +189,7 @@ def test_mixtures_of_two_mistakes_get_no_hint(name: str) -> None:
     Small positions only: near position 10**6 float32's own error spans any value, so
     there a row of anything is "explained" and only the smaller rows decide.
     """
-    from grader.variants import CODES, variant_table
+    from grader.verdict.mistakes import CODES, variant_table
 
     positions, d_model, want = _hidden(name)
     rng = np.random.default_rng(14)

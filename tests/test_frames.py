@@ -13,7 +13,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from grader.frames import (
+from grader.sandbox.frames import (
     MAX_HEADER,
     Conversation,
     Frame,
@@ -22,7 +22,7 @@ from grader.frames import (
     ProtocolError,
     parse_header,
 )
-from grader.sandbox import compact_positions
+from grader.sandbox.session import compact_positions
 
 
 def frame(header: dict[str, Any], payload: bytes = b"") -> bytes:
@@ -239,7 +239,7 @@ def test_the_child_sums_up_what_the_parent_would_refuse() -> None:
 
 def test_the_parent_knows_the_childs_out_of_memory_status() -> None:
     from grader.child import run
-    from grader.judge import CHILD_OUT_OF_MEMORY
+    from grader.verdict.judge import CHILD_OUT_OF_MEMORY
 
     assert run.EXIT_OUT_OF_MEMORY == CHILD_OUT_OF_MEMORY
 

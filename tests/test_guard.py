@@ -21,7 +21,7 @@ from typing import Any
 
 import pytest
 
-from grader.walls import bwrap_usable
+from grader.sandbox.walls import bwrap_usable
 from tests.conftest import backends
 
 Cli = Callable[..., tuple[int, str, str]]

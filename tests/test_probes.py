@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from grader.cases import ProblemInvalid, check_problem, load_problem
+from grader.problem.cases import ProblemInvalid, check_problem, load_problem
 from tests.conftest import ROOT
 
 

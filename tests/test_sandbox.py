@@ -14,8 +14,8 @@ from pathlib import Path
 import pytest
 import yaml
 
-from grader.cases import load_problem
-from grader.walls import landlock_usable
+from grader.problem.cases import load_problem
+from grader.sandbox.walls import landlock_usable
 from tests.conftest import ROOT, backends
 
 ATTACKS = Path(__file__).resolve().parent / "attacks"

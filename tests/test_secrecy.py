@@ -1,7 +1,7 @@
 """Hidden cases speak a closed vocabulary, and no submission can take the grader down.
 
 Every attack in tests/attacks/secrecy.yaml runs through the real CLI under each backend; the
-report it gets must hold nothing but the lines the vocabulary lists (grader/vocabulary.py),
+report it gets must hold nothing but the lines the vocabulary lists (grader/verdict/vocabulary.py),
 whatever the submission wrote, raised, returned or timed.
 """
 
@@ -22,17 +22,17 @@ import yaml
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from grader.cases import Case, Checked, check_expected, load_problem
 from grader.compare import Array
-from grader.diagnose import HINTS
-from grader.grade import PRINTED_WARNING, slots
-from grader.judge import judge
-from grader.layout import FUNCTION_NAME
+from grader.pipeline import PRINTED_WARNING, slots
+from grader.problem.cases import Case, Checked, check_expected, load_problem
+from grader.problem.layout import FUNCTION_NAME
 from grader.records import Outcome
-from grader.sandbox import Kind, Raw
-from grader.source import Source, Static
-from grader.spawn import Limits
-from grader.vocabulary import Block, bits, hidden_blocks
+from grader.sandbox.session import Kind, Raw
+from grader.sandbox.spawn import Limits
+from grader.submission.source import Source, Static
+from grader.verdict.diagnose import HINTS
+from grader.verdict.judge import judge
+from grader.verdict.vocabulary import Block, bits, hidden_blocks
 from tests.conftest import ROOT, backends, grader_process
 from tests.test_sandbox import _attack_file
 
@@ -333,16 +333,16 @@ def test_a_grader_failure_on_one_submission_is_its_row(
     cli: Cli, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """An unexpected failure while grading one learner costs that learner's row, no more."""
-    import grader.batch
+    import grader.batch.run
 
-    real = grader.batch.grade_in_with_examples
+    real = grader.batch.run.grade_in_with_examples
 
     def flaky(session: Any, **kwargs: Any) -> Any:
         if kwargs["src"].name == "b.py":
             raise RuntimeError("boom")
         return real(session, **kwargs)
 
-    monkeypatch.setattr(grader.batch, "grade_in_with_examples", flaky)
+    monkeypatch.setattr(grader.batch.run, "grade_in_with_examples", flaky)
     folder = tmp_path / "class"
     folder.mkdir()
     for name in ("a.py", "b.py"):

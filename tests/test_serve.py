@@ -24,9 +24,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from grader.sandbox.spawn import Limits
+from grader.sandbox.walls import resolve_backend
 from grader.serve import MAX_BODY, Server, make_server
-from grader.spawn import Limits
-from grader.walls import resolve_backend
 from tests.conftest import CORPUS, ROOT, comparable
 
 Cli = Callable[..., tuple[int, str, str]]
@@ -463,7 +463,7 @@ def page(served: Server) -> Iterator[Any]:
 @browser_only
 def test_widget_shows_position_one(page: Any) -> None:
     """Tap the row of position 1 at d_model 8: the four pairs' numbers are the reference's."""
-    from grader.cases import load_problem, load_reference
+    from grader.problem.cases import load_problem, load_reference
 
     page.fill("#d-model", "8")
     page.fill("#pos-start", "0")

@@ -13,12 +13,12 @@ from typing import Any
 import pytest
 import yaml
 
-from grader.classreport import build
+from grader.batch.classreport import build
+from grader.batch.manifest import Shard, holds, share_of
+from grader.batch.shard import shard_from_env
 from grader.cli import main
 from grader.errors import GraderError
-from grader.manifest import Shard, holds, share_of
 from grader.records import Outcome
-from grader.shard import shard_from_env
 from tests.conftest import CORPUS, SAMPLES, comparable
 
 Cli = Callable[..., tuple[int, str, str]]

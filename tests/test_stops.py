@@ -24,7 +24,7 @@ from pathlib import Path
 
 import pytest
 
-from grader import tasks
+from grader.sandbox import tasks
 from tests.conftest import CORPUS, ROOT, SAMPLES, backends
 
 GRADER = [sys.executable, "-m", "grader"]
@@ -311,13 +311,13 @@ def test_add_case_stopped_mid_audit_takes_the_case_back(
     problem_copy: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
     """SIGTERM while add-case audits the corpus on the new case: no case is left, 143."""
-    import grader.authoring
+    import grader.author.add_case
     from grader.cli import main
 
     shutil.copytree(ROOT / "problem", problem_copy / "problem")
     before = sorted(p.name for p in (problem_copy / "hidden_tests").iterdir())
     statement = (problem_copy / "problem" / "statement.md").read_text()
-    _stop_on(monkeypatch, grader.authoring, "new_case_report")
+    _stop_on(monkeypatch, grader.author.add_case, "new_case_report")
     args = ["add-case", "--problem", str(problem_copy), "--positions", "3,4", "--d-model", "6"]
     code = main([*args, "--why", "Two positions at six features."])
     assert code == 143 and "stopped by SIGTERM" in capsys.readouterr().err
@@ -330,11 +330,11 @@ def test_a_bundle_stopped_half_way_leaves_nothing(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, kind: str
 ) -> None:
     """SIGTERM while a bundle is written: neither the bundle nor a half of it is left."""
-    import grader.bundle
+    import grader.ship.bundle
     from grader.cli import main
 
     out = tmp_path / ("kit.zip" if kind == "learner" else "autograder.zip")
-    _stop_on(monkeypatch, grader.bundle.zipfile.ZipFile, "writestr", after=3)
+    _stop_on(monkeypatch, grader.ship.bundle.zipfile.ZipFile, "writestr", after=3)
     assert main(["bundle", kind, str(out)]) == 143
     assert list(tmp_path.iterdir()) == []
 
@@ -343,7 +343,7 @@ def test_a_merge_stopped_half_way_keeps_the_previous_one(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """SIGTERM while shares are merged: the previous merge stays whole, nothing half-new."""
-    import grader.shard
+    import grader.batch.shard
     from grader.cli import main
 
     klass = _class(tmp_path, "call", size=0)
@@ -354,7 +354,7 @@ def test_a_merge_stopped_half_way_keeps_the_previous_one(
     merged = tmp_path / "merged"
     assert main(["merge", *shares, "--out", str(merged)]) == 0
     before = {p.relative_to(merged): p.read_bytes() for p in merged.rglob("*") if p.is_file()}
-    _stop_on(monkeypatch, grader.shard.shutil, "copyfile", after=1)
+    _stop_on(monkeypatch, grader.batch.shard.shutil, "copyfile", after=1)
     assert main(["merge", *shares, "--out", str(merged)]) == 143
     after = {p.relative_to(merged): p.read_bytes() for p in merged.rglob("*") if p.is_file()}
     assert after == before
@@ -364,7 +364,7 @@ def test_a_merge_stopped_half_way_keeps_the_previous_one(
 _SIGNALS_AT = """
 import os, signal, sys
 sys.argv = ["grader", "batch", sys.argv[1], "--out", sys.argv[2], "--no-progress"]
-import grader.batch, grader.classreport, grader.pool
+import grader.batch.run, grader.batch.classreport, grader.sandbox.pool
 when, names = os.environ["AT"], os.environ["SIGNALS"].split(",")
 
 def sending(real):
@@ -376,11 +376,12 @@ def sending(real):
     return patched
 
 if when == "template":
-    grader.pool.Pool.wait_ready = sending(grader.pool.Pool.wait_ready)
+    grader.sandbox.pool.Pool.wait_ready = sending(grader.sandbox.pool.Pool.wait_ready)
 elif when == "grading":
-    grader.batch._grade_all = sending(grader.batch._grade_all)
+    grader.batch.run._grade_all = sending(grader.batch.run._grade_all)
 else:
-    grader.classreport.write_class_report = sending(grader.classreport.write_class_report)
+    report = grader.batch.classreport
+    report.write_class_report = sending(report.write_class_report)
 import grader.entry
 grader.entry.entry()
 """

@@ -18,8 +18,8 @@ from typing import Any
 
 import pytest
 
-from grader import tasks
 from grader.child import confine
+from grader.sandbox import tasks
 from tests.conftest import CORPUS, backends
 from tests.test_sandbox import _attack_file, _received
 
@@ -224,7 +224,7 @@ def test_task_limit_names_the_cgroup(backend: str, cli: Cli) -> None:
 
 _FIRST_GROUPS_AT_ONCE = """
 import threading
-from grader import tasks
+from grader.sandbox import tasks
 start = threading.Barrier(12)
 found = []
 def first_group():
@@ -343,7 +343,7 @@ def test_unknown_architecture_is_said(monkeypatch: pytest.MonkeyPatch, cli: Cli)
 
 def _killing_spawns(monkeypatch: pytest.MonkeyPatch, *, delay: float, every: bool) -> None:
     """Make the batch template die: ``delay`` seconds into the first spawn, or at every one."""
-    from grader.pool import Pool
+    from grader.sandbox.pool import Pool
 
     original = Pool.spawn
     calls: list[int] = []

@@ -11,10 +11,17 @@ import yaml
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from grader import yamlsafe
 from grader.errors import Refused
 from grader.files import read_bounded
-from grader.yamlsafe import MAX_BYTES, MAX_DEPTH, MAX_NODES, load_bytes, load_file, load_text
+from grader.problem import yamlsafe
+from grader.problem.yamlsafe import (
+    MAX_BYTES,
+    MAX_DEPTH,
+    MAX_NODES,
+    load_bytes,
+    load_file,
+    load_text,
+)
 from tests.conftest import ROOT
 
 # The longest refusal: its fixed words, a cut value of 200 characters, field and line.

@@ -50,7 +50,7 @@ DEEPER_THAN_NUMPY = 65
 # with a longer string as forged, and a longer name says nothing more.
 MAX_NAME = 200
 # The exit status of a child whose own code ran out of the memory the submission holds:
-# the one answer that needs no memory. The parent (grader/judge.py) reads it as the
+# the one answer that needs no memory. The parent (grader/verdict/judge.py) reads it as the
 # memory limit; a submission that exits with it itself only earns that verdict.
 EXIT_OUT_OF_MEMORY = 85
 

@@ -14,15 +14,15 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from grader.errors import GraderError
-from grader.layout import FUNCTION_NAME, REFERENCE_FILE, protected_paths
-from grader.source import Source, Static, check_source, read_submission
-from grader.spawn import Launch, Limits
-from grader.walls import Choice, check_hidden_unreachable, exposed_files
+from grader.problem.layout import FUNCTION_NAME, REFERENCE_FILE, protected_paths
+from grader.sandbox.spawn import Launch, Limits
+from grader.sandbox.walls import Choice, check_hidden_unreachable, exposed_files
+from grader.submission.source import Source, Static, check_source, read_submission
 
 if TYPE_CHECKING:
-    from grader.cases import Case, Checked, Problem
+    from grader.problem.cases import Case, Checked, Problem
     from grader.records import CaseResult, Report
-    from grader.sandbox import CaseInput, Run, Session
+    from grader.sandbox.session import CaseInput, Run, Session
 
 
 PRINTED_WARNING = "your file printed output; it is not shown for hidden cases"
@@ -139,7 +139,7 @@ def run_cases(problem: Problem, mode: str) -> tuple[Case, ...]:
 
 def inputs(cases: Sequence[Case]) -> list[CaseInput]:
     """Return what the child may know of the cases: their inputs, numbered."""
-    from grader.sandbox import CaseInput
+    from grader.sandbox.session import CaseInput
 
     return [CaseInput(i, c.positions, c.d_model) for i, c in enumerate(cases)]
 
@@ -166,7 +166,7 @@ def execute(
     *, source: bytes, problem: Problem, cases: Sequence[Case], limits: Limits, choice: Choice
 ) -> Run:
     """Run a submission's source on ``cases`` behind the chosen sandbox; answers, unjudged."""
-    from grader.sandbox import run_submission
+    from grader.sandbox.session import run_submission
 
     guard(problem.root, choice)
     return run_submission(
@@ -192,12 +192,12 @@ def grade(
     guard(problem_root, choice)
     launch = Launch(source=src.data, limits=limits, backend=choice.backend, function=FUNCTION_NAME)
     # The child is starting on the other core; only now the heavy imports of ours.
-    from grader.sandbox import Session
+    from grader.sandbox.session import Session
 
     with Session(launch, fallback=choice.fallback) as session:
         from concurrent.futures import ThreadPoolExecutor
 
-        from grader.cases import check_expected, load_problem
+        from grader.problem.cases import check_expected, load_problem
 
         # What can be decided without running the file is decided here, not by the child.
         static = check_source(src, FUNCTION_NAME)
@@ -264,8 +264,8 @@ class Verdicts(NamedTuple):
 
     def of(self, cases: Sequence[Case], *, start: int = 0) -> tuple[CaseResult, ...]:
         """Judge ``cases``, which the request held from position ``start`` on."""
-        from grader.judge import judge
-        from grader.sandbox import NOT_ANSWERED
+        from grader.sandbox.session import NOT_ANSWERED
+        from grader.verdict.judge import judge
 
         said = slots(self.limits, self.src.name)
         return tuple(

@@ -1,6 +1,6 @@
 """Name the learner's mistake by matching a wrong answer against known wrong answers.
 
-The known wrong tables come from grader/variants.py, computed from the case's inputs in the
+The known wrong tables come from grader/verdict/mistakes.py, computed from the case's inputs in the
 grader (the child never sees them), or, in the learner kit, from tables stored at bundle
 time for its public inputs. A hint is given only when one known mistake explains the whole
 answer: within MATCH_TOL on every row, or within the error of float32 (float16) arithmetic
@@ -20,7 +20,7 @@ import numpy.typing as npt
 
 from grader.compare import Array
 from grader.files import PACKAGE
-from grader.layout import KIT_DATA_DIR, KNOWN_TABLES
+from grader.problem.layout import KIT_DATA_DIR, KNOWN_TABLES
 from grader.records import Diagnosis
 
 # How close a wrong answer must be to a known mistake to be called that mistake, for values
@@ -205,7 +205,7 @@ def _known(positions: tuple[int, ...], d_model: int) -> _Known | None:
         more: Callable[[], tuple[tuple[str, Array], ...]] = lambda: reshaped  # noqa: E731
     else:
         try:
-            from grader import variants
+            from grader.verdict import mistakes as variants
         except ImportError:  # the learner kit: it knows the mistakes of its own inputs only
             return None
         codes = variants.CODES
@@ -227,7 +227,7 @@ def _known(positions: tuple[int, ...], d_model: int) -> _Known | None:
 # dozen megabytes at most, where a smaller cache computed the same tables again and again.
 @functools.lru_cache(maxsize=256)
 def _full_table(positions: tuple[int, ...], d_model: int, k: int) -> Array:
-    from grader import variants
+    from grader.verdict import mistakes as variants
 
     table = variants.variant_table(positions, d_model, k)
     table.setflags(write=False)

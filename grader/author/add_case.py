@@ -9,19 +9,19 @@ from pathlib import Path
 
 import yaml
 
-from grader.cases import (
+from grader.errors import GraderError, Refused
+from grader.files import read_bounded
+from grader.problem.cases import (
     NAME_RE,
     Case,
     Issue,
     load_problem,
     validate_input,
 )
-from grader.errors import GraderError, Refused
-from grader.files import read_bounded
-from grader.layout import HIDDEN_DIR, STATEMENT_FILE
-from grader.sandbox import compact_positions
-from grader.spawn import Limits
-from grader.walls import Choice
+from grader.problem.layout import HIDDEN_DIR, STATEMENT_FILE
+from grader.sandbox.session import compact_positions
+from grader.sandbox.spawn import Limits
+from grader.sandbox.walls import Choice
 
 
 def new_case_report(
@@ -29,7 +29,7 @@ def new_case_report(
 ) -> tuple[str, tuple[tuple[str, str], ...]]:
     """Audit the suite with the new case in it; say what it catches, and list the correct
     variants that fail it, each with its outcome (a case they fail is wrong, not strict)."""
-    from grader.audit import audit
+    from grader.author.audit import audit
 
     try:
         result = audit(problem_root=root, limits=limits, choice=choice)
@@ -85,7 +85,7 @@ def same_inputs(cases: Sequence[Case]) -> list[Issue]:
 def suite_issues(root: Path, *, limits: Limits, choice: Choice) -> list[Issue]:
     """Return what makes the hidden suite unfit to ship: a repeated input, or a case that
     the reference or a correct variant fails when graded as a submission."""
-    from grader.audit import vet
+    from grader.author.audit import vet
 
     hidden = load_problem(root).hidden
     issues = same_inputs(hidden)

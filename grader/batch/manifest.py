@@ -14,9 +14,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from grader.batch.outdir import MANIFEST_FILE
 from grader.errors import GraderError
 from grader.files import atomic_write
-from grader.outdir import MANIFEST_FILE
 
 MANIFEST_VERSION = 1
 

@@ -2,7 +2,7 @@
 
 Everything that writes or reads the folder (a batch, `grader merge`, the class report)
 takes the names from here, and summary.csv has one writer, which merge calls too. A
-results/ID.json is the results document of grader.results; batch.json is grader.manifest's.
+results/ID.json is the results document of grader.results; batch.json is grader.batch.manifest's.
 Files are replaced whole (files.atomic_write), so a reader never meets half of one.
 """
 

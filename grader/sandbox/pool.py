@@ -17,9 +17,9 @@ import threading
 import time
 from typing import IO, Any
 
-from grader import tasks, tempdirs
 from grader.errors import GraderError
-from grader.spawn import (
+from grader.sandbox import tasks, tempdirs
+from grader.sandbox.spawn import (
     Limits,
     Started,
     child_config,
@@ -27,7 +27,7 @@ from grader.spawn import (
     parent_pid,
     widen_pipe,
 )
-from grader.walls import (
+from grader.sandbox.walls import (
     CHILD_DIR,
     FALLBACK_REQUIRED,
     SANDBOX_UID,

@@ -10,18 +10,18 @@ from typing import Any
 
 import numpy as np
 
-from grader.capacity import usable_cpus
-from grader.cases import Case, Checked, check_problem
 from grader.errors import GraderError, Refused
-from grader.grade import describe_backend, execute, slots
-from grader.judge import judge
-from grader.layout import CORPUS_FILE, FUNCTION_NAME, REFERENCE_FILE
+from grader.pipeline import describe_backend, execute, slots
+from grader.problem.cases import Case, Checked, check_problem
+from grader.problem.layout import CORPUS_FILE, FUNCTION_NAME, REFERENCE_FILE
+from grader.problem.yamlsafe import load_file
 from grader.records import Outcome
-from grader.sandbox import Kind
-from grader.source import check_source, read_submission
-from grader.spawn import Limits
-from grader.walls import Choice
-from grader.yamlsafe import load_file
+from grader.sandbox.capacity import usable_cpus
+from grader.sandbox.session import Kind
+from grader.sandbox.spawn import Limits
+from grader.sandbox.walls import Choice
+from grader.submission.source import check_source, read_submission
+from grader.verdict.judge import judge
 
 KINDS = ("correct", "wrong")
 

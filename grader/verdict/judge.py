@@ -2,7 +2,7 @@
 
 Everything the submission controls (messages, type names, printed text, exact error values,
 timing) is shown for visible examples only. On a hidden case the message is one sentence of
-the closed vocabulary (grader/vocabulary.py) and the hint one of the diagnosis catalogue:
+the closed vocabulary (grader/verdict/vocabulary.py) and the hint one of the diagnosis catalogue:
 the submission chooses among them by behaving one way or another, and that choice is all a
 hidden case can carry out.
 """
@@ -14,14 +14,21 @@ import signal
 
 import numpy as np
 
-from grader.cases import Case
 from grader.compare import Array, compare, count_wrong
-from grader.diagnose import diagnose
-from grader.layout import FUNCTION_NAME
+from grader.problem.cases import Case
+from grader.problem.layout import FUNCTION_NAME
 from grader.records import LOAD_OUTCOMES, CaseResult, Diagnosis, Mismatch, Outcome
-from grader.sandbox import Kind, Raw, signal_name
-from grader.source import Source, Static
-from grader.vocabulary import ANY_EXCEPTION, ANY_SIGNAL, EXCEPTIONS, SIGNALS, hints_for, sentence
+from grader.sandbox.session import Kind, Raw, signal_name
+from grader.submission.source import Source, Static
+from grader.verdict.diagnose import diagnose
+from grader.verdict.vocabulary import (
+    ANY_EXCEPTION,
+    ANY_SIGNAL,
+    EXCEPTIONS,
+    SIGNALS,
+    hints_for,
+    sentence,
+)
 
 # Outcomes whose report already holds the tables, or where they would not help.
 _SHOWN_ALREADY = frozenset({Outcome.PASSED, Outcome.WRONG_ANSWER} | LOAD_OUTCOMES)

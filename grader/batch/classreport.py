@@ -15,11 +15,11 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from grader import results
+from grader.batch.manifest import WHOLE, Manifest, read_manifest
+from grader.batch.outdir import REPORT_HTML, REPORT_MD, result_path
 from grader.errors import GraderError
 from grader.files import TEMPLATES, atomic_write
-from grader.manifest import WHOLE, Manifest, read_manifest
 from grader.names import cell
-from grader.outdir import REPORT_HTML, REPORT_MD, result_path
 from grader.records import Outcome
 from grader.report import limits_line
 
@@ -198,7 +198,7 @@ def score_bars(scores: Sequence[float], max_score: float) -> tuple[Bar, ...]:
 
 def build(out: Path) -> ClassReport:
     """Read an output folder's manifest and results; return its class report."""
-    from grader.diagnose import HINTS
+    from grader.verdict.diagnose import HINTS
 
     manifest = read_manifest(out)
     learners = tuple(

@@ -17,8 +17,7 @@ from dataclasses import replace
 from pathlib import Path
 
 from grader import results
-from grader.errors import GraderError
-from grader.manifest import (
+from grader.batch.manifest import (
     WHOLE,
     Manifest,
     Shard,
@@ -29,8 +28,7 @@ from grader.manifest import (
     share_of,
     write_manifest,
 )
-from grader.names import cell, results_name
-from grader.outdir import (
+from grader.batch.outdir import (
     MANIFEST_FILE,
     OUTPUT_NAMES,
     RESULTS_DIR,
@@ -41,6 +39,8 @@ from grader.outdir import (
     result_path,
     write_summary,
 )
+from grader.errors import GraderError
+from grader.names import cell, results_name
 
 COUNT_ENV = "GRADER_SHARDS"
 

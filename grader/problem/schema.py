@@ -17,7 +17,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal, cast
 
-from grader.yamlsafe import key_text, shown
+from grader.problem.yamlsafe import key_text, shown
 
 
 @dataclass(frozen=True)

@@ -18,12 +18,7 @@ from pathlib import Path
 from typing import Any, NamedTuple
 
 from grader import results
-from grader.capacity import available_mb, usable_cpus
-from grader.cases import Checked, check_problem
-from grader.errors import GraderError, NothingToGrade
-from grader.grade import grade_in_with_examples, guard
-from grader.layout import FUNCTION_NAME, protected_paths
-from grader.manifest import (
+from grader.batch.manifest import (
     WHOLE,
     CaseInfo,
     Shard,
@@ -32,8 +27,7 @@ from grader.manifest import (
     holds,
     write_manifest,
 )
-from grader.names import make_ids, shown
-from grader.outdir import (
+from grader.batch.outdir import (
     OUTPUT_NAMES,
     RESULTS_DIR,
     SUMMARY_FILE,
@@ -42,15 +36,21 @@ from grader.outdir import (
     result_path,
     write_summary,
 )
-from grader.pool import Pool, Unreported
+from grader.errors import GraderError, NothingToGrade
+from grader.names import make_ids, shown
+from grader.pipeline import grade_in_with_examples, guard
+from grader.problem.cases import Checked, check_problem
+from grader.problem.layout import FUNCTION_NAME, protected_paths
 from grader.records import Cause, Report
 from grader.report import to_results
 from grader.results import Results, not_graded
-from grader.sandbox import Session
-from grader.source import Source, link_problem, protected_files, read_untrusted
-from grader.spawn import Launch, Limits
+from grader.sandbox.capacity import available_mb, usable_cpus
+from grader.sandbox.pool import Pool, Unreported
+from grader.sandbox.session import Session
+from grader.sandbox.spawn import Launch, Limits
+from grader.sandbox.walls import Choice, check_private
 from grader.stops import STOP_SIGNALS, ignore_stops, pressed, writing
-from grader.walls import Choice, check_private
+from grader.submission.source import Source, link_problem, protected_files, read_untrusted
 
 
 @dataclass(frozen=True)
@@ -439,7 +439,7 @@ def _run_batch(
     shard: Shard | None,
     pool: Pool,
 ) -> Summary:
-    from grader.classreport import write_class_report
+    from grader.batch.classreport import write_class_report
 
     began = time.monotonic()
     strays: list[str] = []

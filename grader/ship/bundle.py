@@ -10,11 +10,10 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NamedTuple
 
-from grader import tempdirs
-from grader.cases import Case, check_problem
 from grader.errors import GraderError
 from grader.files import TEMPLATES, delete
-from grader.layout import (
+from grader.problem.cases import Case, check_problem
+from grader.problem.layout import (
     BUNDLE_FILE,
     EXAMPLES_FILE,
     HIDDEN_DIR,
@@ -24,6 +23,7 @@ from grader.layout import (
     REFERENCE_FILE,
 )
 from grader.records import Tolerance
+from grader.sandbox import tempdirs
 
 if TYPE_CHECKING:
     from grader.compare import Array
@@ -32,7 +32,7 @@ PUBLIC_FILES = ("pyproject.toml", EXAMPLES_FILE, "problem/statement.md", "proble
 GRADESCOPE_CONFIG = "gradescope.yaml"
 VISIBILITIES = ("visible", "hidden", "after_due_date", "after_published")
 # The one module that evaluates the formula: the kit carries its tables as data instead.
-KIT_LEAVES_OUT = ("grader/variants.py",)
+KIT_LEAVES_OUT = ("grader/verdict/mistakes.py",)
 # A call of sin or cos in Python code: the kit's code must make none (the practice page's
 # drawing code is part of the statement, and is JavaScript).
 FORMULA_CALL = re.compile(r"\b(?:sin|cos)\s*\(")
@@ -199,7 +199,7 @@ def _public_data(
 ) -> tuple[list[PublicInput], list[PublicTable]]:
     """Return every input and table that the kit's data files hold."""
     from grader.errors import Refused
-    from grader.yamlsafe import load_file
+    from grader.problem.yamlsafe import load_file
 
     inputs: list[PublicInput] = []
     tables: list[PublicTable] = []
@@ -433,10 +433,10 @@ def _kit_data(root: Path, stage: Path) -> None:
     import numpy as np
     import yaml
 
-    from grader import variants
-    from grader.cases import check_problem
     from grader.files import read_bounded
-    from grader.yamlsafe import MAX_BYTES, load_bytes
+    from grader.problem.cases import check_problem
+    from grader.problem.yamlsafe import MAX_BYTES, load_bytes
+    from grader.verdict import mistakes as variants
 
     checked = check_problem(root, hidden=False)
     problem = checked.problem

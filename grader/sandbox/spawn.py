@@ -20,8 +20,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import IO, Any, NamedTuple, ParamSpec, Protocol, TypeVar
 
-from grader import tasks, tempdirs
-from grader.walls import (
+from grader.sandbox import tasks, tempdirs
+from grader.sandbox.walls import (
     CHILD_DIR,
     SANDBOX_UID,
     bwrap_command,

@@ -9,22 +9,22 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from grader.bundle import GRADESCOPE_CONFIG, VISIBILITIES
-from grader.cases import load_problem
 from grader.errors import GraderError, Refused
 from grader.files import atomic_write
-from grader.grade import check_limits, grade
-from grader.layout import protected_paths
 from grader.names import shown
+from grader.pipeline import check_limits, grade
+from grader.problem.cases import load_problem
+from grader.problem.layout import protected_paths
+from grader.problem.schema import unknown_key
+from grader.problem.yamlsafe import load_file
+from grader.problem.yamlsafe import shown as shown_value
 from grader.records import Cause
 from grader.report import to_results
 from grader.results import Results, not_graded
-from grader.schema import unknown_key
-from grader.source import name_problem, read_untrusted
-from grader.spawn import Limits
-from grader.walls import Choice
-from grader.yamlsafe import load_file
-from grader.yamlsafe import shown as shown_value
+from grader.sandbox.spawn import Limits
+from grader.sandbox.walls import Choice
+from grader.ship.bundle import GRADESCOPE_CONFIG, VISIBILITIES
+from grader.submission.source import name_problem, read_untrusted
 
 # gradescope.yaml holds two settings: a few hundred bytes, with comments.
 CONFIG_BYTES = 64 << 10

@@ -22,8 +22,9 @@ from pathlib import Path
 from typing import NamedTuple
 
 from grader.errors import GraderError
+from grader.files import PACKAGE
 
-CHILD_DIR = Path(__file__).resolve().with_name("child")
+CHILD_DIR = PACKAGE / "child"
 # The unprivileged identity inside bubblewrap's user namespace ("nobody").
 SANDBOX_UID = 65534
 # Environment variables the child keeps: some machines set the OpenBLAS core type because

@@ -15,23 +15,23 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from grader.errors import GraderError, Refused
-from grader.layout import (
+from grader.names import display
+from grader.problem.layout import (
     EXAMPLES_FILE,
     FUNCTION_NAME,
     HIDDEN_DIR,
     REFERENCE_FILE,
     is_learner_bundle,
 )
-from grader.names import display
+from grader.problem.schema import INPUTS, InvalidInputs, check_inputs, closest_key, unknown_key
+from grader.problem.yamlsafe import Loaded, Place, cut, key_text, line_of, load_file, shown
 from grader.records import DEFAULT_ATOL, DEFAULT_RTOL, Tolerance
-from grader.schema import INPUTS, InvalidInputs, check_inputs, closest_key, unknown_key
-from grader.yamlsafe import Loaded, Place, cut, key_text, line_of, load_file, shown
 
 if TYPE_CHECKING:  # numpy loads in check_expected, once the child has been started
     from grader.compare import Array
 
 NAME_RE = re.compile(r"^[a-z0-9][a-z0-9_\-]{0,63}$")
-# Bounds of the other fields of a case (its inputs' are in grader/schema.py).
+# Bounds of the other fields of a case (its inputs' are in grader/problem/schema.py).
 MAX_WHY = 500
 MAX_SCORE = 1000
 MAX_KNOWN_FAILING = 32
@@ -89,7 +89,7 @@ class Problem:
 
 
 def validate_input(positions: object, d_model: object) -> tuple[tuple[int, ...], int]:
-    """Check inputs against their declaration (grader/schema.py); return them normalised.
+    """Check inputs against their declaration (grader/problem/schema.py); return them normalised.
 
     Raises ValueError with a sentence per wrong field, each naming the offending value. A
     range is checked by its ends before it is expanded.
@@ -579,7 +579,7 @@ def load_reference(problem: Problem) -> Reference:
 def _guard_loaded(root: Path, names: set[str]) -> None:
     """Refuse modules of the problem folder that the reference loaded, if a child could
     read them: the guard before the child started saw only the imports written out."""
-    from grader.walls import exposed_files
+    from grader.sandbox.walls import exposed_files
 
     files = []
     for name in names:

@@ -22,10 +22,10 @@ from enum import Enum
 from typing import TYPE_CHECKING, Any
 
 from grader.errors import GraderError
-from grader.frames import Conversation, Frame, FrameReader, Phase, ProtocolError
-from grader.spawn import Launch, Limits, Started, private_folder
-from grader.tempdirs import remove_tree
-from grader.walls import (
+from grader.sandbox.frames import Conversation, Frame, FrameReader, Phase, ProtocolError
+from grader.sandbox.spawn import Launch, Limits, Started, private_folder
+from grader.sandbox.tempdirs import remove_tree
+from grader.sandbox.walls import (
     FALLBACK_REQUIRED,
     Choice,
     second_choice,

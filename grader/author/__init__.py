@@ -1,0 +1,1 @@
+"""Tools for the problem's author: audit of the suite, adding a case."""

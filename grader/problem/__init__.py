@@ -1,0 +1,1 @@
+"""An exercise as data: its folder, its case files, their schema and the bounded YAML reader."""

@@ -1,0 +1,1 @@
+"""What leaves the course: the Gradescope bundle and autograder, the learner kit."""

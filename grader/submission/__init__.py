@@ -1,0 +1,1 @@
+"""What a learner hands in, read without running it."""

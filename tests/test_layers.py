@@ -1,0 +1,59 @@
+"""The grader's shape: the README draws every layer, and the command starts light."""
+
+from __future__ import annotations
+
+import re
+import subprocess
+import sys
+
+from tests.conftest import ROOT
+
+PACKAGE = ROOT / "grader"
+
+
+def _picture() -> str:
+    """Return the README's drawing of the grader package (its Layout section's first block)."""
+    text = (ROOT / "README.md").read_text(encoding="utf-8")
+    section = text[text.index("## Layout") :]
+    start = section.index("```\ngrader/")
+    return section[start : section.index("```", start + 3)]
+
+
+def test_the_readme_draws_every_package_and_module_with_its_role() -> None:
+    drawn = {
+        m.group(1): m.group(2).strip()
+        for m in re.finditer(r"^  (\S+)\s+(\S.*)$", _picture(), re.MULTILINE)
+    }
+    here = {f"{p.name}/" for p in PACKAGE.iterdir() if (p / "__init__.py").is_file()}
+    here |= {p.name for p in PACKAGE.glob("*.py") if not p.name.startswith("__")}
+    here.add("templates/")
+    assert set(drawn) == here
+    assert all(len(role.split()) >= 3 for role in drawn.values()), drawn
+
+
+def test_every_package_says_its_role_and_imports_nothing() -> None:
+    """An __init__ that imported its modules would load them all with any one of them."""
+    for init in PACKAGE.glob("*/__init__.py"):
+        lines = [line for line in init.read_text().splitlines() if line.strip()]
+        assert len(lines) == 1 and lines[0].startswith('"""'), init
+
+
+def test_the_command_loads_neither_numpy_nor_the_sandbox() -> None:
+    """`grader --help` and every command's start stay quick: what a command needs, it loads."""
+    done = subprocess.run(
+        [sys.executable, "-X", "importtime", "-c", "import grader.cli"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        cwd=ROOT,
+        check=True,
+    )
+    imported = {line.split("|")[-1].strip() for line in done.stderr.splitlines()[1:]}
+    assert "grader.cli" in imported
+    heavy = {
+        name
+        for name in imported
+        if name.split(".")[0] in {"numpy", "yaml"}
+        or name.startswith(("grader.sandbox", "grader.child", "grader.pipeline"))
+    }
+    assert not heavy
