@@ -25,6 +25,9 @@ LEARNER_BUNDLE = "learner"
 # them, and the known mistakes' tables for its public inputs (the kit has no formula).
 KIT_DATA_DIR = "kit_data"
 KNOWN_TABLES = "known_tables.npz"
+# The most of the reference that is read to find the modules it imports: a submission's
+# bound, 1 MiB.
+REFERENCE_BYTES = 1 << 20
 
 
 def find_problem_root(explicit: str | None) -> Path:
@@ -75,9 +78,13 @@ def _reference_modules(root: Path) -> list[Path]:
     import ast
 
     try:
-        tree = ast.parse((root / REFERENCE_FILE).read_bytes())
-    except (OSError, SyntaxError, ValueError):
-        return []  # no reference (a learner kit) or a broken one, which `check` reports
+        # Bounded, never through a link or from a FIFO: a reference.py that is a FIFO
+        # blocked every command here, and a link to /dev/zero read until memory ran out.
+        tree = ast.parse(read_bounded(root / REFERENCE_FILE, REFERENCE_BYTES))
+    except (Refused, SyntaxError, ValueError, RecursionError, MemoryError):
+        # No reference (a learner kit), or one that is no plain file or cannot be parsed:
+        # `check` and loading it report that.
+        return []
     names: set[str] = set()
     for node in ast.walk(tree):
         if isinstance(node, ast.Import):

@@ -146,6 +146,26 @@ def test_a_link_to_dev_zero_is_one_issue(problem_copy: Path) -> None:
     assert "11_zero.yaml: (file): not a regular file (a symbolic link)" in done.stderr
 
 
+@pytest.mark.parametrize("kind", ["fifo", "dev_zero"])
+def test_a_reference_that_is_no_plain_file_is_one_issue(problem_copy: Path, kind: str) -> None:
+    """The guard read the reference's imports from a FIFO (every command hung) or through
+    a link to /dev/zero (until memory ran out); now it is read bounded, never through one."""
+    reference = problem_copy / "solutions" / "reference.py"
+    reference.unlink()
+    if kind == "fifo":
+        os.mkfifo(reference)
+    else:
+        reference.symlink_to("/dev/zero")
+    what = "a FIFO" if kind == "fifo" else "a symbolic link"
+    for command in ("check", "submit"):
+        args = [] if command == "check" else [CORPUS / "correct" / "lists.py"]
+        done = _bounded_grader(command, *args, "--problem", problem_copy)
+        assert done.returncode == 2, done.stderr
+        assert "Traceback" not in done.stderr and "internal error" not in done.stderr
+        assert len(done.stderr.splitlines()) <= 2 and "solutions/reference.py" in done.stderr
+        assert what in done.stderr, done.stderr
+
+
 @pytest.mark.parametrize(
     ("positions", "words"),
     [
