@@ -108,12 +108,12 @@ COUNT_IN_STATEMENT = re.compile(r"graded on (\d+) hidden cases?")
 
 def statement_issue(root: Path, hidden: int) -> str:
     """Return what is wrong with the statement's case count, or "" when it is true."""
-    if not os.path.lexists(root / STATEMENT_FILE):
-        return ""
     try:
-        text = read_bounded(root / STATEMENT_FILE, STATEMENT_BYTES).decode("utf-8", "replace")
+        text = statement_text(root)
     except Refused as refused:
         return str(refused)
+    if text is None:
+        return ""
     said = {int(n) for n in COUNT_IN_STATEMENT.findall(text)}
     if said and said != {hidden}:
         return (
@@ -123,12 +123,28 @@ def statement_issue(root: Path, hidden: int) -> str:
     return ""
 
 
+def statement_text(root: Path) -> str | None:
+    """Return the statement's text, None when there is none; Refused when it is no plain
+    UTF-8 file within STATEMENT_BYTES (a FIFO, a link, a device, other bytes)."""
+    path = root / STATEMENT_FILE
+    if not os.path.lexists(path):
+        return None
+    data = read_bounded(path, STATEMENT_BYTES)
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        # The page, the learner kit and this count all need its text: refused here, once.
+        raise Refused(f"not UTF-8 text (byte {exc.start})") from None
+
+
 def update_statement(root: Path) -> None:
     """Make the statement's "graded on N hidden cases" count the case files there are."""
     path = root / STATEMENT_FILE
     try:
-        text = path.read_text(encoding="utf-8")
-    except FileNotFoundError:
+        text = statement_text(root)
+    except Refused as refused:
+        raise GraderError(f"{STATEMENT_FILE}: {refused}") from None
+    if text is None:
         return  # a problem folder without a statement has no count to keep true
     count = len(list((root / HIDDEN_DIR).glob("*.yaml")))
     words = f"graded on {count} hidden case{'s' if count != 1 else ''}"
@@ -140,6 +156,11 @@ def update_statement(root: Path) -> None:
 def add_case(root: Path, *, positions: list[int], d_model: int, name: str | None, why: str) -> Path:
     """Validate a new hidden case and write it as the next numbered file; return its path."""
     problem = load_problem(root)
+    try:
+        # Before anything is written: its count is updated once the case is.
+        statement_text(root)
+    except Refused as refused:
+        raise GraderError(f"{STATEMENT_FILE}: {refused}; no case written") from None
     try:
         validate_input(positions, d_model)
     except ValueError as exc:

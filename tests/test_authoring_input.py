@@ -456,3 +456,34 @@ def test_gradescope_settings_go_through_the_loader(tmp_path: Path) -> None:
         assert str(info.value).startswith("gradescope.yaml") and words in str(info.value)
     config.write_text("# defaults\ntests_visibility: hidden\n")
     assert _config(tmp_path)["tests_visibility"] == "hidden"
+
+
+@pytest.mark.parametrize("kind", ["fifo", "latin-1"])
+def test_add_case_refuses_an_unreadable_statement_before_writing(
+    problem_copy: Path, kind: str
+) -> None:
+    """add-case wrote the case, then hung on a FIFO statement or ended in exit 3 on one
+    that is no UTF-8; now it refuses in one line and writes nothing, and `check` names the
+    statement too."""
+    statement = problem_copy / "problem" / "statement.md"
+    statement.parent.mkdir()
+    if kind == "fifo":
+        os.mkfifo(statement)
+    else:
+        statement.write_bytes("Graded on 10 hidden cases. Caf\xe9.\n".encode("latin-1"))
+    before = sorted((problem_copy / "hidden_tests").iterdir())
+    done = _bounded_grader(
+        "add-case", "--problem", problem_copy, "--positions", "5,6", "--d-model", "2",
+        "--why", "w", "--no-audit",
+    )  # fmt: skip
+    assert (done.returncode, done.stdout) == (2, ""), done.stderr
+    what = (
+        "not a regular file (a FIFO); problem files must be plain files"
+        if kind == "fifo"
+        else "not UTF-8 text (byte 30)"
+    )
+    assert done.stderr == f"grader: error: problem/statement.md: {what}; no case written\n"
+    assert sorted((problem_copy / "hidden_tests").iterdir()) == before
+    done = _bounded_grader("check", "--problem", problem_copy)
+    assert done.returncode == 2
+    assert done.stderr.splitlines()[1:] == [f"  problem/statement.md: (text): {what}"]
