@@ -744,6 +744,11 @@ def _serve(args: argparse.Namespace, root: Path, choice: Any) -> int:
     check_limits(root, _limits(args), choice)
 
     httpd, app = make_server(root=root, limits=_limits(args), choice=choice, port=args.port)
+    try:
+        app.page()  # a statement or starter it cannot serve: said now, in one line
+    except GraderError:
+        httpd.server_close()
+        raise
     url = url_of(app)
     print(f"practice page: {url}", flush=True)
     print("(only this machine can reach it, and only with the token; Ctrl-C stops it)", flush=True)
