@@ -884,7 +884,10 @@ def _grade(args: argparse.Namespace, root: Path, choice: Any) -> int:
         from grader.plot import write_plot
 
         shown = write_plot(report, plot_to)
-        print(f"plot of {shown.name} written to {plot_to}", file=sys.stderr)
+        from grader.names import display
+
+        # The path holds the submission's name: shown as every name is, escapes visible.
+        print(f"plot of {shown.name} written to {display(str(plot_to))}", file=sys.stderr)
     return EXIT_PASSED if report.all_passed else EXIT_FAILED
 
 
