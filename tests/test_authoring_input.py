@@ -487,3 +487,28 @@ def test_add_case_refuses_an_unreadable_statement_before_writing(
     done = _bounded_grader("check", "--problem", problem_copy)
     assert done.returncode == 2
     assert done.stderr.splitlines()[1:] == [f"  problem/statement.md: (text): {what}"]
+
+
+@pytest.mark.parametrize(
+    ("written", "kind", "value"),
+    [
+        ("010", "an octal number", "8"),
+        ("1:30", "a base-60 (sexagesimal) number", "90"),
+        ("0b11", "a binary number", "3"),
+        ("1_000", "a number with _ between its digits", "1000"),
+    ],
+)
+def test_a_number_only_yaml_1_1_reads_so_is_refused(
+    cli: Cli, problem_copy: Path, written: str, kind: str, value: str
+) -> None:
+    """positions: [010] tested position 8 and max_score: 1:30 was worth 90, silently, where
+    the author (and YAML 1.2) read 10, or a string; now each is refused with its value."""
+    _case(problem_copy, "11_odd.yaml", f"name: odd\nwhy: w\n{VALID}max_score: {written}\n")
+    assert _issues_of(cli, problem_copy, "11_odd.yaml") == [
+        f"hidden_tests/11_odd.yaml:4: max_score: {written!r} is {kind}: {value} in YAML 1.1, "
+        f"something else to YAML 1.2; write {value} as a plain decimal number"
+    ]
+    text = f"name: odd\nwhy: w\ninput: {{positions: [{written}], d_model: 2}}\n"
+    _case(problem_copy, "11_odd.yaml", text)
+    [issue] = _issues_of(cli, problem_copy, "11_odd.yaml")
+    assert issue.startswith(f"hidden_tests/11_odd.yaml:3: input.positions[0]: {written!r} is")
