@@ -746,6 +746,11 @@ def _serve(args: argparse.Namespace, root: Path, choice: Any) -> int:
     check_limits(root, _limits(args), choice)
 
     httpd, app = make_server(root=root, limits=_limits(args), choice=choice, port=args.port)
+    try:
+        app.page()  # a statement or starter it cannot serve: said now, in one line
+    except GraderError:
+        httpd.server_close()
+        raise
     url = url_of(app)
     print(f"practice page: {url}", flush=True)
     print("(only this machine can reach it, and only with the token; Ctrl-C stops it)", flush=True)
@@ -881,7 +886,10 @@ def _grade(args: argparse.Namespace, root: Path, choice: Any) -> int:
         from grader.plot import write_plot
 
         shown = write_plot(report, plot_to)
-        print(f"plot of {shown.name} written to {plot_to}", file=sys.stderr)
+        from grader.names import display
+
+        # The path holds the submission's name: shown as every name is, escapes visible.
+        print(f"plot of {shown.name} written to {display(str(plot_to))}", file=sys.stderr)
     return EXIT_PASSED if report.all_passed else EXIT_FAILED
 
 

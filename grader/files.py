@@ -28,7 +28,7 @@ _KINDS = (
 )
 
 
-def _not_regular(mode: int) -> Refused:
+def not_regular(mode: int) -> Refused:
     """Return the refusal of a file that is not a regular one, naming what it is."""
     kind = next((name for test, name in _KINDS if test(mode)), "not a plain file")
     return Refused(f"not a regular file ({kind}); problem files must be plain files")
@@ -47,7 +47,7 @@ def read_bounded(path: Path, limit: int) -> bytes:
     except OSError as exc:
         raise Refused(f"cannot read: {exc.strerror}") from None
     if not stat.S_ISREG(mode):
-        raise _not_regular(mode)
+        raise not_regular(mode)
     try:
         fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_NOFOLLOW | os.O_CLOEXEC)
     except OSError as exc:
@@ -56,7 +56,7 @@ def read_bounded(path: Path, limit: int) -> bytes:
     try:
         info = os.fstat(fd)
         if not stat.S_ISREG(info.st_mode):
-            raise _not_regular(info.st_mode)
+            raise not_regular(info.st_mode)
         if info.st_size > limit:
             raise Refused(_too_large(limit))
         data = _read_upto(fd, limit + 1)  # one byte more tells a file that grew meanwhile

@@ -27,6 +27,7 @@ from urllib.parse import SplitResult, parse_qs, urlsplit
 
 from grader.errors import GraderError
 from grader.files import TEMPLATES
+from grader.problem.layout import STATEMENT_FILE
 from grader.sandbox.spawn import Limits
 from grader.sandbox.walls import Choice
 from grader.submission.source import MAX_SUBMISSION_BYTES
@@ -61,6 +62,8 @@ PARSER_ERRORS = {
 ROUTES = {"/": "GET", "/api/run": "POST", "/api/submit": "POST"}
 LOG_CUT = 200
 BUSY = "busy: another grading is running; try again in a moment"
+PAGE_UNREADABLE = "the problem's statement or starter cannot be read; run `grader check`"
+STARTER_FILE = Path("problem") / "starter.py"
 
 
 class Refusal(Exception):
@@ -91,8 +94,21 @@ class Server:
         """Return the page with the statement, the starter and the token filled in."""
         import markdown
 
-        statement = (self.root / "problem" / "statement.md").read_text(encoding="utf-8")
-        starter = (self.root / "problem" / "starter.py").read_text(encoding="utf-8")
+        from grader.errors import Refused
+        from grader.files import read_bounded
+        from grader.problem.layout import statement_text
+
+        # Bounded, never from a FIFO or through a link: read on every GET, so that an
+        # author sees an edit, and a problem file must not hang or exhaust the page.
+        try:
+            statement = statement_text(self.root) or ""
+        except Refused as refused:
+            raise GraderError(f"{STATEMENT_FILE}: {refused}") from None
+        try:
+            data = read_bounded(self.root / STARTER_FILE, MAX_SUBMISSION_BYTES)
+        except Refused as refused:
+            raise GraderError(f"{STARTER_FILE}: {refused}") from None
+        starter = data.decode("utf-8", "replace")
         text = PAGE.read_text(encoding="utf-8")
         text = text.replace(
             "<!--STATEMENT-->", markdown.markdown(statement, extensions=["tables", "fenced_code"])
@@ -348,7 +364,11 @@ class Handler(BaseHTTPRequestHandler):
         if not self._trusted(token):
             return
         self._route(url, "no such page")
-        body = self.app.page()
+        try:
+            body = self.app.page()
+        except GraderError:
+            # Its problem files changed since the start; the terminal that started it says why.
+            raise Refusal(HTTPStatus.INTERNAL_SERVER_ERROR, PAGE_UNREADABLE) from None
         self.send_response(HTTPStatus.OK)
         self.send_header("Content-Type", "text/html; charset=utf-8")
         self.send_header("Content-Length", str(len(body)))

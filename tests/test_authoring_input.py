@@ -146,6 +146,26 @@ def test_a_link_to_dev_zero_is_one_issue(problem_copy: Path) -> None:
     assert "11_zero.yaml: (file): not a regular file (a symbolic link)" in done.stderr
 
 
+@pytest.mark.parametrize("kind", ["fifo", "dev_zero"])
+def test_a_reference_that_is_no_plain_file_is_one_issue(problem_copy: Path, kind: str) -> None:
+    """The guard read the reference's imports from a FIFO (every command hung) or through
+    a link to /dev/zero (until memory ran out); now it is read bounded, never through one."""
+    reference = problem_copy / "solutions" / "reference.py"
+    reference.unlink()
+    if kind == "fifo":
+        os.mkfifo(reference)
+    else:
+        reference.symlink_to("/dev/zero")
+    what = "a FIFO" if kind == "fifo" else "a symbolic link"
+    for command in ("check", "submit"):
+        args = [] if command == "check" else [CORPUS / "correct" / "lists.py"]
+        done = _bounded_grader(command, *args, "--problem", problem_copy)
+        assert done.returncode == 2, done.stderr
+        assert "Traceback" not in done.stderr and "internal error" not in done.stderr
+        assert len(done.stderr.splitlines()) <= 2 and "solutions/reference.py" in done.stderr
+        assert what in done.stderr, done.stderr
+
+
 @pytest.mark.parametrize(
     ("positions", "words"),
     [
@@ -436,3 +456,59 @@ def test_gradescope_settings_go_through_the_loader(tmp_path: Path) -> None:
         assert str(info.value).startswith("gradescope.yaml") and words in str(info.value)
     config.write_text("# defaults\ntests_visibility: hidden\n")
     assert _config(tmp_path)["tests_visibility"] == "hidden"
+
+
+@pytest.mark.parametrize("kind", ["fifo", "latin-1"])
+def test_add_case_refuses_an_unreadable_statement_before_writing(
+    problem_copy: Path, kind: str
+) -> None:
+    """add-case wrote the case, then hung on a FIFO statement or ended in exit 3 on one
+    that is no UTF-8; now it refuses in one line and writes nothing, and `check` names the
+    statement too."""
+    statement = problem_copy / "problem" / "statement.md"
+    statement.parent.mkdir()
+    if kind == "fifo":
+        os.mkfifo(statement)
+    else:
+        statement.write_bytes("Graded on 10 hidden cases. Caf\xe9.\n".encode("latin-1"))
+    before = sorted((problem_copy / "hidden_tests").iterdir())
+    done = _bounded_grader(
+        "add-case", "--problem", problem_copy, "--positions", "5,6", "--d-model", "2",
+        "--why", "w", "--no-audit",
+    )  # fmt: skip
+    assert (done.returncode, done.stdout) == (2, ""), done.stderr
+    what = (
+        "not a regular file (a FIFO); problem files must be plain files"
+        if kind == "fifo"
+        else "not UTF-8 text (byte 30)"
+    )
+    assert done.stderr == f"grader: error: problem/statement.md: {what}; no case written\n"
+    assert sorted((problem_copy / "hidden_tests").iterdir()) == before
+    done = _bounded_grader("check", "--problem", problem_copy)
+    assert done.returncode == 2
+    assert done.stderr.splitlines()[1:] == [f"  problem/statement.md: (text): {what}"]
+
+
+@pytest.mark.parametrize(
+    ("written", "kind", "value"),
+    [
+        ("010", "an octal number", "8"),
+        ("1:30", "a base-60 (sexagesimal) number", "90"),
+        ("0b11", "a binary number", "3"),
+        ("1_000", "a number with _ between its digits", "1000"),
+    ],
+)
+def test_a_number_only_yaml_1_1_reads_so_is_refused(
+    cli: Cli, problem_copy: Path, written: str, kind: str, value: str
+) -> None:
+    """positions: [010] tested position 8 and max_score: 1:30 was worth 90, silently, where
+    the author (and YAML 1.2) read 10, or a string; now each is refused with its value."""
+    _case(problem_copy, "11_odd.yaml", f"name: odd\nwhy: w\n{VALID}max_score: {written}\n")
+    assert _issues_of(cli, problem_copy, "11_odd.yaml") == [
+        f"hidden_tests/11_odd.yaml:4: max_score: {written!r} is {kind}: {value} in YAML 1.1, "
+        f"something else to YAML 1.2; write {value} as a plain decimal number"
+    ]
+    text = f"name: odd\nwhy: w\ninput: {{positions: [{written}], d_model: 2}}\n"
+    _case(problem_copy, "11_odd.yaml", text)
+    [issue] = _issues_of(cli, problem_copy, "11_odd.yaml")
+    assert issue.startswith(f"hidden_tests/11_odd.yaml:3: input.positions[0]: {written!r} is")

@@ -830,3 +830,27 @@ def test_autograder_on_a_full_disk_leaves_no_earlier_score(
             assert "from an earlier run" not in (root / "results" / "results.json").read_text()
     finally:
         subprocess.run(["umount", "-l", str(root / "results")], check=False)
+
+
+def test_kit_of_a_statement_that_is_no_utf8_is_refused(cli: Cli, tmp_path: Path) -> None:
+    """A statement in Latin-1 ended the kit's build in exit 3; now one line, exit 2."""
+    problem = _problem_copy(tmp_path)
+    with (problem / "problem" / "statement.md").open("ab") as f:
+        f.write("\nCaf\xe9.\n".encode("latin-1"))
+    assert _refused(cli, problem, tmp_path / "kit").startswith(
+        "grader: error: problem/statement.md: not UTF-8 text (byte "
+    )
+
+
+def test_kit_of_a_latin1_starter_or_reference_is_built(cli: Cli, tmp_path: Path) -> None:
+    """A starter with a Latin-1 comment, or a reference with a coding cookie (valid Python,
+    which check accepts), ended the kit's build in exit 3; now the kit is built."""
+    problem = _problem_copy(tmp_path)
+    with (problem / "problem" / "starter.py").open("ab") as f:
+        f.write("# caf\xe9\n".encode("latin-1"))
+    reference = problem / "solutions" / "reference.py"
+    text = reference.read_text(encoding="utf-8")
+    reference.write_bytes(f"# -*- coding: latin-1 -*-\n# r\xe9f\xe9rence\n{text}".encode("latin-1"))
+    code, out, err = cli("bundle", "learner", tmp_path / "kit", "--problem", problem)
+    assert (code, err) == (0, ""), err
+    assert "checked to hold no" in out

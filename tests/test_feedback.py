@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import io
 import re
+import shutil
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -62,6 +63,18 @@ def test_plot_of_passing_run(cli: Cli, tmp_path: Path) -> None:
     out = tmp_path / "ok.png"
     code, _, err = cli("run", ROOT / "solutions" / "reference.py", "--plot", out)
     assert code == 0 and out.stat().st_size > 5000 and "two_positions_d4" in err
+
+
+def test_plot_line_shows_a_name_with_escapes(cli: Cli, tmp_path: Path) -> None:
+    """The line saying where the plot went printed the submission's name raw: an escape
+    sequence reached the terminal and a newline split the line. Now escaped, as every
+    name is."""
+    pytest.importorskip("matplotlib")
+    sub = tmp_path / "ada\x1b[31m\nred.py"
+    shutil.copy(CORPUS / "correct" / "lists.py", sub)
+    code, _, err = cli("run", sub, "--plot", tmp_path)
+    assert code == 0 and (tmp_path / "ada\x1b[31m\nred.png").stat().st_size > 5000
+    assert err == f"plot of two_positions_d4 written to {tmp_path}/ada\\x1b[31m\\x0ared.png\n"
 
 
 def test_plot_without_matplotlib(cli: Cli, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -574,3 +574,65 @@ def test_download_saves_the_draft(page: Any, tmp_path: Path) -> None:
     target = tmp_path / "solution.py"
     download.save_as(str(target))
     assert target.read_text() == "def sinusoidal_positions(positions, d_model):\n    return []\n"
+
+
+def _page_problem(tmp_path: Path) -> Path:
+    """A copy of the problem with its statement and starter, to change them."""
+    root = tmp_path / "problem"
+    for item in ("examples.yaml", "hidden_tests", "solutions", "problem"):
+        src = ROOT / item
+        copy = shutil.copytree if src.is_dir() else shutil.copy
+        root.mkdir(exist_ok=True)
+        copy(src, root / item)
+    return root
+
+
+def test_page_of_an_unreadable_statement_or_starter_is_answered(tmp_path: Path) -> None:
+    """The page read the statement and the starter on every GET, unbounded: a FIFO hung the
+    request's thread for ever, a link to /dev/zero read until memory ran out, and Latin-1
+    was a "grader bug". Now each GET is answered at once, with a fixed sentence."""
+    root = _page_problem(tmp_path)
+    httpd, app = make_server(
+        root=root, limits=Limits(), choice=resolve_backend("auto", require=False), port=0
+    )
+    thread = threading.Thread(target=httpd.serve_forever, daemon=True)
+    thread.start()
+    statement, starter = root / "problem" / "statement.md", root / "problem" / "starter.py"
+    good = statement.read_bytes()
+    try:
+        assert _status(_exchange(app, PAGE_REQUEST)) == 200
+        for change in (
+            lambda: (statement.unlink(), os.mkfifo(statement)),
+            lambda: (statement.unlink(), statement.write_bytes(good + b"caf\xe9\n")),
+            lambda: (statement.unlink(), statement.write_bytes(good), starter.unlink()),
+            lambda: starter.symlink_to("/dev/zero"),
+        ):
+            change()
+            started = time.monotonic()
+            answer = _exchange(app, PAGE_REQUEST)
+            assert time.monotonic() - started < 5
+            assert _status(answer) == 500 and b"run `grader check`" in answer
+    finally:
+        httpd.shutdown()
+        httpd.server_close()
+
+
+def test_command_refuses_a_statement_it_cannot_serve(tmp_path: Path) -> None:
+    """`grader serve` on a FIFO statement started, then hung each GET; now exit 2 at once."""
+    root = _page_problem(tmp_path)
+    (root / "problem" / "statement.md").unlink()
+    os.mkfifo(root / "problem" / "statement.md")
+    command = ["serve", "--port", "0", "--no-browser", "--problem", str(root)]
+    done = subprocess.run(
+        [sys.executable, "-m", "grader", *command],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert (done.returncode, done.stdout) == (2, "")
+    assert done.stderr == (
+        "grader: error: problem/statement.md: not a regular file (a FIFO); "
+        "problem files must be plain files\n"
+    )

@@ -236,5 +236,11 @@ def test_numbers_read_as_pyyaml_reads_them(scalar: str) -> None:
         want = yaml.safe_load(f"x: {scalar}\n")
     except (yaml.YAMLError, ValueError):
         return  # not YAML PyYAML reads: refused by both, or by the loader's stricter rules
-    got = load_text(f"x: {scalar}\n").data
+    try:
+        got = load_text(f"x: {scalar}\n").data
+    except Refused as refused:
+        # Only a number YAML 1.2 reads otherwise (010, 1:30, 0b1, 1_0) is refused, by name.
+        assert "in YAML 1.1, something else to YAML 1.2" in str(refused), refused
+        assert any(c in scalar for c in ":_bo") or scalar.lstrip("+-").startswith("0")
+        return
     assert got == want and type(got["x"]) is type(want["x"])  # type: ignore[index]

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 import re
 from collections.abc import Sequence
 from pathlib import Path
@@ -10,7 +9,6 @@ from pathlib import Path
 import yaml
 
 from grader.errors import GraderError, Refused
-from grader.files import read_bounded
 from grader.problem.cases import (
     NAME_RE,
     Case,
@@ -18,7 +16,7 @@ from grader.problem.cases import (
     load_problem,
     validate_input,
 )
-from grader.problem.layout import HIDDEN_DIR, STATEMENT_FILE
+from grader.problem.layout import HIDDEN_DIR, STATEMENT_FILE, statement_text
 from grader.sandbox.session import compact_positions
 from grader.sandbox.spawn import Limits
 from grader.sandbox.walls import Choice
@@ -101,19 +99,17 @@ def suite_issues(root: Path, *, limits: Limits, choice: Choice) -> list[Issue]:
     return issues
 
 
-# A statement is a page or two; `check` reads no more than this of it (nor a FIFO, nor a link).
-STATEMENT_BYTES = 1 << 20
 COUNT_IN_STATEMENT = re.compile(r"graded on (\d+) hidden cases?")
 
 
 def statement_issue(root: Path, hidden: int) -> str:
     """Return what is wrong with the statement's case count, or "" when it is true."""
-    if not os.path.lexists(root / STATEMENT_FILE):
-        return ""
     try:
-        text = read_bounded(root / STATEMENT_FILE, STATEMENT_BYTES).decode("utf-8", "replace")
+        text = statement_text(root)
     except Refused as refused:
         return str(refused)
+    if text is None:
+        return ""
     said = {int(n) for n in COUNT_IN_STATEMENT.findall(text)}
     if said and said != {hidden}:
         return (
@@ -127,8 +123,10 @@ def update_statement(root: Path) -> None:
     """Make the statement's "graded on N hidden cases" count the case files there are."""
     path = root / STATEMENT_FILE
     try:
-        text = path.read_text(encoding="utf-8")
-    except FileNotFoundError:
+        text = statement_text(root)
+    except Refused as refused:
+        raise GraderError(f"{STATEMENT_FILE}: {refused}") from None
+    if text is None:
         return  # a problem folder without a statement has no count to keep true
     count = len(list((root / HIDDEN_DIR).glob("*.yaml")))
     words = f"graded on {count} hidden case{'s' if count != 1 else ''}"
@@ -140,6 +138,11 @@ def update_statement(root: Path) -> None:
 def add_case(root: Path, *, positions: list[int], d_model: int, name: str | None, why: str) -> Path:
     """Validate a new hidden case and write it as the next numbered file; return its path."""
     problem = load_problem(root)
+    try:
+        # Before anything is written: its count is updated once the case is.
+        statement_text(root)
+    except Refused as refused:
+        raise GraderError(f"{STATEMENT_FILE}: {refused}; no case written") from None
     try:
         validate_input(positions, d_model)
     except ValueError as exc:

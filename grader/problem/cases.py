@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from grader.errors import GraderError, Refused
+from grader.files import not_regular
 from grader.names import display
 from grader.problem.layout import (
     EXAMPLES_FILE,
@@ -556,7 +557,10 @@ def load_reference(problem: Problem) -> Reference:
     path = problem.reference_path
     spec = importlib.util.spec_from_file_location("_grader_reference", path)
     if spec is None or spec.loader is None or not path.is_file():
-        raise ProblemInvalid([Issue(str(REFERENCE_FILE), "(file)", "missing")])
+        what = "missing"
+        if os.path.lexists(path):  # there, but a FIFO, a folder or a link to a device
+            what = str(not_regular(os.lstat(path).st_mode))
+        raise ProblemInvalid([Issue(str(REFERENCE_FILE), "(file)", what)])
     module = importlib.util.module_from_spec(spec)
     before = set(sys.modules)
     # No bytecode beside the reference: a __pycache__ there is the problem's, not ours to fill.

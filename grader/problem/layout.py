@@ -25,6 +25,9 @@ LEARNER_BUNDLE = "learner"
 # them, and the known mistakes' tables for its public inputs (the kit has no formula).
 KIT_DATA_DIR = "kit_data"
 KNOWN_TABLES = "known_tables.npz"
+# The most of the reference that is read to find the modules it imports: a submission's
+# bound, 1 MiB.
+REFERENCE_BYTES = 1 << 20
 
 
 def find_problem_root(explicit: str | None) -> Path:
@@ -75,9 +78,13 @@ def _reference_modules(root: Path) -> list[Path]:
     import ast
 
     try:
-        tree = ast.parse((root / REFERENCE_FILE).read_bytes())
-    except (OSError, SyntaxError, ValueError):
-        return []  # no reference (a learner kit) or a broken one, which `check` reports
+        # Bounded, never through a link or from a FIFO: a reference.py that is a FIFO
+        # blocked every command here, and a link to /dev/zero read until memory ran out.
+        tree = ast.parse(read_bounded(root / REFERENCE_FILE, REFERENCE_BYTES))
+    except (Refused, SyntaxError, ValueError, RecursionError, MemoryError):
+        # No reference (a learner kit), or one that is no plain file or cannot be parsed:
+        # `check` and loading it report that.
+        return []
     names: set[str] = set()
     for node in ast.walk(tree):
         if isinstance(node, ast.Import):
@@ -104,3 +111,21 @@ def is_learner_bundle(root: Path) -> bool:
 def is_learner_kit() -> bool:
     """Return True when this grader is a learner kit's own: in the kit's folder or installed."""
     return is_learner_bundle(PACKAGE.parent) or is_learner_bundle(PACKAGE / KIT_DATA_DIR)
+
+
+# A statement is a page or two; `check` reads no more than this of it (nor a FIFO, nor a link).
+STATEMENT_BYTES = 1 << 20
+
+
+def statement_text(root: Path) -> str | None:
+    """Return the statement's text, None when there is none; Refused when it is no plain
+    UTF-8 file within STATEMENT_BYTES (a FIFO, a link, a device, other bytes)."""
+    path = root / STATEMENT_FILE
+    if not os.path.lexists(path):
+        return None
+    data = read_bounded(path, STATEMENT_BYTES)
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        # The page, the learner kit and this count all need its text: refused here, once.
+        raise Refused(f"not UTF-8 text (byte {exc.start})") from None

@@ -290,9 +290,17 @@ class _Builder:
         if constructor is None:
             return event.value
         try:
-            return constructor(_SAFE, yaml.ScalarNode(tag, event.value))
+            value = constructor(_SAFE, yaml.ScalarNode(tag, event.value))
         except ValueError:
             raise self.refused(event, f"not a valid {tag.rsplit(':', 1)[-1]}") from None
+        kind = _only_yaml11(tag, event.value)
+        if kind is not None:
+            raise self.refused(
+                event,
+                f"{cut(event.value, 40)!r} is {kind}: {shown(value)} in YAML 1.1, something "
+                f"else to YAML 1.2; write {shown(value)} as a plain decimal number",
+            )
+        return value
 
     def next_step(self) -> object:
         """Return the key or index the value that comes next will have (None at the top)."""
@@ -320,6 +328,28 @@ class _Builder:
     def refused(self, event: yaml.Event, message: str) -> Refused:
         """Return the refusal of ``event``, with the field it belongs to and its line."""
         return Refused(message, field=self.field() or "(file)", line=_line(event))
+
+
+# Numbers only YAML 1.1 reads so: 010 is 8 to it and 10 to YAML 1.2 (and to a reader of the
+# file); 1:30 is 90 to it and a string to YAML 1.2, as are 0b11 and 1_000. A case file would
+# test other inputs than its author meant: refused, with the value YAML 1.1 gives.
+_OCTAL = re.compile(r"[-+]?0[0-7_]+\Z")
+_BINARY = re.compile(r"[-+]?0b", re.IGNORECASE)
+
+
+def _only_yaml11(tag: str, text: str) -> str | None:
+    """Return what kind of YAML 1.1-only number ``text`` is written as, or None."""
+    if tag not in (_INT, _FLOAT):
+        return None
+    if ":" in text:
+        return "a base-60 (sexagesimal) number"
+    if tag == _INT and _OCTAL.match(text) and "_" not in text and int(text, 8) != int(text):
+        return "an octal number"  # 007 is 7 either way
+    if tag == _INT and _BINARY.match(text):
+        return "a binary number"
+    if "_" in text:
+        return "a number with _ between its digits"
+    return None
 
 
 def _join(parent: str, key: object) -> str:

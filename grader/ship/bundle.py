@@ -7,10 +7,11 @@ import re
 import shutil
 import zipfile
 from collections.abc import Iterable, Sequence
+from importlib.util import decode_source
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NamedTuple
 
-from grader.errors import GraderError
+from grader.errors import GraderError, Refused
 from grader.files import TEMPLATES, delete
 from grader.problem.cases import Case, check_problem
 from grader.problem.layout import (
@@ -21,6 +22,8 @@ from grader.problem.layout import (
     KNOWN_TABLES,
     LEARNER_BUNDLE,
     REFERENCE_FILE,
+    STATEMENT_FILE,
+    statement_text,
 )
 from grader.records import Tolerance
 from grader.sandbox import tempdirs
@@ -72,13 +75,14 @@ def _secret_lines(root: Path, public: set[str]) -> tuple[dict[str, str], set[str
     """
     cases: dict[str, str] = {}
     for path in sorted((root / HIDDEN_DIR).glob("*.yaml")):
-        for line in path.read_text(encoding="utf-8").splitlines():
+        for line in path.read_text("utf-8", errors="replace").splitlines():
             text = line.strip()
             if text.startswith(("positions:", "why:", "expected:", "- [")):
                 cases[text] = str(path.relative_to(root))
     reference = {
         text
-        for line in (root / REFERENCE_FILE).read_text(encoding="utf-8").splitlines()
+        # As Python reads it: a coding cookie (latin-1) is the reference's to choose.
+        for line in decode_source((root / REFERENCE_FILE).read_bytes()).splitlines()
         if len(text := line.strip()) >= 20
         and not text.startswith(("#", '"""', "import ", "from "))
         and text not in public
@@ -113,7 +117,7 @@ def verify_learner(root: Path, bundle: Path) -> list[str]:
     public = {
         line.strip()
         for name in PUBLIC_FILES
-        for line in (bundle / name).read_text(encoding="utf-8").splitlines()
+        for line in (bundle / name).read_text("utf-8", errors="replace").splitlines()
     }
     cases, reference = _secret_lines(root, public)
     for path in files:
@@ -405,6 +409,10 @@ def _held_rows(rows: Array, wanted: Array, tol: Tolerance) -> list[int] | None:
 def build_learner(root: Path, out: Path, *, force: bool = False) -> list[str]:
     """Write a learner bundle to folder ``out`` (or ``out``.zip); return what went in."""
     check_problem(root)  # a broken problem is refused with every issue, before anything ships
+    try:
+        statement_text(root)  # bounded, UTF-8: what the kit's page shows
+    except Refused as refused:
+        raise GraderError(f"{STATEMENT_FILE}: {refused}") from None
     with tempdirs.claimed("grader-bundle-") as tmp:
         stage = Path(tmp) / "bundle"
         stage.mkdir()
