@@ -25,7 +25,8 @@ from pathlib import Path
 import pytest
 
 from grader import tasks
-from tests.conftest import CORPUS, ROOT, SAMPLES, backends
+from grader.pool import Template
+from tests.conftest import CORPUS, NEEDS_BWRAP, ROOT, SAMPLES, backends
 
 GRADER = [sys.executable, "-m", "grader"]
 # A submission in each phase of its child's life, there for longer than any test waits.
@@ -460,3 +461,29 @@ def test_without_a_sandbox_what_a_submission_starts_dies_with_it(tmp_path: Path)
     proc, temp = _start(args, tmp_path)
     proc.communicate(timeout=60)
     _none_left(temp)
+
+
+@NEEDS_BWRAP
+def test_a_template_closed_while_bubblewrap_starts_leaves_nothing(tmp_path: Path) -> None:
+    """A batch that ends moments after its template started (a bad --shard, an empty
+    class, a stop signal) closes the template while bubblewrap is still setting up: its
+    sandbox's first process, cloned but not yet let go, must not be left waiting for ever."""
+    root = tmp_path / "batch"
+    root.mkdir()
+    os.chmod(root, 0o711)
+    for _ in range(60):
+        template = Template(root=str(root), backend="bwrap")
+        pid = template.proc.pid
+        deadline = time.monotonic() + 1.0
+        # Closed as soon as bubblewrap has cloned: the moment it used to lose its child.
+        while time.monotonic() < deadline:
+            with contextlib.suppress(OSError):
+                if Path(f"/proc/{pid}/task/{pid}/children").read_text():
+                    break
+        template.close()
+    try:
+        _none_left(root)
+    finally:  # what a failure found must not outlive the test either
+        for line in _alive_below(root):
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(int(line.split()[0]), signal.SIGKILL)
