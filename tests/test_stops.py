@@ -487,3 +487,45 @@ def test_a_template_closed_while_bubblewrap_starts_leaves_nothing(tmp_path: Path
         for line in _alive_below(root):
             with contextlib.suppress(ProcessLookupError):
                 os.kill(int(line.split()[0]), signal.SIGKILL)
+
+
+_ESCAPED = """import os, time
+
+def sinusoidal_positions(positions, d_model):
+    if os.fork() == 0:
+        os.setsid()
+        if os.fork() == 0:
+            open("escaped", "w").close()
+            time.sleep(60)
+        os._exit(0)
+    time.sleep(60)
+"""
+
+
+@pytest.mark.parametrize("command", ["submit", "batch"])
+def test_without_a_sandbox_what_a_submission_starts_dies_with_a_killed_grader(
+    tmp_path: Path, command: str
+) -> None:
+    """--sandbox none, and the grader killed by SIGKILL once a submission's grandchild is
+    in a session of its own: the grandchild dies too, not at the next grader's start."""
+    file = tmp_path / "escape.py"
+    file.write_text(_ESCAPED)
+    args = [*GRADER, command, str(file), "--sandbox", "none", "--timeout", "30"]
+    if command == "batch":
+        klass = tmp_path / "class"
+        klass.mkdir()
+        shutil.copy(file, klass / "escape.py")
+        args = [*GRADER, "batch", str(klass), "--out", str(tmp_path / "out"), "--no-progress"]
+        args += ["--sandbox", "none", "--timeout", "30"]
+    proc, temp = _start(args, tmp_path)
+    deadline = time.monotonic() + 20.0
+    while not any(temp.rglob("escaped")) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    proc.kill()
+    proc.communicate()
+    try:
+        _none_left(temp)
+    finally:
+        for line in _alive_below(temp):
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(int(line.split()[0]), signal.SIGKILL)
