@@ -25,7 +25,8 @@ from pathlib import Path
 import pytest
 
 from grader.sandbox import tasks
-from tests.conftest import CORPUS, ROOT, SAMPLES, backends
+from grader.sandbox.pool import Template
+from tests.conftest import CORPUS, NEEDS_BWRAP, ROOT, SAMPLES, backends
 
 GRADER = [sys.executable, "-m", "grader"]
 # A submission in each phase of its child's life, there for longer than any test waits.
@@ -461,3 +462,71 @@ def test_without_a_sandbox_what_a_submission_starts_dies_with_it(tmp_path: Path)
     proc, temp = _start(args, tmp_path)
     proc.communicate(timeout=60)
     _none_left(temp)
+
+
+@NEEDS_BWRAP
+def test_a_template_closed_while_bubblewrap_starts_leaves_nothing(tmp_path: Path) -> None:
+    """A batch that ends moments after its template started (a bad --shard, an empty
+    class, a stop signal) closes the template while bubblewrap is still setting up: its
+    sandbox's first process, cloned but not yet let go, must not be left waiting for ever."""
+    root = tmp_path / "batch"
+    root.mkdir()
+    os.chmod(root, 0o711)
+    for _ in range(60):
+        template = Template(root=str(root), backend="bwrap")
+        pid = template.proc.pid
+        deadline = time.monotonic() + 1.0
+        # Closed as soon as bubblewrap has cloned: the moment it used to lose its child.
+        while time.monotonic() < deadline:
+            with contextlib.suppress(OSError):
+                if Path(f"/proc/{pid}/task/{pid}/children").read_text():
+                    break
+        template.close()
+    try:
+        _none_left(root)
+    finally:  # what a failure found must not outlive the test either
+        for line in _alive_below(root):
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(int(line.split()[0]), signal.SIGKILL)
+
+
+_ESCAPED = """import os, time
+
+def sinusoidal_positions(positions, d_model):
+    if os.fork() == 0:
+        os.setsid()
+        if os.fork() == 0:
+            open("escaped", "w").close()
+            time.sleep(60)
+        os._exit(0)
+    time.sleep(60)
+"""
+
+
+@pytest.mark.parametrize("command", ["submit", "batch"])
+def test_without_a_sandbox_what_a_submission_starts_dies_with_a_killed_grader(
+    tmp_path: Path, command: str
+) -> None:
+    """--sandbox none, and the grader killed by SIGKILL once a submission's grandchild is
+    in a session of its own: the grandchild dies too, not at the next grader's start."""
+    file = tmp_path / "escape.py"
+    file.write_text(_ESCAPED)
+    args = [*GRADER, command, str(file), "--sandbox", "none", "--timeout", "30"]
+    if command == "batch":
+        klass = tmp_path / "class"
+        klass.mkdir()
+        shutil.copy(file, klass / "escape.py")
+        args = [*GRADER, "batch", str(klass), "--out", str(tmp_path / "out"), "--no-progress"]
+        args += ["--sandbox", "none", "--timeout", "30"]
+    proc, temp = _start(args, tmp_path)
+    deadline = time.monotonic() + 20.0
+    while not any(temp.rglob("escaped")) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    proc.kill()
+    proc.communicate()
+    try:
+        _none_left(temp)
+    finally:
+        for line in _alive_below(temp):
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(int(line.split()[0]), signal.SIGKILL)

@@ -257,6 +257,9 @@ def _confine(config: dict[str, Any]) -> dict[str, Any]:
     # refuses this prctl. No child outlives its grader (or its template).
     if config.get("parent"):
         confine.die_with_parent(config["parent"])
+    if backend == "none":
+        # Nothing refuses fork and setsid here: what the submission starts dies with it.
+        confine.own_pid_namespace()
     if backend == "landlock":
         applied["landlock_abi"] = confine.apply_landlock(read=config["read"], write=config["write"])
     if backend in ("landlock", "bwrap"):

@@ -11,6 +11,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import signal
 import socket
 import subprocess
 import threading
@@ -143,7 +144,7 @@ class Template:
             ready = b""
         self.control.settimeout(None)
         if ready != b'{"op": "ready"}':
-            self.proc.kill()
+            self._kill()
             _, err = self.proc.communicate()
             first = (err.decode(errors="replace").strip().splitlines() or ["no message"])[0]
             self.control.close()
@@ -154,10 +155,25 @@ class Template:
         with contextlib.suppress(OSError):
             self.control.shutdown(socket.SHUT_RDWR)
         self.control.close()
-        self.proc.kill()
+        self._kill()
         self.proc.wait()
         if self.proc.stderr is not None:
             self.proc.stderr.close()
+
+    def _kill(self) -> None:
+        """Kill the template's process group, not only the process this side started.
+
+        bubblewrap clones its sandbox's first process, which then waits on an eventfd until
+        bubblewrap has written it; only after that does it set its death signal and leave
+        the group (--new-session). Killed in between (a batch that ends moments after it
+        starts: a bad --shard, an empty class, a stop signal), bubblewrap left that process
+        waiting for ever, alone, its parent pid 1. The group is still ours to signal: its
+        leader is not reaped yet.
+        """
+        if self.proc.returncode is None:
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.killpg(self.proc.pid, signal.SIGKILL)
+        self.proc.kill()
 
 
 class _Ledger:
