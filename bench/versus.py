@@ -1,12 +1,14 @@
-"""Grade the benchmark's class with another version of the grader and this one, in turn.
+"""Time another version of the grader and this one, in turn: a batch, a submit, start-up.
 
     git worktree add /tmp/base COMMIT
     .venv/bin/python bench/versus.py /tmp/base            # 3 rounds, class of 200
 
-Each round runs `grader batch` once per tree, with that tree first on PYTHONPATH (so the
-same interpreter and packages serve both), and records the wall time and the whole
-machine's busy CPU time over the batch (from /proc/stat). Taking turns spreads the shared
-machine's slow moments over both versions alike; medians are printed as Markdown.
+Each round runs, once per tree, with that tree first on PYTHONPATH (so the same interpreter
+and packages serve both): `grader batch` on the benchmark's class, recording the wall time
+and the whole machine's busy CPU time over it (from /proc/stat); `grader submit` of the
+reference; and `import grader.cli` under `-X importtime` (its cumulative import time).
+Taking turns spreads the shared machine's slow moments over both versions alike; medians
+are printed as Markdown.
 """
 
 from __future__ import annotations
@@ -50,6 +52,40 @@ def one_batch(tree: Path, folder: Path, out: Path) -> tuple[float, float]:
     return wall, busy_seconds() - cpu
 
 
+def one_submit(tree: Path) -> float:
+    """Return the wall time of `grader submit` of the reference with the grader in ``tree``."""
+    env = {**os.environ, "PYTHONPATH": str(tree)}
+    began = time.perf_counter()
+    proc = subprocess.run(
+        [sys.executable, "-m", "grader", "submit", "solutions/reference.py"],
+        cwd=tree,
+        env=env,
+        capture_output=True,
+        check=False,
+    )
+    if proc.returncode != 0:
+        raise SystemExit(f"submit under {tree} failed:\n{proc.stderr.decode()}")
+    return time.perf_counter() - began
+
+
+def start_up(tree: Path) -> float:
+    """Return the cumulative import time of grader.cli in ``tree``, in seconds."""
+    env = {**os.environ, "PYTHONPATH": str(tree)}
+    proc = subprocess.run(
+        [sys.executable, "-X", "importtime", "-c", "import grader.cli"],
+        cwd=tree,
+        env=env,
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    for line in proc.stderr.splitlines():
+        parts = [part.strip() for part in line.removeprefix("import time:").split("|")]
+        if len(parts) == 3 and parts[2] == "grader.cli":
+            return int(parts[1]) / 1e6
+    raise SystemExit(f"no import of grader.cli under {tree}")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("other", type=Path, help="a checkout of another version")
@@ -62,18 +98,24 @@ def main() -> None:
         folder.mkdir()
         make_class(folder, args.size)
         runs: dict[str, list[tuple[float, float]]] = {name: [] for name in trees}
+        submits: dict[str, list[float]] = {name: [] for name in trees}
+        starts: dict[str, list[float]] = {name: [] for name in trees}
         for _ in range(args.rounds):
             for name, tree in trees.items():
                 runs[name].append(one_batch(tree, folder, Path(tmp) / "out"))
+                submits[name].append(one_submit(tree))
+                starts[name].append(start_up(tree))
     print(f"class of {args.size}, {args.rounds} rounds in turn, medians\n")
-    print("| version | wall | submissions/s | busy CPU per submission |")
-    print("|---|---:|---:|---:|")
+    print("| version | batch wall | submissions/s | busy CPU per submission | submit | start-up |")
+    print("|---|---:|---:|---:|---:|---:|")
     for name, tree in trees.items():
         wall = statistics.median(w for w, _ in runs[name])
         cpu = statistics.median(c for _, c in runs[name])
+        submit = statistics.median(submits[name])
+        start = statistics.median(starts[name])
         print(
             f"| {name} ({tree.name}) | {wall:.2f} s | {args.size / wall:.1f} | "
-            f"{1000 * cpu / args.size:.1f} ms |"
+            f"{1000 * cpu / args.size:.1f} ms | {1000 * submit:.0f} ms | {1000 * start:.1f} ms |"
         )
 
 

@@ -1,9 +1,12 @@
-"""Shared helpers: run the real CLI in-process and parse what it prints."""
+"""Shared helpers of every suite: the real CLI in-process and as a process, the backends,
+the attacks and what their reports may hold, the environments, Chromium."""
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
+import re
 import shutil
 import socket
 import subprocess
@@ -13,13 +16,31 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import yaml
 
 from grader.cli import main
+from grader.pipeline import PRINTED_WARNING, slots
+from grader.problem.cases import load_problem
+from grader.records import Outcome
+from grader.sandbox.spawn import Limits
 from grader.sandbox.walls import bwrap_usable, landlock_usable
+from grader.verdict.diagnose import HINTS
+from grader.verdict.vocabulary import Block, hidden_blocks
 
 ROOT = Path(__file__).resolve().parent.parent
 SAMPLES = Path(__file__).resolve().parent / "samples"
 CORPUS = ROOT / "solutions"
+
+
+# Fixtures that grade a whole class or build a bundle: a test that uses one is slow.
+SLOW_FIXTURES = frozenset({"batch_out", "graded", "learner", "installed_kit", "autograder"})
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Mark slow what needs a class graded or a bundle built before it can start."""
+    for item in items:
+        if SLOW_FIXTURES & set(getattr(item, "fixturenames", ())):
+            item.add_marker(pytest.mark.slow)
 
 
 def pytest_configure(config: pytest.Config) -> None:
@@ -30,8 +51,12 @@ def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line("filterwarnings", "ignore:invalid escape sequence")
 
 
+# What the `cli` fixture returns: run `grader ARGS...`, get (exit code, stdout, stderr).
+Cli = Callable[..., tuple[int, str, str]]
+
+
 @pytest.fixture
-def cli(capsys: pytest.CaptureFixture[str]) -> Callable[..., tuple[int, str, str]]:
+def cli(capsys: pytest.CaptureFixture[str]) -> Cli:
     """Return a function that runs `grader ARGS...` and gives (exit code, stdout, stderr)."""
 
     def run(*args: str) -> tuple[int, str, str]:
@@ -89,10 +114,11 @@ NEEDS_LANDLOCK = pytest.mark.skipif(not landlock_usable(), reason="no usable Lan
 
 
 def backends() -> list[Any]:
-    """Return the sandbox backends as test parameters, each skipped where it cannot run."""
+    """Return the sandbox backends as test parameters, each skipped where it cannot run, and
+    slow: a test of its own per backend is part of the full suite, not the fast lane."""
     return [
-        pytest.param("bwrap", marks=NEEDS_BWRAP),
-        pytest.param("landlock", marks=NEEDS_LANDLOCK),
+        pytest.param("bwrap", marks=[NEEDS_BWRAP, pytest.mark.slow]),
+        pytest.param("landlock", marks=[NEEDS_LANDLOCK, pytest.mark.slow]),
     ]
 
 
@@ -149,3 +175,197 @@ def listeners() -> Iterator[tuple[int, socket.socket, socket.socket]]:
     yield port, tcp, udp
     tcp.close()
     udp.close()
+
+
+# ---- the attacks of tests/attacks/, shared by the sandbox, walls, secrecy and batch suites ----
+
+ATTACKS = Path(__file__).resolve().parent / "attacks"
+# Each attack of the walls and the verdicts it may get (the secrecy attacks are SECRECY's).
+ATTACK_VERDICTS: dict[str, list[str]] = yaml.safe_load((ATTACKS / "expected.yaml").read_text())
+
+
+def project_digest() -> dict[str, str]:
+    files = [ROOT / "examples.yaml"]
+    for folder in ("hidden_tests", "solutions", "grader", "problem"):
+        files += sorted(
+            p for p in (ROOT / folder).rglob("*") if p.is_file() and "__pycache__" not in p.parts
+        )
+    return {str(p): hashlib.sha256(p.read_bytes()).hexdigest() for p in files}
+
+
+def stray_sleepers() -> list[str]:
+    found = []
+    for proc in Path("/proc").iterdir():
+        try:
+            cmd = (proc / "cmdline").read_bytes()
+        except OSError:
+            continue
+        if b"313" in cmd and (b"sleep" in cmd or (b"python" in cmd and b"attack" in cmd)):
+            found.append(cmd.replace(b"\0", b" ").decode(errors="replace"))
+    return found
+
+
+def attack_file(tmp_path: Path, name: str, port: int) -> Path:
+    text = (ATTACKS / f"{name}.py").read_text()
+    path = tmp_path / f"{name}.py"
+    path.write_text(text.replace("{ROOT}", str(ROOT)).replace("{PORT}", str(port)))
+    return path
+
+
+def received(tcp: socket.socket, udp: socket.socket) -> bool:
+    try:
+        conn, _ = tcp.accept()
+        conn.close()
+        return True
+    except BlockingIOError:
+        pass
+    try:
+        udp.recv(100)
+        return True
+    except BlockingIOError:
+        return False
+
+
+SECRECY: dict[str, dict[str, Any]] = yaml.safe_load((ATTACKS / "secrecy.yaml").read_text())
+# The limits the secrecy attacks run under, and the hidden cases their reports must keep.
+SECRECY_LIMITS = Limits(case_seconds=1.0, budget_seconds=4.0)
+HIDDEN = load_problem(ROOT).hidden
+
+
+def vocabulary(file: str, limits: Limits = SECRECY_LIMITS) -> set[Block]:
+    """Return every block a hidden case of ``file`` may render to under ``limits``."""
+    return set(hidden_blocks(slots(limits, file), frozenset(HINTS)))
+
+
+def output_of(block: Block) -> str:
+    """Return a block as the JSON test's output holds it."""
+    return block.sentence + (f"\nhint: {HINTS[block.hint]}" if block.hint else "")
+
+
+def assert_closed(
+    doc: dict[str, Any], file: str, limits: Limits = SECRECY_LIMITS, *, batch: bool = False
+) -> None:
+    """Fail unless every part of a submit report is one the vocabulary allows."""
+    blocks = vocabulary(file, limits)
+    outputs = {output_of(b): b for b in blocks}
+    for test, case in zip(doc["tests"], HIDDEN, strict=True):
+        assert test["name"] == case.name
+        assert test["output"] in outputs, test["output"]
+        block = outputs[test["output"]]
+        assert test["extra_data"] == {
+            "outcome": block.outcome.value,
+            **({"diagnosis": block.hint} if block.hint else {}),
+        }
+        assert test["status"] == ("passed" if block.outcome is Outcome.PASSED else "failed")
+    assert doc["execution_time"] == int(doc["execution_time"])
+    extra = doc["extra_data"]
+    assert set(extra) <= {
+        "schema_version",
+        "mode",
+        "submission",
+        "sandbox",
+        "tolerance",
+        "limits",
+        "warnings",
+        "diagnoses",
+        "walls",
+        *(["batch"] if batch else []),
+    }
+    assert set(extra["warnings"]) <= {PRINTED_WARNING}
+    lines = set(doc["output"].splitlines())
+    allowed = {"", f"warning: {PRINTED_WARNING}"}
+    allowed |= {f"{mark} {c.name}" for c in HIDDEN for mark in ("PASS", "FAIL")}
+    allowed |= {f"     {line}" for b in blocks for line in b.sentence.splitlines()}
+    allowed |= {f"     hint: {h}" for h in HINTS.values()}
+    allowed |= {f"likely mistake: {h}" for h in HINTS.values()}
+    allowed |= {f"score: {k}/{len(HIDDEN)}" for k in range(len(HIDDEN))}
+    allowed |= {f"score: {len(HIDDEN)}/{len(HIDDEN)}  all passed"}
+    header = doc["output"].split("\n\n")[0].splitlines()
+    assert header[0] == f"grader submit: {file} on {len(HIDDEN)} hidden cases"
+    assert header[1].startswith("sandbox: ") and header[2].startswith("limits: ")
+    # The walls line comes from the child's report, sent before the submission ran.
+    walls = [line for line in header[3:] if line.startswith("walls: ")]
+    assert len(walls) <= 1
+    header = header[:3] + walls
+    assert lines - set(header) <= allowed, lines - set(header) - allowed
+
+
+def assert_no_hidden_numbers(text: str) -> None:
+    """Fail if a hidden input that the grader's own words never hold turns up in ``text``."""
+    numbers = {str(p) for c in HIDDEN for p in c.positions if p >= 100}
+    numbers |= {str(c.d_model) for c in HIDDEN if c.d_model >= 100}
+    own = {"1000", "1024", "10000", "8192", "100"}  # limits and the formula's constants
+    assert not (numbers - own) & set(re.findall(r"\d+", text))
+
+
+# ---- the grader's own process in the environments a grading machine may give it ----
+
+# What a grading machine may impose on the grader's own process: warnings made errors, an
+# output in ASCII, the C locale without UTF-8 mode. None may change a verdict or put a word
+# on stderr. "as_is" is this test's own environment, through the real command all the same.
+ENVIRONMENTS: dict[str, dict[str, str]] = {
+    "as_is": {},
+    "warnings_as_errors": {"PYTHONWARNINGS": "error"},
+    "ascii_output": {"PYTHONIOENCODING": "ascii"},
+    "c_locale": {"LC_ALL": "C", "PYTHONUTF8": "0"},
+}
+
+
+def as_shown(text: str) -> str:
+    """Return a text report as an ASCII output shows it, less what changes from run to run."""
+    text = re.sub(r" \(\d+ ms\)", "", text)
+    text = re.sub(r"grader-\w+", "grader-", text)  # the child's folder, in its warnings
+    return text.encode("ascii", "backslashreplace").decode("ascii")
+
+
+# ---- Chromium, for the tests of the page and the class report ----
+
+ARTIFACTS = ROOT / "artifacts" / "browser"
+CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
+
+
+def _browser_ready() -> str | None:
+    try:
+        import playwright.sync_api  # noqa: F401
+    except ImportError:
+        return "Python Playwright is not installed (pip install -e '.[browser]')"
+    if not os.path.exists(CHROMIUM):
+        return "Chromium is not installed (Debian package chromium)"
+    return None
+
+
+CHROMIUM_ARGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+    "--disable-dev-shm-usage",
+]
+
+
+def browser_only(test: Callable[..., None]) -> Callable[..., None]:
+    """Mark a test that drives Chromium: slow, and skipped with the reason where it cannot run."""
+    ready = _browser_ready()
+    return pytest.mark.slow(pytest.mark.skipif(ready is not None, reason=str(ready))(test))
+
+
+# ---- a class for the batch suites ----
+
+# A learner whose loop never ends on one hidden case only (single_pair's five positions at
+# d_model 2): a timeout in the class without paying the limit on every case.
+SLOW_ON_ONE = """\
+import numpy as np
+
+
+def sinusoidal_positions(positions, d_model):
+    while d_model == 2 and len(positions) == 5:
+        pass
+    pos = np.array(positions, dtype=float)[:, None]
+    angles = pos / 10000 ** (np.arange(0, d_model, 2) / d_model)
+    pe = np.zeros((len(positions), d_model))
+    pe[:, 0::2] = np.sin(angles)
+    pe[:, 1::2] = np.cos(angles)
+    return pe
+"""

@@ -4,14 +4,14 @@ from __future__ import annotations
 
 import json
 import shutil
-from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 
-from tests.conftest import ROOT
+from tests.conftest import ROOT, Cli
 
-Cli = Callable[..., tuple[int, str, str]]
+# Every test here audits the suite against the corpus in the sandbox: the full suite.
+pytestmark = pytest.mark.slow
 
 
 def _copy(tmp_path: Path, hidden: list[str] | None = None) -> Path:

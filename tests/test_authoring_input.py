@@ -12,16 +12,14 @@ import re
 import resource
 import subprocess
 import sys
-from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 
 from grader.problem import cases
 from grader.problem.cases import load_problem
-from tests.conftest import CORPUS, ROOT
+from tests.conftest import CORPUS, ROOT, Cli
 
-Cli = Callable[..., tuple[int, str, str]]
 VALID = "input: {positions: [1, 2], d_model: 4}\n"
 
 

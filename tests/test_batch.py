@@ -22,26 +22,28 @@ import yaml
 
 from grader.batch.outdir import OUTPUT_NAMES
 from tests.conftest import (
+    ATTACK_VERDICTS,
+    ATTACKS,
     CORPUS,
+    ENVIRONMENTS,
     NEEDS_BWRAP,
     NEEDS_LANDLOCK,
     ROOT,
     SAMPLES,
+    SECRECY,
+    Cli,
+    as_shown,
+    attack_file,
     backends,
     comparable,
     grader_process,
-)
-from tests.test_samples import ENVIRONMENTS, as_shown
-from tests.test_sandbox import (
-    ATTACKS,
-    EXPECTED,
-    _attack_file,
-    _project_digest,
-    _received,
-    _stray_sleepers,
+    project_digest,
+    received,
+    stray_sleepers,
 )
 
-Cli = Callable[..., tuple[int, str, str]]
+# Every test here grades a class through the real batch: the full suite, not the fast lane.
+pytestmark = pytest.mark.slow
 
 
 @pytest.fixture
@@ -151,34 +153,33 @@ def test_attacks_fail_in_batch(
     port, tcp, udp = listeners
     klass = tmp_path / "class"
     klass.mkdir()
-    for name in EXPECTED:
-        _attack_file(klass, name, port)
+    for name in ATTACK_VERDICTS:
+        attack_file(klass, name, port)
     # A neighbour for peek_neighbours to look for.
     (klass / "zz_neighbour.py").write_text(
         "# NEIGHBOUR_MARKER\n" + (CORPUS / "correct" / "lists.py").read_text()
     )
-    before = _project_digest()
+    before = project_digest()
     out = tmp_path / "out"
     code, stdout, _ = cli("batch", klass, "--out", out, "--sandbox", backend, "--timeout", "0.5")
     assert code == 0 and f"sandbox: {backend}" in stdout
-    for name, allowed in EXPECTED.items():
+    for name, allowed in ATTACK_VERDICTS.items():
         doc = json.loads((out / "results" / f"{name}.json").read_text())
         outcomes = {t["extra_data"]["outcome"] for t in doc["tests"]}
         assert "passed" not in outcomes and outcomes <= set(allowed), (name, outcomes)
         assert "LEAK" not in json.dumps(doc)
     assert _summary(out)["zz_neighbour"]["score"] == "10"
-    assert _project_digest() == before
-    assert not _received(tcp, udp)
-    assert not _stray_sleepers()
+    assert project_digest() == before
+    assert not received(tcp, udp)
+    assert not stray_sleepers()
 
 
 def test_attack_list_is_shared() -> None:
     """Every attack file is run in batch: by the test above or by test_secrecy's."""
-    from tests.test_secrecy import SECRECY
 
-    assert {p.stem for p in ATTACKS.glob("*.py")} == set(EXPECTED) | set(SECRECY)
-    assert not set(EXPECTED) & set(SECRECY)
-    assert yaml.safe_load((ATTACKS / "expected.yaml").read_text()) == EXPECTED
+    assert {p.stem for p in ATTACKS.glob("*.py")} == set(ATTACK_VERDICTS) | set(SECRECY)
+    assert not set(ATTACK_VERDICTS) & set(SECRECY)
+    assert yaml.safe_load((ATTACKS / "expected.yaml").read_text()) == ATTACK_VERDICTS
 
 
 def test_missing_path_is_a_usage_error(cli: Cli, tmp_path: Path) -> None:

@@ -14,7 +14,7 @@ import subprocess
 import sys
 import time
 import zipfile
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -23,9 +23,10 @@ import pytest
 from grader.errors import GraderError
 from grader.problem.cases import load_problem
 from grader.ship.bundle import FORMULA_CALL, verify_learner
-from tests.conftest import CORPUS, ROOT, SAMPLES, plant_stand_ins
+from tests.conftest import CORPUS, ROOT, SAMPLES, Cli, plant_stand_ins
 
-Cli = Callable[..., tuple[int, str, str]]
+# Every test here builds a bundle or runs one: the full suite, not the fast lane.
+pytestmark = pytest.mark.slow
 
 
 def _venv(path: Path) -> Path:

@@ -3,16 +3,13 @@
 from __future__ import annotations
 
 import shutil
-from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 
 from grader.batch import run as batch
 from grader.sandbox import capacity
-from tests.conftest import CORPUS
-
-Cli = Callable[..., tuple[int, str, str]]
+from tests.conftest import CORPUS, Cli
 
 V2 = "0::/kubepods/pod1/box\n"
 V1 = "12:cpu,cpuacct:/slurm/job7\n11:memory:/slurm/job7\n8:pids:/\n"

@@ -19,11 +19,17 @@ from grader.cli import main
 from grader.results import CaseEntry, Results
 from grader.sandbox.spawn import Limits
 from grader.verdict.diagnose import HINTS
-from tests.conftest import CORPUS, SAMPLES
-from tests.test_serve import ARTIFACTS, CHROMIUM, CHROMIUM_ARGS, browser_only
-from tests.test_shards import SLOW_ON_ONE
+from tests.conftest import (
+    ARTIFACTS,
+    CHROMIUM,
+    CHROMIUM_ARGS,
+    CORPUS,
+    SAMPLES,
+    SLOW_ON_ONE,
+    Cli,
+    browser_only,
+)
 
-Cli = Callable[..., tuple[int, str, str]]
 # A learner's folder name is theirs to choose: markup in it must stay text on the page.
 MARKUP_ID = "<img src=x onerror=alert(1)>"
 

@@ -15,9 +15,7 @@ import pytest
 import yaml
 
 from grader.problem.cases import load_problem
-from tests.conftest import CORPUS, ROOT
-
-Cli = Callable[..., tuple[int, str, str]]
+from tests.conftest import CORPUS, ROOT, Cli
 
 
 def test_missing_file_is_a_usage_error(cli: Cli) -> None:
@@ -131,6 +129,7 @@ def _problem_copy(tmp_path: Path) -> Path:
     return tmp_path
 
 
+@pytest.mark.slow
 def test_add_case_writes_a_valid_case(cli: Cli, tmp_path: Path) -> None:
     """add-case writes the next numbered file, which then loads and is graded."""
     root = _problem_copy(tmp_path)
@@ -285,6 +284,7 @@ def sinusoidal_positions(positions, d_model):
 """
 
 
+@pytest.mark.slow
 def test_add_case_refuses_what_correct_solutions_fail(cli: Cli, tmp_path: Path) -> None:
     """A case the correct variants fail: exit 1, nothing written, unless --force."""
     root = _with_statement(tmp_path)
@@ -304,6 +304,7 @@ def test_add_case_refuses_what_correct_solutions_fail(cli: Cli, tmp_path: Path) 
     assert code == 0 and "wrote hidden_tests/11_huge.yaml" in out and "WARNING" in out
 
 
+@pytest.mark.slow
 def test_add_case_keeps_the_statement_count_true(cli: Cli, tmp_path: Path) -> None:
     """After add-case the statement says 11 hidden cases; check catches a wrong count."""
     root = _with_statement(tmp_path)
@@ -471,6 +472,7 @@ def test_add_case_refuses_an_input_a_case_has_and_a_missing_why(
     assert sorted(p.name for p in (root / "hidden_tests").iterdir()) == before
 
 
+@pytest.mark.slow
 def test_check_and_bundles_refuse_what_correct_code_fails(cli: Cli, tmp_path: Path) -> None:
     """A case added with --no-audit that a correct variant fails, graded as a submission:
     check, and both bundles, refuse it and name the variant; with --force, add-case

@@ -16,9 +16,7 @@ import pytest
 from grader.problem.cases import load_problem
 from grader.report import use_colour
 from grader.verdict.diagnose import HINTS, diagnose
-from tests.conftest import CORPUS, ROOT
-
-Cli = Callable[..., tuple[int, str, str]]
+from tests.conftest import CORPUS, ROOT, Cli
 
 
 @pytest.mark.parametrize("sample", ["swapped", "capped_table", "float16", "sorted"])

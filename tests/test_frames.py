@@ -124,6 +124,7 @@ headers = st.dictionaries(
 
 @settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(st.lists(st.binary(max_size=64) | headers.map(lambda h: json.dumps(h).encode()), max_size=8))
+@pytest.mark.slow
 def test_fuzzed_streams_raise_only_protocol_errors(parts: list[bytes]) -> None:
     """Random bytes and random headers, framed or not, never raise anything else."""
     stream = b"".join(struct.pack(">I", len(p)) + p if i % 2 else p for i, p in enumerate(parts))

@@ -22,9 +22,8 @@ from typing import Any
 import pytest
 
 from grader.sandbox.walls import bwrap_usable
-from tests.conftest import backends
+from tests.conftest import Cli, backends
 
-Cli = Callable[..., tuple[int, str, str]]
 CASE = Path("hidden_tests") / "01_single_pair.yaml"
 
 

@@ -14,9 +14,7 @@ from hypothesis import strategies as st
 from grader import results
 from grader.records import Cause
 from grader.results import Results, Unreadable, not_graded
-from tests.conftest import CORPUS, SAMPLES
-
-Cli = Callable[..., tuple[int, str, str]]
+from tests.conftest import CORPUS, SAMPLES, Cli
 
 
 @pytest.mark.parametrize(
@@ -88,6 +86,7 @@ JSON = st.recursive(
     JSON,
     st.dictionaries(st.sampled_from(["score", "max_score", "tests", "extra_data"]), JSON),
 )
+@pytest.mark.slow
 def test_any_json_reads_or_is_refused(anything: object, fields: dict[str, object]) -> None:
     """Whatever a results file holds, reading it gives a document or `Unreadable`."""
     for doc in (anything, {**not_graded([("a", 1.0)], "w", submission="").to_json(), **fields}):

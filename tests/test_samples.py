@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import functools
 import json
-import re
 import subprocess
 from collections.abc import Callable
 from typing import Any
@@ -12,7 +11,7 @@ from typing import Any
 import pytest
 import yaml
 
-from tests.conftest import ROOT, SAMPLES, comparable, grader_process
+from tests.conftest import ENVIRONMENTS, ROOT, SAMPLES, as_shown, comparable, grader_process
 
 SOLUTIONS = ROOT / "solutions"
 # Every sample with its expected verdicts: the broken files here, the corpus in solutions/.
@@ -69,15 +68,6 @@ def assert_verdict(name: str, mode: str, code: int, doc: dict[str, Any]) -> None
         assert doc["score"] < doc["max_score"]
 
 
-# What a grading machine may impose on the grader's own process: warnings made errors, an
-# output in ASCII, the C locale without UTF-8 mode. None may change a verdict or put a word
-# on stderr. "as_is" is this test's own environment, through the real command all the same.
-ENVIRONMENTS: dict[str, dict[str, str]] = {
-    "as_is": {},
-    "warnings_as_errors": {"PYTHONWARNINGS": "error"},
-    "ascii_output": {"PYTHONIOENCODING": "ascii"},
-    "c_locale": {"LC_ALL": "C", "PYTHONUTF8": "0"},
-}
 # A few samples, each a way the grader's process could talk or stumble: values at float64's
 # edge, a learner's message that is not ASCII, warnings as the file is compiled and called
 # (and printed text that is not ASCII).
@@ -92,13 +82,6 @@ IN_EVERY_ENVIRONMENT = (
 def graded(name: str, env: str, *args: str) -> subprocess.CompletedProcess[str]:
     """Return `grader ARGS... FILE` run on the sample in one of the ENVIRONMENTS, once."""
     return grader_process(*args, ROOT / name, *FAST, env=ENVIRONMENTS[env])
-
-
-def as_shown(text: str) -> str:
-    """Return a text report as an ASCII output shows it, less what changes from run to run."""
-    text = re.sub(r" \(\d+ ms\)", "", text)
-    text = re.sub(r"grader-\w+", "grader-", text)  # the child's folder, in its warnings
-    return text.encode("ascii", "backslashreplace").decode("ascii")
 
 
 @pytest.mark.parametrize("env", ENVIRONMENTS)

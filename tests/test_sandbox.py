@@ -2,13 +2,11 @@
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import random
 import shutil
 import socket
-from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -16,57 +14,20 @@ import yaml
 
 from grader.problem.cases import load_problem
 from grader.sandbox.walls import landlock_usable
-from tests.conftest import ROOT, backends
-
-ATTACKS = Path(__file__).resolve().parent / "attacks"
-EXPECTED: dict[str, list[str]] = yaml.safe_load((ATTACKS / "expected.yaml").read_text())
-Cli = Callable[..., tuple[int, str, str]]
-
-
-def _project_digest() -> dict[str, str]:
-    files = [ROOT / "examples.yaml"]
-    for folder in ("hidden_tests", "solutions", "grader", "problem"):
-        files += sorted(
-            p for p in (ROOT / folder).rglob("*") if p.is_file() and "__pycache__" not in p.parts
-        )
-    return {str(p): hashlib.sha256(p.read_bytes()).hexdigest() for p in files}
-
-
-def _stray_sleepers() -> list[str]:
-    found = []
-    for proc in Path("/proc").iterdir():
-        try:
-            cmd = (proc / "cmdline").read_bytes()
-        except OSError:
-            continue
-        if b"313" in cmd and (b"sleep" in cmd or (b"python" in cmd and b"attack" in cmd)):
-            found.append(cmd.replace(b"\0", b" ").decode(errors="replace"))
-    return found
-
-
-def _attack_file(tmp_path: Path, name: str, port: int) -> Path:
-    text = (ATTACKS / f"{name}.py").read_text()
-    path = tmp_path / f"{name}.py"
-    path.write_text(text.replace("{ROOT}", str(ROOT)).replace("{PORT}", str(port)))
-    return path
-
-
-def _received(tcp: socket.socket, udp: socket.socket) -> bool:
-    try:
-        conn, _ = tcp.accept()
-        conn.close()
-        return True
-    except BlockingIOError:
-        pass
-    try:
-        udp.recv(100)
-        return True
-    except BlockingIOError:
-        return False
+from tests.conftest import (
+    ATTACK_VERDICTS,
+    ROOT,
+    Cli,
+    attack_file,
+    backends,
+    project_digest,
+    received,
+    stray_sleepers,
+)
 
 
 @pytest.mark.parametrize("backend", backends())
-@pytest.mark.parametrize("attack", sorted(EXPECTED))
+@pytest.mark.parametrize("attack", sorted(ATTACK_VERDICTS))
 def test_attack_fails(
     attack: str,
     backend: str,
@@ -76,20 +37,20 @@ def test_attack_fails(
 ) -> None:
     """The attack is graded as not passing, with the expected reason, and leaves no trace."""
     port, tcp, udp = listeners
-    before = _project_digest()
-    path = _attack_file(tmp_path, attack, port)
+    before = project_digest()
+    path = attack_file(tmp_path, attack, port)
     code, out, err = cli(
         "submit", path, "--sandbox", backend, "--timeout", "0.5", "--format", "json"
     )
     assert code == 1, err
     doc = json.loads(out)
     outcomes = {t["extra_data"]["outcome"] for t in doc["tests"]}
-    assert "passed" not in outcomes and outcomes <= set(EXPECTED[attack]), outcomes
+    assert "passed" not in outcomes and outcomes <= set(ATTACK_VERDICTS[attack]), outcomes
     assert doc["score"] == 0
     assert doc["extra_data"]["sandbox"].startswith(backend)
-    assert _project_digest() == before
-    assert not _received(tcp, udp), "the submission reached a loopback listener"
-    assert not _stray_sleepers()
+    assert project_digest() == before
+    assert not received(tcp, udp), "the submission reached a loopback listener"
+    assert not stray_sleepers()
     assert "LEAK" not in out
     hidden_numbers = {str(p) for c in load_problem(ROOT).hidden for p in c.positions if p >= 5000}
     assert not hidden_numbers & set(out.replace(",", " ").replace("_", " ").split())
@@ -97,7 +58,7 @@ def test_attack_fails(
 
 def test_attack_is_real_without_sandbox(cli: Cli, tmp_path: Path) -> None:
     """Without a sandbox the disk-reading attack does score: the walls above are what stop it."""
-    path = _attack_file(tmp_path, "read_hidden_cases", 0)
+    path = attack_file(tmp_path, "read_hidden_cases", 0)
     code, out, _ = cli("submit", path, "--sandbox", "none", "--format", "json")
     doc = json.loads(out)
     assert code == 0 and doc["score"] == 10
@@ -123,7 +84,7 @@ def test_reference_passes_in_sandbox(backend: str, cli: Cli) -> None:
 @pytest.mark.parametrize("backend", backends())
 def test_output_flood_is_cut(backend: str, cli: Cli, tmp_path: Path) -> None:
     """A flood of output is dropped past the limit, and run says so with a marker."""
-    path = _attack_file(tmp_path, "output_flood", 0)
+    path = attack_file(tmp_path, "output_flood", 0)
     code, out, _ = cli("run", path, "--sandbox", backend, "--max-output", "1000")
     assert code == 1
     assert "more bytes dropped]" in out and "output limit" in out
@@ -133,10 +94,10 @@ def test_output_flood_is_cut(backend: str, cli: Cli, tmp_path: Path) -> None:
 @pytest.mark.parametrize("backend", backends())
 def test_limits_are_named(backend: str, cli: Cli, tmp_path: Path) -> None:
     """Hitting the file-size and memory limits is reported with the limit's name."""
-    path = _attack_file(tmp_path, "big_file", 0)
+    path = attack_file(tmp_path, "big_file", 0)
     code, out, _ = cli("run", path, "--sandbox", backend, "--max-file-size", "2")
     assert code == 1 and "wrote a file larger than the limit of 2 MB" in out
-    path = _attack_file(tmp_path, "memory_bomb", 0)
+    path = attack_file(tmp_path, "memory_bomb", 0)
     code, out, _ = cli("run", path, "--sandbox", backend, "--memory", "600")
     assert code == 1 and "ran out of memory (limit 600 MB)" in out
 

@@ -12,102 +12,41 @@ import functools
 import json
 import re
 import warnings
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 import pytest
-import yaml
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from grader.compare import Array
-from grader.pipeline import PRINTED_WARNING, slots
+from grader.pipeline import slots
 from grader.problem.cases import Case, Checked, check_expected, load_problem
 from grader.problem.layout import FUNCTION_NAME
 from grader.records import Outcome
 from grader.sandbox.session import Kind, Raw
 from grader.sandbox.spawn import Limits
 from grader.submission.source import Source, Static
-from grader.verdict.diagnose import HINTS
 from grader.verdict.judge import judge
-from grader.verdict.vocabulary import Block, bits, hidden_blocks
-from tests.conftest import ROOT, backends, grader_process
-from tests.test_sandbox import _attack_file
+from grader.verdict.vocabulary import Block, bits
+from tests.conftest import (
+    ATTACKS,
+    ROOT,
+    SECRECY,
+    SECRECY_LIMITS,
+    Cli,
+    assert_closed,
+    assert_no_hidden_numbers,
+    attack_file,
+    backends,
+    grader_process,
+    vocabulary,
+)
 
-ATTACKS = Path(__file__).resolve().parent / "attacks"
-SECRECY: dict[str, dict[str, Any]] = yaml.safe_load((ATTACKS / "secrecy.yaml").read_text())
-Cli = Callable[..., tuple[int, str, str]]
+# Run on every supported Python, its slow tests included.
+pytestmark = pytest.mark.security
 FLAGS = ("--timeout", "1", "--budget", "4")
-LIMITS = Limits(case_seconds=1.0, budget_seconds=4.0)
-HIDDEN = load_problem(ROOT).hidden
-
-
-def vocabulary(file: str, limits: Limits = LIMITS) -> set[Block]:
-    """Return every block a hidden case of ``file`` may render to under ``limits``."""
-    return set(hidden_blocks(slots(limits, file), frozenset(HINTS)))
-
-
-def output_of(block: Block) -> str:
-    """Return a block as the JSON test's output holds it."""
-    return block.sentence + (f"\nhint: {HINTS[block.hint]}" if block.hint else "")
-
-
-def assert_closed(
-    doc: dict[str, Any], file: str, limits: Limits = LIMITS, *, batch: bool = False
-) -> None:
-    """Fail unless every part of a submit report is one the vocabulary allows."""
-    blocks = vocabulary(file, limits)
-    outputs = {output_of(b): b for b in blocks}
-    for test, case in zip(doc["tests"], HIDDEN, strict=True):
-        assert test["name"] == case.name
-        assert test["output"] in outputs, test["output"]
-        block = outputs[test["output"]]
-        assert test["extra_data"] == {
-            "outcome": block.outcome.value,
-            **({"diagnosis": block.hint} if block.hint else {}),
-        }
-        assert test["status"] == ("passed" if block.outcome is Outcome.PASSED else "failed")
-    assert doc["execution_time"] == int(doc["execution_time"])
-    extra = doc["extra_data"]
-    assert set(extra) <= {
-        "schema_version",
-        "mode",
-        "submission",
-        "sandbox",
-        "tolerance",
-        "limits",
-        "warnings",
-        "diagnoses",
-        "walls",
-        *(["batch"] if batch else []),
-    }
-    assert set(extra["warnings"]) <= {PRINTED_WARNING}
-    lines = set(doc["output"].splitlines())
-    allowed = {"", f"warning: {PRINTED_WARNING}"}
-    allowed |= {f"{mark} {c.name}" for c in HIDDEN for mark in ("PASS", "FAIL")}
-    allowed |= {f"     {line}" for b in blocks for line in b.sentence.splitlines()}
-    allowed |= {f"     hint: {h}" for h in HINTS.values()}
-    allowed |= {f"likely mistake: {h}" for h in HINTS.values()}
-    allowed |= {f"score: {k}/{len(HIDDEN)}" for k in range(len(HIDDEN))}
-    allowed |= {f"score: {len(HIDDEN)}/{len(HIDDEN)}  all passed"}
-    header = doc["output"].split("\n\n")[0].splitlines()
-    assert header[0] == f"grader submit: {file} on {len(HIDDEN)} hidden cases"
-    assert header[1].startswith("sandbox: ") and header[2].startswith("limits: ")
-    # The walls line comes from the child's report, sent before the submission ran.
-    walls = [line for line in header[3:] if line.startswith("walls: ")]
-    assert len(walls) <= 1
-    header = header[:3] + walls
-    assert lines - set(header) <= allowed, lines - set(header) - allowed
-
-
-def assert_no_hidden_numbers(text: str) -> None:
-    """Fail if a hidden input that the grader's own words never hold turns up in ``text``."""
-    numbers = {str(p) for c in HIDDEN for p in c.positions if p >= 100}
-    numbers |= {str(c.d_model) for c in HIDDEN if c.d_model >= 100}
-    own = {"1000", "1024", "10000", "8192", "100"}  # limits and the formula's constants
-    assert not (numbers - own) & set(re.findall(r"\d+", text))
 
 
 @pytest.mark.parametrize("backend", backends())
@@ -120,7 +59,7 @@ def test_attack_gets_only_the_vocabulary(attack: str, backend: str, cli: Cli) ->
     code, out, err = cli("submit", path, "--sandbox", backend, *timing, "--format", "json")
     assert code in (0, 1), err
     doc = json.loads(out)
-    limits = LIMITS if timing == FLAGS else Limits(case_seconds=5.0)
+    limits = SECRECY_LIMITS if timing == FLAGS else Limits(case_seconds=5.0)
     assert_closed(doc, path.name, limits)
     outcomes = {t["extra_data"]["outcome"] for t in doc["tests"]}
     assert outcomes <= set(expect["outcomes"]), outcomes
@@ -135,7 +74,7 @@ def test_attack_gets_only_the_vocabulary(attack: str, backend: str, cli: Cli) ->
 def test_submit_writes_nothing_on_stderr(attack: str, tmp_path: Path) -> None:
     """Whatever a submission does, the grader's own process says nothing on stderr, which
     Gradescope may show: a warning there would be words outside the vocabulary."""
-    path = _attack_file(tmp_path, attack, 0)
+    path = attack_file(tmp_path, attack, 0)
     # Short limits: the hanging attacks need not hang long to show what stderr gets.
     done = grader_process("submit", path, "--format", "json", "--timeout", "0.5", "--budget", "1")
     assert done.returncode in (0, 1), done.stderr
@@ -201,7 +140,7 @@ def test_extreme_tables_are_judged_in_silence(answer: tuple[Case, Array], dtype:
     the vocabulary."""
     case, table = answer
     src = Source(name="sub.py", text="")
-    said = slots(LIMITS, src.name)
+    said = slots(SECRECY_LIMITS, src.name)
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         result = judge(
@@ -285,6 +224,7 @@ def test_a_forged_function_check_cannot_pass_for_a_load_error(cli: Cli) -> None:
     assert code == 1 and {t["extra_data"]["outcome"] for t in doc["tests"]} == {"crash"}
 
 
+@pytest.mark.slow
 def test_budget_stops_a_hanging_submission(cli: Cli, tmp_path: Path) -> None:
     """Past the whole-submission budget, the cases left are reported as not run, and why."""
     path = tmp_path / "hang.py"

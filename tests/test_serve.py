@@ -15,7 +15,7 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any, NamedTuple
@@ -27,11 +27,19 @@ from hypothesis import strategies as st
 from grader.sandbox.spawn import Limits
 from grader.sandbox.walls import resolve_backend
 from grader.serve import MAX_BODY, Server, make_server
-from tests.conftest import CORPUS, ROOT, comparable
-
-Cli = Callable[..., tuple[int, str, str]]
-ARTIFACTS = ROOT / "artifacts" / "browser"
-CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
+from tests.conftest import (
+    ARTIFACTS,
+    ATTACKS,
+    CHROMIUM,
+    CHROMIUM_ARGS,
+    CORPUS,
+    ROOT,
+    Cli,
+    assert_closed,
+    assert_no_hidden_numbers,
+    browser_only,
+    comparable,
+)
 
 
 @pytest.fixture(scope="module")
@@ -159,7 +167,6 @@ def test_submit_page_shows_no_hidden_data(served: Server) -> None:
 @pytest.mark.parametrize("attack", ["leak_forged_load_error", "leak_mismatch_figures"])
 def test_submit_page_speaks_the_vocabulary(served: Server, attack: str) -> None:
     """An attack submitted through the page gets the closed vocabulary, as on the CLI."""
-    from tests.test_secrecy import ATTACKS, assert_closed, assert_no_hidden_numbers
 
     _, doc = _post(served, "submit", (ATTACKS / f"{attack}.py").read_text())
     assert_closed(doc, "submission.py", Limits())
@@ -422,28 +429,6 @@ def test_any_bytes_get_a_status_line(
 
 
 # ---- the page in a real browser ----
-
-
-def _browser_ready() -> str | None:
-    try:
-        import playwright.sync_api  # noqa: F401
-    except ImportError:
-        return "Python Playwright is not installed (pip install -e '.[browser]')"
-    if not os.path.exists(CHROMIUM):
-        return "Chromium is not installed (Debian package chromium)"
-    return None
-
-
-browser_only = pytest.mark.skipif(_browser_ready() is not None, reason=str(_browser_ready()))
-CHROMIUM_ARGS = [
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-    "--no-first-run",
-    "--disable-dev-shm-usage",
-]
 
 
 @pytest.fixture(scope="module")

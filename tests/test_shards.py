@@ -6,7 +6,6 @@ import csv
 import json
 import re
 import shutil
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -19,30 +18,16 @@ from grader.batch.shard import shard_from_env
 from grader.cli import main
 from grader.errors import GraderError
 from grader.records import Outcome
-from tests.conftest import CORPUS, SAMPLES, comparable
+from tests.conftest import CORPUS, SAMPLES, SLOW_ON_ONE, Cli, comparable
 
-Cli = Callable[..., tuple[int, str, str]]
+# Every test here grades or merges whole classes: the full suite, not the fast lane.
+pytestmark = pytest.mark.slow
+
 ATTACKS = Path(__file__).resolve().parent / "attacks"
 # Attacks that need no loopback port nor the repository's path, and fail fast.
 QUICK_ATTACKS = ("monkeypatch_numpy", "lying_array", "fake_output", "exit_at_import", "big_file")
 TIMEOUT = "1"
 PURE_PYTHON = ("lists", "integer_division")
-# A learner whose loop never ends on one hidden case only (single_pair's five positions at
-# d_model 2): a timeout in the class without paying the limit on every case.
-SLOW_ON_ONE = """\
-import numpy as np
-
-
-def sinusoidal_positions(positions, d_model):
-    while d_model == 2 and len(positions) == 5:
-        pass
-    pos = np.array(positions, dtype=float)[:, None]
-    angles = pos / 10000 ** (np.arange(0, d_model, 2) / d_model)
-    pe = np.zeros((len(positions), d_model))
-    pe[:, 0::2] = np.sin(angles)
-    pe[:, 1::2] = np.cos(angles)
-    return pe
-"""
 
 
 # Samples that fill the address space: where it runs out (the import, a case, numpy itself)

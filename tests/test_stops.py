@@ -35,7 +35,11 @@ PHASES = {
     "call": "def sinusoidal_positions(p, d):\n    while True:\n        pass\n",
     "sleep": "import time\n\ndef sinusoidal_positions(p, d):\n    time.sleep(60)\n",
 }
-pytestmark = pytest.mark.skipif(os.geteuid() != 0, reason="reads other users' /proc entries")
+# Every test here sends signals to a grader and reads /proc for what is left: the full suite.
+pytestmark = [
+    pytest.mark.slow,
+    pytest.mark.skipif(os.geteuid() != 0, reason="reads other users' /proc entries"),
+]
 
 
 def _alive_below(marker: Path) -> list[str]:

@@ -12,7 +12,7 @@ import socket
 import subprocess
 import sys
 import threading
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -20,10 +20,11 @@ import pytest
 
 from grader.child import confine
 from grader.sandbox import tasks
-from tests.conftest import CORPUS, backends
-from tests.test_sandbox import _attack_file, _received
+from tests.conftest import CORPUS, Cli, attack_file, backends, received
 
-Cli = Callable[..., tuple[int, str, str]]
+# Every test here attacks the walls of a backend: slow, and run on every supported Python.
+pytestmark = [pytest.mark.slow, pytest.mark.security]
+
 SYSV_KEY = "0005ec12"
 
 
@@ -93,7 +94,7 @@ def test_io_uring_reaches_nothing(
 ) -> None:
     """io_uring cannot open a UDP socket to loopback or connect to a unix socket."""
     port, udp, unix = unix_listener
-    doc = _submit(cli, _attack_file(tmp_path, "w_io_uring", port), backend)
+    doc = _submit(cli, attack_file(tmp_path, "w_io_uring", port), backend)
     assert _outcomes(doc) == {"wrong_answer"}
     assert not _heard(udp, unix)
 
@@ -103,7 +104,7 @@ def test_io_uring_attack_is_real(
 ) -> None:
     """Without a sandbox the io_uring attack does reach the listener: the walls stop it."""
     port, udp, unix = unix_listener
-    path = _attack_file(tmp_path, "w_io_uring", port)
+    path = attack_file(tmp_path, "w_io_uring", port)
     code, out, _ = cli("submit", path, "--sandbox", "none", "--format", "json")
     if "io_uring_setup refused" in out or _outcomes(json.loads(out)) == {"wrong_answer"}:
         pytest.skip("this kernel has io_uring disabled")
@@ -114,7 +115,7 @@ def test_io_uring_attack_is_real(
 def test_no_kernel_object_survives(backend: str, cli: Cli, tmp_path: Path) -> None:
     """A queue, shared memory or a key left by one submission is seen neither by the next,
     in submit and in batch, nor on the machine afterwards."""
-    path = _attack_file(tmp_path, "w_sysv_leftovers", 0)
+    path = attack_file(tmp_path, "w_sysv_leftovers", 0)
     for _ in range(2):
         assert _outcomes(_submit(cli, path, backend)) == {"wrong_answer"}
     klass = tmp_path / "class"
@@ -136,19 +137,19 @@ def test_batch_neighbours_cannot_talk(
     klass = tmp_path / "class"
     klass.mkdir()
     for name in ("a", "b"):
-        _attack_file(klass, "w_udp_neighbours", port).rename(klass / f"{name}.py")
+        attack_file(klass, "w_udp_neighbours", port).rename(klass / f"{name}.py")
     code, _, _ = cli("batch", klass, "--out", tmp_path / "out", "--sandbox", backend, "--jobs", "2")
     assert code == 0
     rows = _summary(tmp_path / "out")
     assert {r["single_pair"] for r in rows.values()} == {"wrong_answer"}
-    assert not _received(tcp, udp)
+    assert not received(tcp, udp)
 
 
 @pytest.mark.parametrize("backend", backends())
 def test_thread_bomb_is_bounded(backend: str, cli: Cli, tmp_path: Path) -> None:
     """A thread bomb gets at most the task limit, alone and two at once beside a correct file;
     the batch grades everyone and writes its summary."""
-    path = _attack_file(tmp_path, "w_thread_bomb", 0)
+    path = attack_file(tmp_path, "w_thread_bomb", 0)
     doc = _submit(cli, path, backend)
     assert _outcomes(doc) == {"wrong_answer"}
     walls = doc["extra_data"]["walls"]  # type: ignore[index]
@@ -170,7 +171,7 @@ def test_thread_bomb_is_bounded(backend: str, cli: Cli, tmp_path: Path) -> None:
 @pytest.mark.parametrize("backend", backends())
 def test_thread_bomb_gets_some_threads_not_many(backend: str, cli: Cli, tmp_path: Path) -> None:
     """Threads are allowed (the bomb starts some) but stop below the task limit."""
-    code, out, _ = cli("run", _attack_file(tmp_path, "w_thread_bomb", 0), "--sandbox", backend)
+    code, out, _ = cli("run", attack_file(tmp_path, "w_thread_bomb", 0), "--sandbox", backend)
     held = [int(line.split()[1]) for line in out.splitlines() if line.startswith("held ")]
     assert code == 1 and held and all(0 < n < 64 for n in held), out
 
@@ -289,12 +290,12 @@ def test_submit_and_batch_report_the_same_walls(backend: str, tmp_path: Path, cl
 def test_writes_are_bounded_in_total(backend: str, cli: Cli, tmp_path: Path) -> None:
     """Many files under the file-size limit stop at the total write limit; /dev/shm takes
     nothing; the report says how the bound holds."""
-    doc = _submit(cli, _attack_file(tmp_path, "w_fill_disk", 0), backend)
+    doc = _submit(cli, attack_file(tmp_path, "w_fill_disk", 0), backend)
     assert _outcomes(doc) == {"wrong_answer"}
     assert doc["extra_data"]["walls"]["writes"] == "64 MB in all (tmpfs)"  # type: ignore[index]
     klass = tmp_path / "class"
     klass.mkdir()
-    _attack_file(klass, "w_fill_disk", 0)
+    attack_file(klass, "w_fill_disk", 0)
     code, _, _ = cli("batch", klass, "--out", tmp_path / "out", "--sandbox", backend)
     assert code == 0 and _summary(tmp_path / "out")["w_fill_disk"]["single_pair"] == "wrong_answer"
 
