@@ -3,7 +3,7 @@
 `python -m` puts the working folder first on sys.path, so a learner's `yaml.py` or
 `numpy.py` there would be imported into the grader itself. Every script the project ships
 runs the `grader` command or `python -I -m grader`; these tests run each one in a folder of
-stand-ins for the grader, yaml and numpy (the Gradescope scripts are in test_bundle.py).
+stand-ins for the grader, yaml and numpy (the Gradescope scripts are in tests/ship/test_bundle.py).
 """
 
 from __future__ import annotations

@@ -77,7 +77,7 @@ CHECKED = ("clone", "clone3", "ioctl", "prctl", "arch_prctl", "prlimit64", "fcnt
 # signal scope from ABI 6), refused otherwise.
 SIGNALLING = "kill tkill tgkill rt_sigqueueinfo rt_tgsigqueueinfo pidfd_send_signal"
 
-# Syscall numbers, taken from libseccomp's tables (tests/test_walls.py checks them against
+# Syscall numbers, taken from libseccomp's tables (tests/sandbox/test_walls.py checks them against
 # libseccomp where it is installed), and the audit arch value seccomp sees. A name missing
 # from an architecture (aarch64 has no open, stat, dup2...) is simply not in its filter.
 # fmt: off

@@ -4,7 +4,7 @@ Pure code, no I/O: the sandbox feeds it the bytes the child wrote, as they arriv
 a 4-byte big-endian header length, a JSON header, then ``header["nbytes"]`` bytes of payload
 (see child/run.py). Everything here treats those bytes as data from an adversary: anything
 malformed, oversized, deeply nested, mistyped or out of order raises ProtocolError, and
-nothing else (tests/test_frames.py fuzzes that with Hypothesis).
+nothing else (tests/sandbox/test_frames.py fuzzes that with Hypothesis).
 """
 
 from __future__ import annotations

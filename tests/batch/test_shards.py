@@ -18,12 +18,11 @@ from grader.batch.shard import shard_from_env
 from grader.cli import main
 from grader.errors import GraderError
 from grader.records import Outcome
-from tests.conftest import CORPUS, SAMPLES, SLOW_ON_ONE, Cli, comparable
+from tests.conftest import ATTACKS, CORPUS, ROOT, SAMPLES, SLOW_ON_ONE, Cli, comparable
 
 # Every test here grades or merges whole classes: the full suite, not the fast lane.
 pytestmark = pytest.mark.slow
 
-ATTACKS = Path(__file__).resolve().parent / "attacks"
 # Attacks that need no loopback port nor the repository's path, and fail fast.
 QUICK_ATTACKS = ("monkeypatch_numpy", "lying_array", "fake_output", "exit_at_import", "big_file")
 TIMEOUT = "1"
@@ -337,7 +336,7 @@ def test_shard_auto_in_batch(cli: Cli, tmp_path: Path, monkeypatch: pytest.Monke
         assert exc.value.code == 2
 
 
-DOCS = Path(__file__).resolve().parent.parent / "docs" / "shards"
+DOCS = ROOT / "docs" / "shards"
 
 
 def test_kubernetes_job_covers_every_share() -> None:
