@@ -7,13 +7,14 @@ Each round runs, once per tree, with that tree first on PYTHONPATH (so the same 
 and packages serve both): `grader batch` on the benchmark's class, recording the wall time
 and the whole machine's busy CPU time over it (from /proc/stat); `grader submit` of the
 reference; and `import grader.cli` under `-X importtime` (its cumulative import time).
-Taking turns spreads the shared machine's slow moments over both versions alike; medians
-are printed as Markdown.
+Both trees are compiled to bytecode first. Taking turns spreads the shared machine's slow
+moments over both versions alike; medians are printed as Markdown.
 """
 
 from __future__ import annotations
 
 import argparse
+import compileall
 import os
 import shutil
 import statistics
@@ -93,6 +94,10 @@ def main() -> None:
     parser.add_argument("--size", type=int, default=200)
     args = parser.parse_args()
     trees = {"other": args.other.resolve(), "this": ROOT}
+    for tree in trees.values():
+        # Both from bytecode: a tree without it (PYTHONDONTWRITEBYTECODE, a fresh worktree)
+        # would pay for compiling its modules in every run.
+        compileall.compile_dir(tree / "grader", quiet=1)
     with tempfile.TemporaryDirectory() as tmp:
         folder = Path(tmp) / "class"
         folder.mkdir()
