@@ -163,6 +163,10 @@ def _finite(rows: Any) -> Any:
     return rows if math.isfinite(rows) else None
 
 
+# Headers a request may hold once at most (Content-Length has its own check).
+SINGLE_HEADERS = ("Host", "Origin", "X-Grader-Token", "Content-Type")
+
+
 def content_length(headers: Message) -> int:
     """Return the body's declared length, parsed strictly, or raise a Refusal."""
     values = headers.get_all("Content-Length") or []
@@ -303,6 +307,17 @@ class Handler(BaseHTTPRequestHandler):
             return
         headers = self.headers
         self.unread = "Content-Length" in headers or "Transfer-Encoding" in headers
+        for name in SINGLE_HEADERS:
+            if len(headers.get_all(name) or []) > 1:
+                # Two Hosts or two tokens: which one a check read and which one a proxy
+                # would is anyone's guess, so neither is.
+                raise Refusal(HTTPStatus.BAD_REQUEST, f"the {name} header is given twice")
+        if "Transfer-Encoding" in headers:
+            # Bodies are framed by their Content-Length alone: a transfer coding beside it
+            # would give the body two ends.
+            raise Refusal(
+                HTTPStatus.NOT_IMPLEMENTED, "send the body with a Content-Length, not chunked"
+            )
         method = {"GET": self._get, "POST": self._post}.get(self.command)
         if method is None:
             raise Refusal(

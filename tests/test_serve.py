@@ -176,7 +176,7 @@ def test_submit_page_speaks_the_vocabulary(served: Server, attack: str) -> None:
 # ---- raw requests: every one gets a status line, the server says nothing but its log ----
 
 # What a request of any bytes may be answered; never 500, never silence.
-SENSIBLE = {200, 400, 403, 404, 405, 408, 411, 413, 414, 431, 503, 505}
+SENSIBLE = {200, 400, 403, 404, 405, 408, 411, 413, 414, 431, 501, 503, 505}
 STATUS_LINE = re.compile(rb"HTTP/1\.[01] (\d{3}) ")
 ACCESS_LINE = re.compile(r'127\.0\.0\.1 - - \[[^\]]+\] "[ -~]*" \d{3}')
 READ_TIMEOUT = 0.5
@@ -269,6 +269,15 @@ RAW_CASES = {
     "unknown path": (_post_bytes(_source(""), target=b"/api/nothing"), 404),
     "GET of an endpoint": (b"GET /api/run?token=<token> HTTP/1.1\r\nHost: <host>\r\n\r\n", 405),
     "unknown method": (b"BREW / HTTP/1.1\r\nHost: <host>\r\n\r\n", 405),
+    "Host twice": (b"GET /?token=<token> HTTP/1.1\r\nHost: <host>\r\nHost: x\r\n\r\n", 400),
+    "chunked body": (
+        _post_bytes(b"{}").replace(b"Content-Length: <length>", b"Transfer-Encoding: chunked"),
+        501,
+    ),
+    "chunked body with a length": (
+        _post_bytes(b"{}").replace(b"\r\n\r\n", b"\r\nTransfer-Encoding: chunked\r\n\r\n", 1),
+        501,
+    ),
 }
 
 
