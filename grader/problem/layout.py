@@ -9,7 +9,7 @@ import os
 from pathlib import Path
 
 from grader.errors import GraderError, Refused
-from grader.files import PACKAGE, read_bounded
+from grader.files import PACKAGE, not_regular, read_bounded
 
 FUNCTION_NAME = "sinusoidal_positions"
 EXAMPLES_FILE = "examples.yaml"
@@ -52,7 +52,11 @@ def find_problem_root(explicit: str | None) -> Path:
 
 
 def _checked_root(path: Path, origin: str) -> Path:
-    if not (path / EXAMPLES_FILE).is_file():
+    examples = path / EXAMPLES_FILE
+    if not examples.is_file():
+        if os.path.lexists(examples) and not examples.is_symlink():  # a FIFO, a folder
+            refused = not_regular(os.lstat(examples).st_mode)
+            raise GraderError(f"problem folder {str(path)!r} {origin}: {EXAMPLES_FILE}: {refused}")
         raise GraderError(f"problem folder {str(path)!r} {origin} has no {EXAMPLES_FILE}")
     return path.resolve()
 

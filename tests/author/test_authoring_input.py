@@ -130,6 +130,20 @@ def test_a_fifo_among_the_cases_is_one_issue_not_a_hang(problem_copy: Path) -> N
     assert done.returncode == 2 and "11_fifo.yaml: (file): not a regular file" in done.stderr
 
 
+def test_an_examples_file_that_is_a_fifo_is_named(problem_copy: Path) -> None:
+    """examples.yaml as a FIFO was reported missing; it is named for what it is."""
+    (problem_copy / "examples.yaml").unlink()
+    os.mkfifo(problem_copy / "examples.yaml")
+    for command in ("check", "submit"):
+        args = [command, "--problem", problem_copy]
+        if command == "submit":
+            args.insert(1, CORPUS / "correct" / "lists.py")
+        done = _bounded_grader(*args)
+        assert done.returncode == 2, done.stderr
+        assert "examples.yaml: not a regular file (a FIFO)" in done.stderr
+        assert len(done.stderr.splitlines()) == 1
+
+
 def test_a_link_to_dev_zero_is_one_issue(problem_copy: Path) -> None:
     """A link to /dev/zero read until memory ran out; now a link is never followed."""
     (problem_copy / "hidden_tests" / "11_zero.yaml").symlink_to("/dev/zero")
