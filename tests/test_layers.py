@@ -57,3 +57,18 @@ def test_the_command_loads_neither_numpy_nor_the_sandbox() -> None:
         or name.startswith(("grader.sandbox", "grader.child", "grader.pipeline"))
     }
     assert not heavy
+
+
+def test_no_module_imports_itself_back() -> None:
+    """No import circle, lazy imports included: the layers contract alone allows one inside
+    a package."""
+    import grimp
+
+    graph = grimp.build_graph("grader")
+    circles = {
+        tuple(sorted((module, imported)))
+        for module in graph.modules
+        for imported in graph.find_modules_directly_imported_by(module)
+        if graph.find_shortest_chain(importer=imported, imported=module)
+    }
+    assert not circles
