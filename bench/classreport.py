@@ -28,7 +28,7 @@ from speed import GRADER, PY, ROOT, make_class
 
 from grader.batch.classreport import build, write_class_report
 from grader.batch.manifest import class_digest, from_json, share_of, to_json
-from grader.batch.shard import merge
+from grader.batch.merge import merge
 
 
 def synthetic_output(graded: Path, out: Path, size: int) -> None:

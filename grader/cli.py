@@ -575,7 +575,7 @@ def _audit(args: argparse.Namespace, root: Path, choice: Any) -> int:
 
 def _batch(args: argparse.Namespace, root: Path, choice: Any) -> int:
     # Only the pool's own light modules before it starts: the template process then imports
-    # numpy while this one imports the batch (grader.batch.shard already brings in all of it).
+    # numpy while this one imports the batch runner, which brings in the whole sandbox stack.
     from grader.sandbox.pool import Pool
 
     # run_batch closes the pool too; this `with` covers the imports before it, and a Ctrl-C
@@ -679,8 +679,8 @@ def _report(args: argparse.Namespace) -> int:
 
 def _merge(args: argparse.Namespace) -> int:
     from grader.batch.classreport import scope, write_class_report
+    from grader.batch.merge import merge
     from grader.batch.outdir import RESULTS_DIR, SUMMARY_FILE
-    from grader.batch.shard import merge
 
     manifest = merge(args.outs, into=args.out)
     report = write_class_report(args.out)

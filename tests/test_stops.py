@@ -348,7 +348,7 @@ def test_a_merge_stopped_half_way_keeps_the_previous_one(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """SIGTERM while shares are merged: the previous merge stays whole, nothing half-new."""
-    import grader.batch.shard
+    import grader.batch.merge
     from grader.cli import main
 
     klass = _class(tmp_path, "call", size=0)
@@ -359,7 +359,7 @@ def test_a_merge_stopped_half_way_keeps_the_previous_one(
     merged = tmp_path / "merged"
     assert main(["merge", *shares, "--out", str(merged)]) == 0
     before = {p.relative_to(merged): p.read_bytes() for p in merged.rglob("*") if p.is_file()}
-    _stop_on(monkeypatch, grader.batch.shard.shutil, "copyfile", after=1)
+    _stop_on(monkeypatch, grader.batch.merge.shutil, "copyfile", after=1)
     assert main(["merge", *shares, "--out", str(merged)]) == 143
     after = {p.relative_to(merged): p.read_bytes() for p in merged.rglob("*") if p.is_file()}
     assert after == before
