@@ -9,14 +9,15 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from grader.batch.outdir import MANIFEST_FILE
-from grader.errors import GraderError
-from grader.files import atomic_write
+from grader.errors import GraderError, Refused
+from grader.files import atomic_write, read_bounded
 
 MANIFEST_VERSION = 1
 
@@ -171,16 +172,25 @@ def from_json(doc: Any) -> Manifest:
 LIMIT_KEYS = ("case_seconds", "cpu_seconds", "memory_mb", "file_size_mb", "output_bytes")
 
 
+# batch.json lists every id of the class: a few hundred bytes each at most.
+MAX_MANIFEST_BYTES = 256 * 1024 * 1024
+
+
 def read_manifest(out: Path) -> Manifest:
     """Read OUT/batch.json; a folder without a sound one is a usage error, said in one line."""
     path = out / MANIFEST_FILE
     try:
-        doc = json.loads(path.read_text(encoding="utf-8"))
+        if not os.path.lexists(path):
+            raise FileNotFoundError(path)
+        # Never from a FIFO, a device or through a link: an output folder anyone may edit.
+        doc = json.loads(read_bounded(path, MAX_MANIFEST_BYTES).decode("utf-8"))
     except FileNotFoundError:
         raise GraderError(
             f"{str(out)!r} is not a finished batch output: it has no {MANIFEST_FILE} "
             "(run `grader batch` on it again; unchanged results are reused)"
         ) from None
+    except Refused as exc:  # a FIFO, a device, a link, a file past the bound
+        raise GraderError(f"cannot read {str(path)!r}: {str(exc).split(';')[0]}") from None
     except Exception as exc:  # noqa: BLE001 - JSON nested thousands deep is a RecursionError
         raise GraderError(f"cannot read {str(path)!r}: {type(exc).__name__}") from None
     try:

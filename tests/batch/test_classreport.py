@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import csv
 import json
+import os
 import re
 import shutil
 from collections import Counter
@@ -291,6 +292,8 @@ def test_html_figures_match_the_summary(batch_out: Path) -> None:
         ("batch.json", lambda d: {**d, "runs": []}),
         ("batch.json", lambda d: {**d, "limits": {"a": 1}}),
         ("results", "/dev/zero"),
+        ("batch.json", "/dev/zero"),
+        ("batch.json", "fifo"),
     ],
 )
 def test_an_edited_output_is_a_usage_error(
@@ -300,7 +303,10 @@ def test_an_edited_output_is_a_usage_error(
     out = tmp_path / "out"
     shutil.copytree(batch_out, out)
     path = out / "batch.json" if target == "batch.json" else next((out / "results").iterdir())
-    if isinstance(change, str):  # a link to a file that never ends
+    if change == "fifo":  # a read that would never end
+        path.unlink()
+        os.mkfifo(path)
+    elif isinstance(change, str):  # a link to a file that never ends
         path.unlink()
         path.symlink_to(change)
     else:
