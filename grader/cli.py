@@ -781,23 +781,24 @@ def _check(args: argparse.Namespace, root: Path, choice: Any) -> int:
     # A suite past its bounds is refused unread (check_problem says so); the guard would
     # walk every entry of it first, a million of them too.
     hidden = root / HIDDEN_DIR
-    crowded = hidden.is_dir() and bool(case_files(hidden)[1])
+    files, past_bounds = case_files(hidden) if hidden.is_dir() else ([], [])
+    crowded = bool(past_bounds)
     # Whatever backend later grades: a layout the guard would refuse is an issue now.
     found = [] if crowded else exposed_files(protected_paths(root))
     exposed = [Issue(_relative(e.path, root), "(file)", e.why) for e in found]
+    # The statement is listed with the rest: its count is of the case files, valid or not.
+    wrong = "" if crowded else statement_issue(root, len(files))
+    statement = [Issue(str(STATEMENT_FILE), "(text)", wrong)] if wrong else []
     try:
         checked = check_problem(root)
     except ProblemInvalid as invalid:
         # A link the guard names is one issue, not two: the loader refuses to read it too.
         named = {issue.file for issue in exposed}
         rest = [i for i in invalid.issues if not (i.file in named and i.field == "(file)")]
-        raise ProblemInvalid(exposed + rest) from None
-    if exposed:
-        raise ProblemInvalid(exposed)
+        raise ProblemInvalid(exposed + rest + statement) from None
+    if exposed or statement:
+        raise ProblemInvalid(exposed + statement)
     problem = checked.problem
-    wrong_count = statement_issue(root, len(problem.hidden))
-    if wrong_count:
-        raise ProblemInvalid([Issue(str(STATEMENT_FILE), "(text)", wrong_count)])
     # Last, and in the sandbox: what only grading the reference and the correct variants
     # as submissions shows (a case they fail, which the reference's own run cannot see).
     unfit = suite_issues(root, limits=_limits(args), choice=choice)

@@ -451,6 +451,20 @@ def test_a_fifo_for_the_statement_or_the_bundle_marker_blocks_nothing(problem_co
     ]
 
 
+def test_the_statement_is_listed_with_the_other_issues(problem_copy: Path) -> None:
+    """A statement check could not read was said only once every case file was sound."""
+    (problem_copy / "problem").mkdir()
+    (problem_copy / "problem" / "statement.md").write_bytes(b"caf\xe9\n")
+    (problem_copy / "hidden_tests" / "11_typo.yaml").write_text(
+        "input: {positions: [1], d_modle: 4}\nwhy: a typo\n"
+    )
+    done = _bounded_grader("check", "--problem", problem_copy)
+    assert done.returncode == 2, done.stderr
+    issues = done.stderr.splitlines()[1:]
+    assert any(line.startswith("  hidden_tests/11_typo.yaml") for line in issues), issues
+    assert any(line.startswith("  problem/statement.md: (text): not UTF-8") for line in issues)
+
+
 def test_gradescope_settings_go_through_the_loader(tmp_path: Path) -> None:
     """gradescope.yaml: an alias, a duplicate or a typo is one line naming the setting."""
     from grader.errors import GraderError
