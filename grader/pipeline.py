@@ -14,10 +14,11 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from grader.errors import GraderError
-from grader.problem.layout import FUNCTION_NAME, REFERENCE_FILE, protected_paths
+from grader.problem.layout import FUNCTION_NAME, REFERENCE_FILE, protected_paths, starter_text
 from grader.sandbox.spawn import Launch, Limits
 from grader.sandbox.walls import Choice, check_hidden_unreachable, exposed_files
-from grader.submission.source import Source, Static, check_source, read_submission
+from grader.submission.reader import read
+from grader.submission.source import Source, Static, check_source
 
 if TYPE_CHECKING:
     from grader.problem.cases import Case, Checked, Problem
@@ -188,9 +189,24 @@ def grade(
     through no link); a path is read here.
     """
     began = time.monotonic()
-    src = submission if isinstance(submission, Source) else read_submission(submission)
+    src = (
+        submission
+        if isinstance(submission, Source)
+        else read(
+            submission,
+            function=FUNCTION_NAME,
+            trusted=True,
+            starter=starter_text(problem_root),
+        )
+    )
     guard(problem_root, choice)
-    launch = Launch(source=src.data, limits=limits, backend=choice.backend, function=FUNCTION_NAME)
+    launch = Launch(
+        source=src.data,
+        limits=limits,
+        backend=choice.backend,
+        function=FUNCTION_NAME,
+        beside=src.beside,
+    )
     # The child is starting on the other core; only now the heavy imports of ours.
     from grader.sandbox.session import Session
 
@@ -302,7 +318,7 @@ def judge_run(
     if mode == "run" and all(r.passed for r in results):
         notes = (_advice(probe) for probe in verdicts.of(problem.probes, start=len(cases)))
         advice = tuple(a for a in notes if a)
-    warnings = list(run.notes)
+    warnings = [*src.notes, *run.notes]
     output = ""
     if mode == "run":
         output = run.stdout.text() + (

@@ -27,7 +27,7 @@ from urllib.parse import SplitResult, parse_qs, urlsplit
 
 from grader.errors import GraderError
 from grader.files import TEMPLATES
-from grader.problem.layout import STATEMENT_FILE
+from grader.problem.layout import STARTER_FILE, STATEMENT_FILE
 from grader.sandbox.spawn import Limits
 from grader.sandbox.walls import Choice
 from grader.submission.source import MAX_SUBMISSION_BYTES
@@ -63,7 +63,6 @@ ROUTES = {"/": "GET", "/api/run": "POST", "/api/submit": "POST"}
 LOG_CUT = 200
 BUSY = "busy: another grading is running; try again in a moment"
 PAGE_UNREADABLE = "the problem's statement or starter cannot be read; run `grader check`"
-STARTER_FILE = Path("problem") / "starter.py"
 
 
 class Refusal(Exception):

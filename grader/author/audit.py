@@ -150,7 +150,7 @@ class Audit:
 
 
 def _row(variant: Variant, checked: Checked, limits: Limits, choice: Choice) -> Row:
-    src = read_submission(variant.path)
+    src = read_submission(variant.path, function=FUNCTION_NAME)
     cases = checked.problem.hidden
     run = execute(
         source=src.data, problem=checked.problem, cases=cases, limits=limits, choice=choice

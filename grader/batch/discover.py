@@ -1,8 +1,9 @@
 """Discovery: the submissions of a class, as a batch finds them in the folders it is given.
 
-Each .py file given, each .py in a folder, each subfolder's one .py; every one gets an id
-(names.make_ids) that stays the same from one run to the next, and an entry that cannot be
-graded (no .py, several, a link) says why instead of being dropped.
+Each file given, and each item of a folder given: a .py, a notebook, a .zip or a folder is
+an entry read when it is graded (grader.submission.reader); every other file is an entry
+that says why it is not graded, rather than a warning alone. Every one gets an id
+(names.make_ids) that stays the same from one run to the next.
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ from typing import NamedTuple
 
 from grader.errors import GraderError
 from grader.names import make_ids, shown
+from grader.submission.folder import ARCHIVE_SUFFIXES, is_cruft
 from grader.submission.source import link_problem
 
 
@@ -70,10 +72,6 @@ def discover(
     return _with_ids(found)
 
 
-# Folders Python or its tools leave beside the files they ran: never a learner's.
-NOT_LEARNERS = frozenset({"__pycache__"})
-
-
 def _folder(
     folder: Path,
     prefix: str,
@@ -81,39 +79,48 @@ def _folder(
     passed_over: set[Path],
     strays: list[str] | None,
 ) -> list[Found]:
+    """Return an entry for every item of a class folder that a learner could have put there:
+    a .py, a notebook, a .zip and a folder are read when graded (submission.reader); any
+    other file gets a row that says why it was not graded, rather than a warning alone."""
     found: list[Found] = []
     for item in sorted(folder.iterdir()):
         rel = prefix + shown(item.name)
+        if is_cruft(item.name) or item.name.startswith("."):
+            continue
         if not item.is_symlink() and item.resolve() in passed_over:
             continue
+        name = item.name if item.is_dir() else item.stem
         if item.is_symlink():
-            if item.suffix == ".py" or item.is_dir():
-                name = item.stem if item.suffix == ".py" else item.name
-                found.append(Found(name, None, rel, link_problem(item, protected)))
-            continue
-        if item.is_file() and item.suffix == ".py":
-            found.append(Found(item.stem, item, rel, link_problem(item, protected)))
-        elif item.is_dir() and not item.name.startswith(".") and item.name not in NOT_LEARNERS:
-            files = sorted(p for p in item.iterdir() if p.suffix == ".py" and not p.is_dir())
-            if len(files) == 1:
-                problem = link_problem(files[0], protected)
-                found.append(Found(item.name, files[0], f"{rel}/{shown(files[0].name)}", problem))
-            elif files:
-                names = ", ".join(shown(p.name) for p in files)
-                found.append(Found(item.name, None, f"{rel}/", f"several .py files ({names})"))
-            else:
-                found.append(Found(item.name, None, f"{rel}/", "no .py file in the folder"))
-        elif item.is_file() and strays is not None and not item.name.startswith("."):
-            strays.append(rel)
+            found.append(Found(name, None, rel, link_problem(item, protected)))
+        elif item.is_dir():
+            found.append(Found(name, item, f"{rel}/", ""))
+        elif item.suffix.lower() in GRADED_SUFFIXES:
+            found.append(Found(name, item, rel, link_problem(item, protected)))
+        elif item.is_file():
+            found.append(Found(name, None, rel, _not_gradable(item)))
+            if strays is not None:
+                strays.append(rel)
     return found
 
 
+# What a class folder's entries may be, besides folders: read when graded.
+GRADED_SUFFIXES = (".py", ".ipynb", ".zip")
+
+
+def _not_gradable(item: Path) -> str:
+    """Say, for a TA, why a file of the class folder is not graded."""
+    if item.name.lower().endswith(ARCHIVE_SUFFIXES):
+        return f"{shown(item.name)} is an archive; only .zip files are unpacked"
+    kind = shown(item.suffix.lower() or "a file without a suffix")
+    return f"{kind} only; ask for a .py or .ipynb file (or a .zip or folder of them)"
+
+
 def strays_note(strays: Sequence[str], shown_at_most: int = 5) -> tuple[str, ...]:
-    """Say which files of the class folders were not graded for not being .py files."""
+    """Say which files of the class folders hold no code; each has a not-graded row too."""
     if not strays:
         return ()
     names = ", ".join(strays[:shown_at_most]) + (", ..." if len(strays) > shown_at_most else "")
-    return (f"{len(strays)} file(s) in the class folder are not .py files, not graded: {names}",)
+    return (f"{len(strays)} file(s) in the class folder hold no code, not graded: {names}",)
 
 
 def _with_ids(found: list[Found]) -> list[Entry]:

@@ -13,7 +13,7 @@ import time
 from collections.abc import Iterator, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor, wait
 from contextlib import contextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -41,7 +41,7 @@ from grader.errors import GraderError, NothingToGrade
 from grader.names import shown
 from grader.pipeline import grade_in_with_examples, guard
 from grader.problem.cases import Checked, check_problem
-from grader.problem.layout import FUNCTION_NAME, protected_paths
+from grader.problem.layout import FUNCTION_NAME, protected_paths, starter_text
 from grader.records import Cause, Report
 from grader.report import to_results
 from grader.results import Results, not_graded
@@ -51,7 +51,8 @@ from grader.sandbox.session import Session
 from grader.sandbox.spawn import Launch, Limits
 from grader.sandbox.walls import Choice, check_private
 from grader.stops import STOP_SIGNALS, ignore_stops, pressed, writing
-from grader.submission.source import Source, protected_files, read_untrusted
+from grader.submission.reader import read
+from grader.submission.source import Source, protected_files
 
 
 def suite_digest(checked: Checked, *, examples: bool = False) -> str:
@@ -149,9 +150,20 @@ class Batch:
         # The problem's own files, looked up once for the batch rather than per learner.
         self.protected = protected_paths(self.checked.problem.root)
         self.inodes = protected_files(self.protected)
+        self.starter = starter_text(self.checked.problem.root)
         self.key = settings_digest(self.settings)
         # Results of an unchanged file found graded under other settings, graded again.
         self.resettled: list[str] = []
+
+    def read(self, path: Path) -> Source:
+        """Read what a learner handed in: a file, a notebook, a folder or a zip."""
+        return read(
+            path,
+            function=FUNCTION_NAME,
+            protected=self.protected,
+            inodes=self.inodes,
+            starter=self.starter,
+        )
 
     def result_path(self, entry: Entry) -> Path:
         return result_path(self.out, entry.id)
@@ -198,6 +210,7 @@ class Batch:
             function=FUNCTION_NAME,
             spawner=self.pool.spawn,
             tmp_root=self.pool.root,
+            beside=src.beside,
         )
         with Session(launch) as session:
             return grade_in_with_examples(session, src=src, checked=self.checked, began=began)
@@ -209,12 +222,14 @@ class Batch:
             self._write(entry, doc)
             return _row_from(doc, entry, "not_graded")
         try:
-            src = read_untrusted(entry.path, protected=self.protected, inodes=self.inodes)
+            src = self.read(entry.path)
         except GraderError as exc:
             doc = _error_doc(entry, self.checked, str(exc))
             self._write(entry, doc)
             return _row_from(doc, entry, "not_graded")
-        digest = hashlib.sha256(src.data).hexdigest()
+        if entry.relpath.endswith("/"):  # a folder or a zip: name the file graded in it
+            entry = replace(entry, relpath=entry.relpath + src.name)
+        digest = src.digest()
         stored = self.up_to_date(entry, digest)
         if stored is not None:
             return _row_from(stored, entry, "unchanged")
@@ -417,10 +432,10 @@ def _still_unchanged(batch: Batch, entries: Sequence[Entry], rows: Sequence[Row]
         if entry.id in done or entry.path is None:
             continue
         try:
-            src = read_untrusted(entry.path, protected=batch.protected, inodes=batch.inodes)
+            src = batch.read(entry.path)
         except GraderError:
             continue
-        stored = batch.up_to_date(entry, hashlib.sha256(src.data).hexdigest())
+        stored = batch.up_to_date(entry, src.digest())
         if stored is not None:
             kept.append(_row_from(stored, entry, "unchanged"))
     return kept

@@ -203,6 +203,9 @@ def _load(path: str, function: str) -> Any:
         code = compile(source, path, "exec", dont_inherit=True)
     except (SyntaxError, ValueError) as exc:
         return {"kind": "syntax", **_exception(exc, path)}
+    # The submission's own other modules (a utils.py handed in beside it) lie in its
+    # folder: importable, after everything installed, which they cannot shadow.
+    sys.path.append(os.path.dirname(path))
     spec = importlib.util.spec_from_file_location("submission", path)
     assert spec is not None
     module = importlib.util.module_from_spec(spec)

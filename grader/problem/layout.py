@@ -133,3 +133,16 @@ def statement_text(root: Path) -> str | None:
     except UnicodeDecodeError as exc:
         # The page, the learner kit and this count all need its text: refused here, once.
         raise Refused(f"not UTF-8 text (byte {exc.start})") from None
+
+
+STARTER_FILE = Path("problem") / "starter.py"
+STARTER_BYTES = 1024 * 1024
+
+
+def starter_text(root: Path) -> str | None:
+    """Return the starter's text, to tell an unchanged starter from an answer; None when
+    there is none or it cannot be read (check says so)."""
+    try:
+        return read_bounded(root / STARTER_FILE, STARTER_BYTES).decode("utf-8", "replace")
+    except Refused:
+        return None

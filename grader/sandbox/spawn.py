@@ -16,7 +16,7 @@ import subprocess
 import tempfile
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import IO, Any, NamedTuple, ParamSpec, Protocol, TypeVar
 
@@ -271,8 +271,12 @@ def spawn_child(
 Spawner = Callable[..., Started]
 
 
-def private_folder(source: bytes, root: str | None) -> tuple[str, Path]:
-    """Make a fresh private folder holding the submission; return it and the file's path.
+def private_folder(
+    source: bytes, root: str | None, beside: Sequence[tuple[str, bytes]] = ()
+) -> tuple[str, Path]:
+    """Make a fresh private folder holding the submission, and the modules of the
+    submission ``beside`` it (name, bytes), which it may import; return the folder and the
+    file's path.
 
     A folder of its own in the temporary folder is claimed (see tempdirs); one inside a
     batch's folder is covered by the batch's claim.
@@ -280,6 +284,10 @@ def private_folder(source: bytes, root: str | None) -> tuple[str, Path]:
     tmp = tempdirs.claim() if root is None else tempfile.mkdtemp(prefix=tempdirs.PREFIX, dir=root)
     submission = Path(tmp) / "submission.py"
     submission.write_bytes(source)
+    for name, data in beside:
+        # Names the reader chose (a module name and .py); never the submission's own.
+        if name != submission.name and os.sep not in name:
+            (Path(tmp) / name).write_bytes(data)
     return tmp, submission
 
 
@@ -295,6 +303,7 @@ class Launch:
         function: str,
         spawner: Spawner = spawn_child,
         tmp_root: str | None = None,
+        beside: Sequence[tuple[str, bytes]] = (),
     ) -> None:
         self.limits = limits
         self.backend = backend
@@ -302,7 +311,7 @@ class Launch:
         self.spawner = spawner
         self.source = source
         self.tmp_root = tmp_root
-        self.tmp, self.submission = private_folder(source, tmp_root)
+        self.tmp, self.submission = private_folder(source, tmp_root, beside)
         self.first = spawner(
             tmp=self.tmp,
             submission=str(self.submission),

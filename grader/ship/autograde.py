@@ -11,10 +11,9 @@ from typing import Any
 
 from grader.errors import GraderError, Refused
 from grader.files import atomic_write
-from grader.names import shown
 from grader.pipeline import check_limits, grade
 from grader.problem.cases import load_problem
-from grader.problem.layout import protected_paths
+from grader.problem.layout import FUNCTION_NAME, protected_paths, starter_text
 from grader.problem.schema import unknown_key
 from grader.problem.yamlsafe import load_file
 from grader.problem.yamlsafe import shown as shown_value
@@ -24,7 +23,7 @@ from grader.results import Results, not_graded
 from grader.sandbox.spawn import Limits
 from grader.sandbox.walls import Choice
 from grader.ship.bundle import GRADESCOPE_CONFIG, VISIBILITIES
-from grader.submission.source import name_problem, read_untrusted
+from grader.submission.reader import read
 
 # gradescope.yaml holds two settings: a few hundred bytes, with comments.
 CONFIG_BYTES = 64 << 10
@@ -52,32 +51,6 @@ def _config(source: Path) -> dict[str, str]:
                 )
             settings[key] = value
     return settings
-
-
-def find_submission(folder: Path) -> tuple[Path | None, str]:
-    """Return the one .py file submitted, or None and what is wrong.
-
-    The folder is walked without following links, and a link is never the submission: a
-    Git-based submission can carry one into the autograder's own files.
-    """
-    files: list[Path] = []
-    others: list[Path] = []
-    for parent, dirs, entries in os.walk(folder):
-        dirs[:] = sorted(d for d in dirs if d != "__pycache__")
-        # os.walk lists a link to a folder among the folders (and never enters it).
-        links = [d for d in dirs if Path(parent, d).is_symlink()]
-        for name in sorted([*entries, *links]):
-            path = Path(parent, name)
-            (others if name_problem(path) else files).append(path)
-    if not files:
-        if len(others) == 1 and not others[0].is_symlink():
-            # One file, wrongly named: the same words the command line gives.
-            return None, name_problem(others[0])
-        return None, "no .py file was submitted: upload your solution file"
-    if len(files) > 1:
-        names = ", ".join(shown(p.relative_to(folder)) for p in files[:10])
-        return None, f"{len(files)} .py files were submitted ({names}): upload exactly one"
-    return files[0], ""
 
 
 # What Gradescope's results.json may hold, at the top and per test (its autograder
@@ -138,15 +111,18 @@ def gradescope_results(results_doc: Results, settings: dict[str, str]) -> dict[s
 
 
 def _grade(root: Path, source: Path, limits: Limits, choice: Choice) -> Results:
-    submission, problem = find_submission(root / "submission")
-    src = None
-    if submission is not None:
-        try:
-            # No link followed, not even one swapped in after the check: graded as read here.
-            src = read_untrusted(submission, protected=[source, *protected_paths(source)])
-        except GraderError as exc:
-            problem = str(exc)
-    if src is None:
+    try:
+        # The upload folder as a batch reads a learner's folder: the file that defines the
+        # function (a notebook, one inside a .zip), its modules beside it, no link followed,
+        # not even one swapped in after the check.
+        src = read(
+            root / "submission",
+            function=FUNCTION_NAME,
+            protected=[source, *protected_paths(source)],
+            starter=starter_text(source),
+        )
+    except GraderError as exc:
+        problem = str(exc)
         cases = load_problem(source).hidden
         return not_graded([(c.name, c.max_score) for c in cases], problem, submission="")
     check_limits(source, limits, choice)

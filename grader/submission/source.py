@@ -29,6 +29,10 @@ if TYPE_CHECKING:  # the pipeline imports this before it starts the child: keep 
 
 MAX_SUBMISSION_BYTES = 1024 * 1024
 SUBMISSION_SUFFIX = ".py"
+NOTEBOOK_SUFFIX = ".ipynb"
+SUBMISSION_SUFFIXES = (SUBMISSION_SUFFIX, NOTEBOOK_SUFFIX)
+# A notebook of plots is tens of megabytes of images; the code made of it has the .py bound.
+MAX_NOTEBOOK_BYTES = 32 * 1024 * 1024
 IDENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]{0,59}$")
 BUILTIN_EXCEPTIONS = frozenset(
     name
@@ -51,11 +55,35 @@ class Static(NamedTuple):
 
 
 class Source(NamedTuple):
-    """The submitted file as the parent read it: for names and line numbers it may cite."""
+    """The submitted file as the parent read it: for names and line numbers it may cite.
+
+    For a notebook, ``text`` and ``data`` are the module made of it (see notebook.py),
+    ``places`` says where each of its lines came from, and ``notes`` what was left out (or,
+    for a folder, what else it held).
+    """
 
     name: str
     text: str
     data: bytes = b""
+    places: tuple[str, ...] = ()
+    notes: tuple[str, ...] = ()
+    # The submission's other modules, importable beside it: (file name, bytes).
+    beside: tuple[tuple[str, bytes], ...] = ()
+
+    def digest(self) -> str:
+        """Return a digest of everything graded: the code and the modules beside it."""
+        import hashlib
+
+        h = hashlib.sha256(self.data)
+        for name, data in self.beside:
+            h.update(b"\0" + name.encode("utf-8", "surrogateescape") + b"\0" + data)
+        return h.hexdigest()
+
+    def where(self, number: int) -> str:
+        """Return how the learner finds line ``number``: "line 7", or "cell 3, line 2"."""
+        if 1 <= number <= len(self.places):
+            return self.places[number - 1]
+        return f"line {number}"
 
     def cites(self, name: object) -> str | None:
         """Return ``name`` if it is a builtin exception or an identifier in the source."""
@@ -83,8 +111,11 @@ def name_problem(path: Path) -> str:
 
     One rule for every way in (command line, batch, Gradescope): a Python file, `.py`.
     """
-    if path.suffix != SUBMISSION_SUFFIX:
-        return f"{shown(path.name)} is not a Python file: submissions end in {SUBMISSION_SUFFIX}"
+    if path.suffix not in SUBMISSION_SUFFIXES:
+        return (
+            f"{shown(path.name)} is not a Python file: submissions end in {SUBMISSION_SUFFIX} "
+            f"(or {NOTEBOOK_SUFFIX}, a notebook)"
+        )
     return ""
 
 
@@ -127,8 +158,8 @@ def protected_files(protected: Sequence[Path]) -> frozenset[tuple[int, int]]:
     return frozenset(found)
 
 
-def read_submission(path: Path) -> Source:
-    """Read the learner's file, refusing what cannot be a Python source file."""
+def read_submission(path: Path, *, function: str) -> Source:
+    """Read the learner's file, refusing what cannot be a Python source file or notebook."""
     if not path.exists():
         raise GraderError(f"no such file: {str(path)!r}")
     if not path.is_file():
@@ -136,14 +167,41 @@ def read_submission(path: Path) -> Source:
     problem = name_problem(path)
     if problem:
         raise GraderError(problem)
+    bound = _bound(path)
     size = path.stat().st_size
-    if size > MAX_SUBMISSION_BYTES:
-        raise GraderError(f"{path.name} is {size} bytes; submissions may be at most 1 MiB")
+    if size > bound:
+        raise GraderError(f"{path.name} is {size} bytes; {_bound_text(path)}")
     with path.open("rb") as handle:  # never more than the bound, however it grows meanwhile
-        data = handle.read(MAX_SUBMISSION_BYTES + 1)
-    if len(data) > MAX_SUBMISSION_BYTES:  # it grew between the two looks
-        raise GraderError(f"{path.name} is over 1 MiB; submissions may be at most 1 MiB")
-    return Source(name=shown(path.name), text=data.decode("utf-8", "replace"), data=data)
+        data = handle.read(bound + 1)
+    if len(data) > bound:  # it grew between the two looks
+        raise GraderError(f"{path.name} grew past the bound; {_bound_text(path)}")
+    return as_source(path.name, data, function)
+
+
+def _bound(path: Path) -> int:
+    return MAX_NOTEBOOK_BYTES if path.suffix == NOTEBOOK_SUFFIX else MAX_SUBMISSION_BYTES
+
+
+def _bound_text(path: Path) -> str:
+    if path.suffix == NOTEBOOK_SUFFIX:
+        return f"notebooks may be at most {MAX_NOTEBOOK_BYTES // (1024 * 1024)} MiB"
+    return "submissions may be at most 1 MiB"
+
+
+def as_source(name: str, data: bytes, function: str) -> Source:
+    """Return a file's bytes as the Source graded: a notebook becomes the module it means."""
+    if not name.endswith(NOTEBOOK_SUFFIX):
+        return Source(name=shown(name), text=data.decode("utf-8", "replace"), data=data)
+    from grader.submission.notebook import to_module
+
+    try:
+        module = to_module(data, function)
+    except GraderError as exc:
+        raise GraderError(f"{shown(name)}: {exc}") from None
+    code = module.text.encode("utf-8", "surrogatepass")
+    if len(code) > MAX_SUBMISSION_BYTES:
+        raise GraderError(f"{shown(name)}: its code is over 1 MiB, the bound of a submission")
+    return Source(shown(name), module.text, code, module.places, module.left_out)
 
 
 def check_source(src: Source, function: str) -> Static:
@@ -234,7 +292,7 @@ def _check(src: Source, function: str) -> Static:
         compile(tree, src.name, "exec", dont_inherit=True)
     except SyntaxError as exc:
         line = src.line(exc.lineno)
-        where = f" at line {line}" if line else ""
+        where = f" at {src.where(line)}" if line else ""
         text = src.line_text(line) if line else ""
         return Static(
             Outcome.SYNTAX_ERROR,
@@ -337,6 +395,7 @@ def _imports(tree: ast.Module) -> frozenset[str]:
 def read_untrusted(
     path: Path,
     *,
+    function: str,
     protected: Sequence[Path],
     inodes: frozenset[tuple[int, int]] | None = None,
 ) -> Source:
@@ -362,9 +421,10 @@ def read_untrusted(
             raise GraderError(
                 f"{shown(path.name)} is a hard link to one of the problem's own files; not read"
             )
-        if info.st_size > MAX_SUBMISSION_BYTES:
-            raise GraderError(
-                f"{shown(path.name)} is {info.st_size} bytes; submissions may be at most 1 MiB"
-            )
-        data = handle.read(MAX_SUBMISSION_BYTES + 1)
-    return Source(name=shown(path.name), text=data.decode("utf-8", "replace"), data=data)
+        bound = _bound(path)
+        if info.st_size > bound:
+            raise GraderError(f"{shown(path.name)} is {info.st_size} bytes; {_bound_text(path)}")
+        data = handle.read(bound + 1)
+    if len(data) > bound:
+        raise GraderError(f"{shown(path.name)} grew past the bound; {_bound_text(path)}")
+    return as_source(path.name, data, function)

@@ -91,16 +91,22 @@ def _exception_name(info: dict[str, object]) -> str:
 def _exception_message(info: dict[str, object], src: Source, when: str) -> str:
     """Say what was raised where, with the submission's own message: for visible examples."""
     line = src.line(info.get("line"))
-    where = f" at line {line} of {src.name}" if line else ""
+    where = f" at {src.where(line)} of {src.name}" if line else ""
     text = f"{when} raised {info.get('exc_type')}: {info.get('message', '')}{where}"
     frames = info.get("frames")
     if isinstance(frames, list) and frames:
         text += "\n" + "\n".join(
-            f"  line {f.get('line')}, in {f.get('function')}: {f.get('text', '')}"
+            f"  {_place(src, f.get('line'))}, in {f.get('function')}: {f.get('text', '')}"
             for f in frames
             if isinstance(f, dict)
         )
     return text
+
+
+def _place(src: Source, number: object) -> str:
+    """Return where a frame's line is, in the learner's own numbering where it is one."""
+    line = src.line(number)
+    return src.where(line) if line else f"line {number}"
 
 
 def static_failure(static: Static) -> tuple[Outcome, str] | None:
@@ -134,7 +140,7 @@ def load_failure(raw: Raw, src: Source, static: Static, visible: bool) -> tuple[
         return Outcome.IMPORT_ERROR, _exception_message(info, src, f"importing {src.name}")
     name = src.cites(info.get("exc_type")) or "an exception"
     line = src.line(info.get("line"))
-    message = f"importing {src.name} raised {name}" + (f" at line {line}" if line else "")
+    message = f"importing {src.name} raised {name}" + (f" at {src.where(line)}" if line else "")
     module = info.get("module")
     if name in ("ModuleNotFoundError", "ImportError") and module in static.imports:
         message += (

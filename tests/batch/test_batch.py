@@ -60,7 +60,7 @@ def klass(tmp_path: Path) -> Path:
     shutil.copy(CORPUS / "correct" / "lists.py", root / "eve" / "whatever_name.py")
     (root / "fay").mkdir()
     shutil.copy(CORPUS / "correct" / "lists.py", root / "fay" / "a.py")
-    shutil.copy(CORPUS / "correct" / "lists.py", root / "fay" / "b.py")
+    shutil.copy(CORPUS / "correct" / "vectorised.py", root / "fay" / "b.py")
     (root / "gus").mkdir()
     # Left by whoever ran the files beside the class: not learners.
     (root / "__pycache__").mkdir()
@@ -88,7 +88,7 @@ def test_batch_grades_every_learner(cli: Cli, klass: Path, tmp_path: Path) -> No
     assert rows["dan"]["many_rows"] == "timeout"
     assert rows["fay"]["status"] == "not_graded" and rows["gus"]["status"] == "not_graded"
     fay = json.loads((out / "results" / "fay.json").read_text())
-    assert "several .py files (a.py, b.py)" in fay["output"]
+    assert "several files define sinusoidal_positions differently (a.py, b.py)" in fay["output"]
     for name, source in (("ada", klass / "ada.py"), ("bob", klass / "bob.py")):
         batch_doc = json.loads((out / "results" / f"{name}.json").read_text())
         _, single, _ = cli("submit", source, "--format", "json")
@@ -445,7 +445,7 @@ def test_batch_in_every_environment(env: str, usual_batch: Graded, tmp_path: Pat
     code, err, said, rows = usual_batch if env == "as_is" else _batch_in(tmp_path, env)
     assert (code, err) == (0, "")
     assert (said, rows) == usual_batch[2:]
-    assert "not graded: zo\\xeb/: no .py file in the folder" in said
+    assert "not graded: zo\\xeb/: no .py or .ipynb file in it" in said
     outcomes = {
         row["path"]: (row["status"], row["score"], row["single_pair"]) for row in rows.values()
     }
@@ -522,7 +522,7 @@ def test_names_that_look_like_formulas_stay_text(cli: Cli, tmp_path: Path) -> No
 
 def test_out_inside_the_class_and_stray_files(cli: Cli, tmp_path: Path) -> None:
     """An --out inside the class folder is not taken for a learner on the next run, and
-    files that are not .py are named in a warning rather than skipped in silence."""
+    files that hold no code each get a not-graded row that says why, and a warning."""
     klass = tmp_path / "class"
     klass.mkdir()
     shutil.copy(CORPUS / "correct" / "vectorised.py", klass / "ada.py")
@@ -531,10 +531,15 @@ def test_out_inside_the_class_and_stray_files(cli: Cli, tmp_path: Path) -> None:
     out = klass / "results"
     for _ in range(2):
         code, stdout, err = cli("batch", klass, "--out", out)
-        assert code == 0 and "1 submissions: " in stdout
-        assert "2 file(s) in the class folder are not .py files, not graded: " in err
-        assert "bob.ipynb, roster.csv" in err
-    assert set(_summary(out)) == {"ada"}
+        assert code == 0 and "3 submissions: " in stdout and "2 not graded" in stdout
+        assert "1 file(s) in the class folder hold no code, not graded: roster.csv" in err
+    rows = _summary(out)
+    assert set(rows) == {"ada", "bob", "roster"}
+    assert (
+        rows["roster"]["reason"]
+        == ".csv only; ask for a .py or .ipynb file (or a .zip or folder of them)"
+    )
+    assert rows["bob"]["reason"] == "bob.ipynb: not a notebook: it has no list of cells"
 
 
 def test_out_that_is_the_class_folder(cli: Cli, tmp_path: Path) -> None:
@@ -661,10 +666,10 @@ def test_exit_table_a_row_lost_to_the_environment(
 
     real = grader.sandbox.spawn.private_folder
 
-    def full_for_b(source: bytes, root: str | None) -> tuple[str, Path]:
+    def full_for_b(source: bytes, root: str | None, *rest: Any) -> tuple[str, Path]:
         if b"# b" in source:
             raise OSError(errno.ENOSPC, "No space left on device")
-        return real(source, root)
+        return real(source, root, *rest)
 
     monkeypatch.setattr(grader.sandbox.spawn, "private_folder", full_for_b)
     klass = tmp_path / "class"

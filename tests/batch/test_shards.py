@@ -60,7 +60,7 @@ def make_class(root: Path) -> Path:
     (root / "n_empty").mkdir()
     (root / "n_two").mkdir()
     shutil.copy(CORPUS / "correct" / "lists.py", root / "n_two" / "a.py")
-    shutil.copy(CORPUS / "correct" / "lists.py", root / "n_two" / "b.py")
+    shutil.copy(CORPUS / "correct" / "vectorised.py", root / "n_two" / "b.py")
     return root
 
 

@@ -342,13 +342,13 @@ def test_autograder_missing(autograder: Path) -> None:
     """No .py file: a clear result, not a crash."""
     files = {"notes.txt": ROOT / "examples.yaml", "notes.md": ROOT / "examples.yaml"}
     doc = _autograde(autograder, files)
-    assert doc["score"] == 0 and "no .py file was submitted" in doc["output"]
+    assert doc["score"] == 0 and ".md, .txt only; ask for a .py or .ipynb file" in doc["output"]
 
 
 def test_autograder_same_file_rule_as_the_cli(autograder: Path, cli: Cli, tmp_path: Path) -> None:
     """A correct solution named sol.txt: refused by both, in the same words."""
     doc = _autograde(autograder, {"sol.txt": CORPUS / "correct" / "lists.py"})
-    words = "sol.txt is not a Python file: submissions end in .py"
+    words = "sol.txt is not a Python file: submissions end in .py (or .ipynb, a notebook)"
     assert doc["score"] == 0 and words in doc["output"]
     shutil.copy(CORPUS / "correct" / "lists.py", tmp_path / "sol.txt")
     code, out, err = cli("submit", tmp_path / "sol.txt")
@@ -371,12 +371,19 @@ def test_autograder_follows_no_link(autograder: Path, target: str) -> None:
 
 
 def test_autograder_duplicate(autograder: Path) -> None:
-    """Two .py files: a clear result naming them."""
+    """Two files that define the function differently: a clear result naming them; the same
+    function twice is one answer, graded."""
+    doc = _autograde(
+        autograder,
+        {"a.py": CORPUS / "correct" / "lists.py", "b.py": CORPUS / "correct" / "vectorised.py"},
+    )
+    words = "several files define sinusoidal_positions differently (a.py, b.py)"
+    assert doc["score"] == 0 and words in doc["output"]
     doc = _autograde(
         autograder,
         {"a.py": CORPUS / "correct" / "lists.py", "b.py": CORPUS / "correct" / "lists.py"},
     )
-    assert doc["score"] == 0 and "2 .py files were submitted (a.py, b.py)" in doc["output"]
+    assert doc["score"] == 10 and "b.py defines the same sinusoidal_positions" in doc["output"]
 
 
 def test_learner_bundle_serves_the_page(learner: tuple[Path, Path], tmp_path: Path) -> None:

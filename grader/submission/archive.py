@@ -1,0 +1,126 @@
+"""A .zip a learner uploaded, unpacked by the parent into a private folder, within bounds.
+
+Every bound is kept on bytes actually written, never on the sizes the zip declares: a zip
+can say anything about itself. No absolute name, no `..`, no link or device entry is
+written; macOS's `__MACOSX/` and `._*` twins and the other cruft are not written at all.
+A zip inside the zip is unpacked too, one level deep. Anything past a bound refuses the
+whole zip with one line: a hostile upload costs its own row, nothing more.
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+import zipfile
+from pathlib import Path, PurePosixPath
+
+from grader.errors import GraderError
+from grader.names import display
+from grader.submission.folder import is_cruft
+
+ZIP_SUFFIX = ".zip"
+# A submission is a few files of code: these leave room for data and notebooks of plots.
+MAX_ZIP_BYTES = 64 * 1024 * 1024
+MAX_WRITTEN = 128 * 1024 * 1024
+MAX_ENTRIES = 1000
+MAX_PARTS = 12  # folders deep, the file's own name included
+MAX_RATIO = 200  # bytes written per byte stored, past the first MiB of an entry
+CHUNK = 64 * 1024
+
+
+class Unpacked(GraderError):
+    """The zip was refused; the message says why, in one line."""
+
+
+def unpack(path: Path, into: Path, *, nested: bool = True) -> None:
+    """Unpack the zip at ``path`` into the empty folder ``into``, within every bound."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
+    except OSError as exc:
+        raise Unpacked(f"cannot read the zip: {exc.strerror}") from None
+    with os.fdopen(fd, "rb") as handle:
+        info = os.fstat(handle.fileno())
+        if not stat.S_ISREG(info.st_mode):
+            raise Unpacked("the zip is not a regular file")
+        if info.st_size > MAX_ZIP_BYTES:
+            raise Unpacked(f"the zip is over {MAX_ZIP_BYTES // (1024 * 1024)} MiB")
+        try:
+            with zipfile.ZipFile(handle) as archive:
+                _extract(archive, into, nested=nested)
+        except (zipfile.BadZipFile, zipfile.LargeZipFile, EOFError, ValueError) as exc:
+            raise Unpacked(f"not a readable zip ({type(exc).__name__})") from None
+        except (NotImplementedError, RuntimeError) as exc:
+            # A compression method zipfile lacks, or an encrypted entry.
+            raise Unpacked(f"an entry the grader cannot unpack ({str(exc)[:80]})") from None
+
+
+def _extract(archive: zipfile.ZipFile, into: Path, *, nested: bool) -> None:
+    entries = archive.infolist()
+    if len(entries) > MAX_ENTRIES:
+        raise Unpacked(f"more than {MAX_ENTRIES} entries")
+    written = 0
+    for entry in entries:
+        parts = _parts(entry)
+        if parts is None:
+            continue  # cruft, or a folder entry
+        mode = entry.external_attr >> 16
+        if mode and not (stat.S_ISREG(mode) or stat.S_ISDIR(mode)):
+            raise Unpacked(f"{display(entry.filename)[:80]} is a link or a device, not a file")
+        if entry.flag_bits & 0x1:
+            raise Unpacked("the zip is password-protected")
+        target = into.joinpath(*parts)
+        _make_folders(into, parts[:-1])
+        written += _write(archive, entry, target, MAX_WRITTEN - written)
+        if nested and target.suffix.lower() == ZIP_SUFFIX:
+            inner = target.with_name(target.name[: -len(ZIP_SUFFIX)] or "zip")
+            if not inner.exists():
+                inner.mkdir()
+                unpack(target, inner, nested=False)
+                target.unlink()
+
+
+def _parts(entry: zipfile.ZipInfo) -> tuple[str, ...] | None:
+    """Return an entry's path as safe parts, None for what is not written; refuse the rest."""
+    name = entry.filename.replace("\\", "/")
+    shown = display(name)[:80]
+    if name.startswith("/") or (len(name) > 1 and name[1] == ":"):
+        raise Unpacked(f"{shown} is an absolute name")
+    parts = tuple(p for p in PurePosixPath(name).parts if p not in ("", "."))
+    if ".." in parts:
+        raise Unpacked(f"{shown} climbs out of the zip (..)")
+    if len(parts) > MAX_PARTS:
+        raise Unpacked(f"{shown} is nested over {MAX_PARTS} folders deep")
+    if not parts or entry.is_dir() or any(is_cruft(p) for p in parts):
+        return None
+    if any("\0" in p or len(p.encode("utf-8", "surrogateescape")) > 255 for p in parts):
+        raise Unpacked(f"{shown} is no file name this system can hold")
+    return parts
+
+
+def _make_folders(into: Path, parts: tuple[str, ...]) -> None:
+    folder = into
+    for part in parts:
+        folder = folder / part
+        if folder.is_symlink() or (folder.exists() and not folder.is_dir()):
+            raise Unpacked(f"{display(part)[:80]} is both a file and a folder in the zip")
+        folder.mkdir(exist_ok=True)
+
+
+def _write(archive: zipfile.ZipFile, entry: zipfile.ZipInfo, target: Path, room: int) -> int:
+    """Write one entry, counting what is written; return how many bytes it was."""
+    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
+    try:
+        fd = os.open(target, flags, 0o600)
+    except FileExistsError:
+        raise Unpacked(f"{display(entry.filename)[:80]} is in the zip twice") from None
+    count = 0
+    stored = max(entry.compress_size, 1)
+    with os.fdopen(fd, "wb") as out, archive.open(entry) as source:
+        while chunk := source.read(CHUNK):
+            count += len(chunk)
+            if count > room:
+                raise Unpacked(f"it unpacks to over {MAX_WRITTEN // (1024 * 1024)} MiB")
+            if count > 1024 * 1024 and count > MAX_RATIO * stored:
+                raise Unpacked(f"{display(entry.filename)[:80]} expands like a zip bomb")
+            out.write(chunk)
+    return count

@@ -1,0 +1,181 @@
+"""A submission that is a folder: which file is graded, what sits beside it, what is cruft.
+
+The file graded is the one that defines the function. The learner's other modules of that
+folder are importable beside it; their own tests (`test_*.py`, `*_test.py`, `conftest.py`)
+are not graded; a .py and a notebook that define the same function (same syntax tree) are
+one answer, and the .py is graded. A file identical to the starter, or whose function only
+raises NotImplementedError, is no answer. Only files that define the function differently
+leave the folder not graded, naming them. What machines add (`__MACOSX/`, `._*`,
+`.DS_Store`, `.git/`, `__pycache__/`, ...) is passed over everywhere.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+from grader.names import shown
+from grader.submission.source import name_problem
+
+CRUFT_FOLDERS = frozenset(
+    {"__MACOSX", ".git", ".github", "__pycache__", ".ipynb_checkpoints", ".idea", ".vscode"}
+)
+CRUFT_FILES = frozenset({".DS_Store", "Thumbs.db", "desktop.ini"})
+CODE_SUFFIXES = (".py", ".ipynb")
+OWN_TESTS = re.compile(r"^(?:test_.*|.*_test|conftest)\.py$")
+ARCHIVE_SUFFIXES = (".rar", ".7z", ".tar", ".tgz", ".gz", ".bz2", ".xz", ".tar.gz")
+MAX_DEPTH = 4  # folders below the submission's own
+MAX_FILES = 500
+# Modules handed in beside the graded file: how many, and how large in all.
+MAX_BESIDE = 50
+MAX_BESIDE_BYTES = 4 * 1024 * 1024
+
+
+def is_cruft(name: str) -> bool:
+    """Return True for a file or folder that a machine, not the learner, put there."""
+    return name in CRUFT_FOLDERS or name in CRUFT_FILES or name.startswith("._")
+
+
+@dataclass(frozen=True)
+class Pick:
+    """What a folder holds for grading: the file, the modules beside it, or why none."""
+
+    file: Path | None
+    beside: tuple[Path, ...] = ()
+    notes: tuple[str, ...] = ()
+    problem: str = ""
+
+
+def files_of(folder: Path) -> Iterator[Path]:
+    """Yield a folder's files and links, cruft and dot files passed over, no link followed."""
+    count = 0
+    stack = [(folder, 0)]
+    while stack:
+        here, depth = stack.pop()
+        for item in sorted(here.iterdir()):
+            if is_cruft(item.name) or item.name.startswith("."):
+                continue
+            if item.is_symlink():
+                yield item  # named when it is all there is; never read
+            elif item.is_dir():
+                if depth < MAX_DEPTH:
+                    stack.append((item, depth + 1))
+            elif item.is_file():
+                count += 1
+                if count > MAX_FILES:
+                    return
+                yield item
+
+
+def pick(
+    folder: Path, function: str, *, read: Callable[[Path], str], starter: str | None = None
+) -> Pick:
+    """Choose the file of ``folder`` to grade for ``function``.
+
+    ``read`` returns a code file's Python text (a notebook's module), or raises; a file it
+    cannot read counts as one that defines nothing.
+    """
+    files = list(files_of(folder))
+    code = [p for p in files if p.suffix in CODE_SUFFIXES and not OWN_TESTS.match(p.name)]
+    links = [p for p in code if p.is_symlink()]
+    code = [p for p in code if not p.is_symlink()]
+    if not code and links:
+        return Pick(
+            None, problem=f"{_name(links[0], folder)} is a symbolic link; links are not followed"
+        )
+    if not code:
+        return Pick(None, problem=_nothing(folder, [p for p in files if not p.is_symlink()]))
+    answers: dict[str, list[Path]] = {}
+    stubs: list[Path] = []
+    for path in code:
+        try:
+            text = read(path)
+        except Exception:  # noqa: BLE001 - an unreadable file is no answer; its row says so if alone
+            continue
+        key = _answer(text, function, starter)
+        if key is None:
+            continue
+        if key == "":
+            stubs.append(path)
+        else:
+            answers.setdefault(key, []).append(path)
+    if len(answers) > 1:
+        names = ", ".join(_name(p, folder) for paths in answers.values() for p in paths[:1])
+        return Pick(None, problem=f"several files define {function} differently ({names})")
+    if not answers:
+        if len(code) == 1 and not stubs:
+            return Pick(code[0])  # graded: its verdict says what it defines instead
+        if stubs and len(stubs) == len(code):
+            return Pick(None, problem=f"only the starter, unchanged ({_name(stubs[0], folder)})")
+        names = ", ".join(_name(p, folder) for p in code[:5])
+        return Pick(None, problem=f"no file defines {function} ({names})")
+    (same,) = answers.values()
+    chosen = min(same, key=lambda p: (p.suffix != ".py", len(p.parts), str(p)))
+    notes = tuple(
+        f"{_name(p, folder)} defines the same {function}; {_name(chosen, folder)} is graded"
+        for p in same
+        if p != chosen
+    )
+    beside = tuple(
+        p
+        for p in code
+        if p.parent == chosen.parent and p.suffix == ".py" and p != chosen and p.stem.isidentifier()
+    )[:MAX_BESIDE]
+    return Pick(chosen, beside, notes)
+
+
+def _answer(text: str, function: str, starter: str | None) -> str | None:
+    """Return the function's syntax tree as text, "" for the starter or a stub, None when
+    the file does not define it (a file that does not parse but defines it: its text)."""
+    if starter is not None and text.strip() == starter.strip():
+        return ""
+    try:
+        tree = ast.parse(text)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return text if re.search(rf"\bdef\s+{re.escape(function)}\b", text) else None
+    found = [
+        node
+        for node in tree.body
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.name == function
+    ]
+    if not found:
+        return None
+    node = found[-1]
+    return "" if _stub(node) else ast.dump(node, include_attributes=False)
+
+
+def _stub(node: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
+    """Return True for a body of a docstring, pass, ... and `raise NotImplementedError`."""
+    body = [
+        s
+        for s in node.body
+        if not (isinstance(s, ast.Expr) and isinstance(s.value, ast.Constant))
+        and not isinstance(s, ast.Pass)
+    ]
+    if not body:
+        return True
+    if len(body) != 1 or not isinstance(body[0], ast.Raise) or body[0].exc is None:
+        return False
+    exc = body[0].exc
+    name = exc.func if isinstance(exc, ast.Call) else exc
+    return isinstance(name, ast.Name) and name.id == "NotImplementedError"
+
+
+def _nothing(folder: Path, files: list[Path]) -> str:
+    """Say, for a TA, why a folder holds nothing to grade."""
+    if not files:
+        return "no .py or .ipynb file in it"
+    if len(files) == 1 and name_problem(files[0]):
+        return name_problem(files[0])  # one file, wrongly named: the command line's words
+    archives = [p for p in files if p.name.lower().endswith(ARCHIVE_SUFFIXES)]
+    if archives:
+        return f"{_name(archives[0], folder)} is an archive; only .zip files are unpacked"
+    kinds = sorted({p.suffix.lower() or p.name for p in files})
+    return f"{', '.join(shown(k) for k in kinds[:4])} only; ask for a .py or .ipynb file"
+
+
+def _name(path: Path, folder: Path) -> str:
+    return shown(path.relative_to(folder)) if path.is_relative_to(folder) else shown(path.name)

@@ -1,0 +1,215 @@
+"""Notebooks are graded on the function, whatever else their cells do, through the real CLI."""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import json
+import zipfile
+from pathlib import Path
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from grader.errors import GraderError
+from grader.submission.notebook import to_module
+from tests.conftest import Cli, grader_process
+
+FUNCTION = "sinusoidal_positions"
+IMPORTS = "import numpy as np\n"
+# The reference's body, over a helper and a top-level constant where a case asks for them.
+BODY = """\
+def sinusoidal_positions(positions, d_model):
+    p = np.asarray(positions, dtype=np.float64).reshape(-1, 1)
+    angle = p * {freq}
+    out = np.empty((p.shape[0], d_model))
+    out[:, 0::2] = np.sin(angle)
+    out[:, 1::2] = np.cos(angle)
+    return out
+"""
+RIGHT = BODY.format(freq="1.0 / np.power(10000.0, 2.0 * np.arange(d_model // 2) / d_model)")
+WITH_HELPER = BODY.format(freq="frequencies(d_model)")
+HELPER = """\
+def frequencies(d_model):
+    return 1.0 / np.power(BASE, 2.0 * np.arange(d_model // 2) / d_model)
+"""
+WRONG = BODY.format(freq="1.0 / np.power(10000.0, np.arange(d_model // 2) / d_model)")
+
+
+def notebook(*cells: str, markdown_first: bool = True, outputs: list[object] | None = None) -> str:
+    """Return an nbformat 4 notebook of code cells (a markdown cell first, as most have)."""
+    made: list[dict[str, object]] = []
+    if markdown_first:
+        made.append({"cell_type": "markdown", "metadata": {}, "source": "# My answer"})
+    for cell in cells:
+        made.append(
+            {
+                "cell_type": "code",
+                "metadata": {},
+                "execution_count": None,
+                "outputs": outputs or [],
+                "source": cell.splitlines(keepends=True),
+            }
+        )
+    return json.dumps({"nbformat": 4, "nbformat_minor": 5, "metadata": {}, "cells": made})
+
+
+GRADED_IN_FULL = {
+    "a constant computed at the top": (
+        IMPORTS + "BASE = np.float64(10000.0)\n",
+        "SCALE = np.exp(np.log(BASE))\n",
+        BODY.format(freq="1.0 / np.power(SCALE, 2.0 * np.arange(d_model // 2) / d_model)"),
+    ),
+    "a helper defined in a later cell": (IMPORTS, WITH_HELPER, "BASE = 10000.0\n", HELPER),
+    "the function defined twice, the later right": (IMPORTS, WRONG, RIGHT),
+    "a cell asserting on the function": (
+        IMPORTS,
+        RIGHT,
+        "assert sinusoidal_positions([0, 1], 4).shape == (2, 5), 'my own test'\n",
+    ),
+    "a cell raising a NameError": (IMPORTS, RIGHT, "print(deleted_variable)\n"),
+    "plots, display and input": (
+        IMPORTS + "import matplotlib.pyplot as plt\n",
+        RIGHT,
+        "plt.imshow(sinusoidal_positions(range(50), 16))\nplt.show()\n"
+        "display(sinusoidal_positions([1], 4))\nname = input('your name? ')\n",
+    ),
+    "shell and line magics": (
+        "!pip install numpy\n%matplotlib inline\n" + IMPORTS,
+        "%time x = 1\n" + RIGHT,
+        "files = !ls\nnp.sum?\n",
+    ),
+    "a %%time cell": (IMPORTS, "%%time\n" + RIGHT),
+    "a %%capture cell": (IMPORTS, "%%capture out\n" + RIGHT),
+    "cells of other languages": (
+        "%%bash\necho hello\n",
+        "%%writefile helper.py\ndef f(:\n",
+        "%%html\n<b>hi</b>\n",
+        IMPORTS,
+        RIGHT,
+    ),
+    "Google Colab's drive": (
+        "from google.colab import drive\ndrive.mount('/content/drive')\n" + IMPORTS,
+        RIGHT,
+    ),
+    "torch imported, numpy used": ("import torch\nimport torch.nn as nn\n" + IMPORTS, RIGHT),
+}
+
+
+@pytest.mark.parametrize("case", GRADED_IN_FULL)
+def test_the_function_is_graded_whatever_else_the_cells_do(
+    cli: Cli, tmp_path: Path, case: str
+) -> None:
+    path = tmp_path / "answer.ipynb"
+    path.write_text(notebook(*GRADED_IN_FULL[case]))
+    code, out, _ = cli("submit", path, "--format", "json")
+    doc = json.loads(out)
+    assert (code, doc["score"]) == (0, 10.0), doc["output"]
+
+
+def test_the_later_definition_wins_as_when_the_notebook_runs(cli: Cli, tmp_path: Path) -> None:
+    path = tmp_path / "answer.ipynb"
+    path.write_text(notebook(IMPORTS, RIGHT, WRONG))
+    code, out, _ = cli("submit", path, "--format", "json")
+    assert code == 1 and json.loads(out)["score"] < 10.0
+
+
+def test_the_report_names_the_cells_left_out(cli: Cli, tmp_path: Path) -> None:
+    path = tmp_path / "answer.ipynb"
+    path.write_text(notebook("%%bash\nls\n", IMPORTS, RIGHT, "print(deleted)\n"))
+    _, out, _ = cli("submit", path)
+    assert (
+        "warning: notebook cells left out: cell 2 (a %%bash cell is not Python), "
+        "cell 5 (nothing sinusoidal_positions uses)" in out
+    )
+
+
+def test_a_syntax_error_cites_the_cell_and_its_line(cli: Cli, tmp_path: Path) -> None:
+    """Cells count from the top, markdown included; lines from the top of the cell."""
+    broken = RIGHT.replace("out[:, 0::2] = np.sin(angle)", "out[:, 0::2] = np.sin(angle")
+    path = tmp_path / "answer.ipynb"
+    path.write_text(notebook(IMPORTS, broken))
+    code, out, _ = cli("submit", path, "--format", "json")
+    doc = json.loads(out)
+    assert code == 1 and {t["extra_data"]["outcome"] for t in doc["tests"]} == {"syntax_error"}
+    assert "answer.ipynb has a syntax error at cell 3, line 5" in doc["tests"][0]["output"]
+
+
+def test_a_traceback_on_an_example_cites_cells(cli: Cli, tmp_path: Path) -> None:
+    failing = RIGHT.replace("return out", "return out[undefined_index]")
+    path = tmp_path / "answer.ipynb"
+    path.write_text(notebook(IMPORTS, failing))
+    code, out, _ = cli("run", path)
+    assert code == 1 and "cell 3, line 7" in out, out
+
+
+def test_a_module_the_sandbox_lacks_is_named(cli: Cli, tmp_path: Path) -> None:
+    uses_torch = "import torch\n" + RIGHT.replace("np.sin(angle)", "torch.sin(angle)")
+    path = tmp_path / "answer.ipynb"
+    path.write_text(notebook(IMPORTS, uses_torch))
+    code, out, _ = cli("submit", path)
+    assert code == 1 and "at cell 3, line 1: no module named 'torch' here" in out, out
+
+
+def test_outputs_do_not_count_against_the_code_bound(cli: Cli, tmp_path: Path) -> None:
+    """A notebook of 20 MB of plot images is graded: the bound is on its code."""
+    image = {"output_type": "display_data", "data": {"image/png": "A" * (5 * 1024 * 1024)}}
+    path = tmp_path / "answer.ipynb"
+    path.write_text(notebook(IMPORTS, RIGHT, "1", "2", outputs=[image]))
+    assert path.stat().st_size > 20 * 1024 * 1024
+    code, out, _ = cli("submit", path, "--format", "json")
+    assert (code, json.loads(out)["score"]) == (0, 10.0)
+
+
+def _zip_bytes() -> bytes:
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w") as archive:
+        archive.writestr("answer.py", RIGHT)
+    return buffer.getvalue()
+
+
+NOT_NOTEBOOKS = {
+    "10,000 levels deep": ("[" * 10_000 + "]" * 10_000).encode(),
+    "not JSON": b'{"cells": [',
+    "a zip named .ipynb": _zip_bytes(),
+    "nbformat 3": json.dumps({"nbformat": 3, "cells": [], "worksheets": []}).encode(),
+    "not UTF-8": b'{"cells": "\xff\xfe"}',
+    "cells not a list": json.dumps({"nbformat": 4, "cells": {"a": 1}}).encode(),
+    "a source that is not text": json.dumps(
+        {"nbformat": 4, "cells": [{"cell_type": "code", "source": [1, 2]}]}
+    ).encode(),
+}
+
+
+@pytest.mark.parametrize("case", NOT_NOTEBOOKS)
+def test_what_is_no_notebook_is_one_line(tmp_path: Path, case: str) -> None:
+    """`submit` on a file that is no notebook: exit 2, one line, no traceback."""
+    path = tmp_path / "answer.ipynb"
+    path.write_bytes(NOT_NOTEBOOKS[case])
+    done = grader_process("submit", path)
+    assert done.returncode == 2, done.stderr
+    assert done.stderr.startswith("grader: error: answer.ipynb: ")
+    assert len(done.stderr.splitlines()) == 1
+
+
+CELL = st.text(alphabet=st.sampled_from(list("%!?def x()=:\n\t #[]'\"sinuoal_ptd12.")), max_size=80)
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.lists(CELL | st.just(RIGHT) | st.just("%%bash\nls\n"), max_size=6))
+def test_any_cells_make_a_module_or_a_refusal(cells: list[str]) -> None:
+    """Whatever the cells hold, the reader gives a module whose every line has a place."""
+    try:
+        module = to_module(notebook(*cells).encode(), FUNCTION)
+    except GraderError:
+        return
+    assert len(module.places) == module.text.count("\n")
+    assert all(place.startswith("cell ") for place in module.places)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.binary(max_size=200) | st.from_regex(rb'\{"nbformat": 4, "cells": .{0,60}\}'))
+def test_any_bytes_read_or_are_refused(data: bytes) -> None:
+    with contextlib.suppress(GraderError):
+        to_module(data, FUNCTION)
