@@ -227,8 +227,8 @@ class Batch:
             doc = _error_doc(entry, self.checked, str(exc))
             self._write(entry, doc)
             return _row_from(doc, entry, "not_graded")
-        if entry.relpath.endswith("/"):  # a folder or a zip: name the file graded in it
-            entry = replace(entry, relpath=entry.relpath + src.name)
+        if src.inner:  # a folder or a zip: name the file graded in it
+            entry = replace(entry, relpath=f"{entry.relpath.rstrip('/')}/{src.inner}")
         digest = src.digest()
         stored = self.up_to_date(entry, digest)
         if stored is not None:

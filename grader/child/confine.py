@@ -487,6 +487,14 @@ def private_folder(*, tmp: str, submission: str, size: int, uid: int, gid: int) 
     """
     with open(submission, "rb") as handle:
         source = handle.read()
+    # The submission's own other modules, which the parent wrote beside it: they are
+    # hidden under the tmpfs too, and written back into it with the submission.
+    files = {submission: source}
+    for name in sorted(os.listdir(tmp)):
+        path = os.path.join(tmp, name)
+        if name.endswith(".py") and path != submission:
+            with open(path, "rb") as handle:
+                files[path] = handle.read()
     flags = CLONE_NEWIPC | CLONE_NEWNET | CLONE_NEWNS
     arch = _arch()
     if arch is None:
@@ -510,12 +518,13 @@ def private_folder(*, tmp: str, submission: str, size: int, uid: int, gid: int) 
     _mount(numbers, None, "/", None, MS_REC | MS_PRIVATE, None)
     options = f"size={size},mode=0700,uid={uid},gid={gid}"
     _mount(numbers, "tmpfs", tmp, "tmpfs", MS_NOSUID | MS_NODEV, options)
-    fd = os.open(submission, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-    try:
-        os.write(fd, source)
-    finally:
-        os.close(fd)
-    os.chown(submission, uid, gid)
+    for path, data in files.items():
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+        try:
+            os.write(fd, data)
+        finally:
+            os.close(fd)
+        os.chown(path, uid, gid)
     os.chdir(tmp)  # the old working directory is the folder now hidden under the tmpfs
     return taken
 

@@ -216,8 +216,14 @@ def spawn_child(
     *, tmp: str, submission: str, function: str, limits: Limits, backend: str
 ) -> Started:
     """Start a fresh interpreter for one submission, behind ``backend``."""
+    # The submission's own other modules, written beside it by private_folder.
+    modules = [
+        os.path.join(tmp, name)
+        for name in sorted(os.listdir(tmp))
+        if name.endswith(".py") and os.path.join(tmp, name) != submission
+    ]
     if privilege_plan(backend) == "uid":
-        for path in (tmp, submission):
+        for path in (tmp, submission, *modules):
             os.chown(path, SANDBOX_UID, SANDBOX_UID)
     read_fd, write_fd = os.pipe()
     widen_pipe(write_fd)
@@ -230,7 +236,12 @@ def spawn_child(
     config["parent"] = parent_pid(backend)
     at = time.monotonic()
     prefix = (
-        bwrap_command(tmp, submission=submission, write_bytes=limits.write_mb * 1024 * 1024)
+        bwrap_command(
+            tmp,
+            submission=submission,
+            write_bytes=limits.write_mb * 1024 * 1024,
+            modules=modules,
+        )
         if backend == "bwrap"
         else []
     )

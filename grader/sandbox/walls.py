@@ -265,12 +265,14 @@ def bwrap_command(
     submission: str | None = None,
     write_bytes: int = 0,
     capabilities: Sequence[str] = (),
+    modules: Sequence[str] = (),
 ) -> list[str]:
     """Return the bubblewrap prefix: a read-only view of read_paths() and a private tmp.
 
-    With ``write_bytes``, ``tmp`` is a tmpfs of that size holding a read-only ``submission``;
-    otherwise the host folder itself. ``capabilities`` are kept inside the user namespace
-    (the batch template needs CAP_SYS_ADMIN to give each fork its own namespaces).
+    With ``write_bytes``, ``tmp`` is a tmpfs of that size holding a read-only ``submission``
+    and the submission's own other ``modules``; otherwise the host folder itself.
+    ``capabilities`` are kept inside the user namespace (the batch template needs
+    CAP_SYS_ADMIN to give each fork its own namespaces).
     """
     cmd = [
         shutil.which("bwrap") or "bwrap",
@@ -295,6 +297,8 @@ def bwrap_command(
             cmd += ["--ro-bind", path, path]
     if write_bytes and submission is not None:
         cmd += ["--size", str(write_bytes), "--tmpfs", tmp, "--ro-bind", submission, submission]
+        for module in modules:
+            cmd += ["--ro-bind", module, module]
     else:
         cmd += ["--bind", tmp, tmp]
     # A read-only /dev: its device nodes still work, but /dev/shm takes no files. And a

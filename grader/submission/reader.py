@@ -90,10 +90,10 @@ def _from_folder(
         if total > folder.MAX_BESIDE_BYTES:
             break
         beside.append((path.name, data))
-    name = shown(chosen.file.relative_to(root))
-    if label:
-        name = f"{shown(label)}: {name}"
-    return src._replace(name=name, notes=(*chosen.notes, *src.notes), beside=tuple(beside))
+    inner = shown(chosen.file.relative_to(root))
+    name = f"{shown(label)}/{inner}" if label else inner
+    notes = (*chosen.notes, *src.notes)
+    return src._replace(name=name, notes=notes, beside=tuple(beside), inner=inner)
 
 
 def is_gradable_name(path: Path) -> bool:

@@ -69,6 +69,8 @@ class Source(NamedTuple):
     notes: tuple[str, ...] = ()
     # The submission's other modules, importable beside it: (file name, bytes).
     beside: tuple[tuple[str, bytes], ...] = ()
+    # For a folder or a zip, the path of the file graded inside it, as shown.
+    inner: str = ""
 
     def digest(self) -> str:
         """Return a digest of everything graded: the code and the modules beside it."""
