@@ -370,6 +370,29 @@ def test_autograder_follows_no_link(autograder: Path, target: str) -> None:
     assert "np.power" not in text
 
 
+def test_autograder_grades_a_notebook_and_a_zip(autograder: Path, tmp_path: Path) -> None:
+    """What learners upload to Gradescope besides a .py: a notebook, a zip of a folder."""
+    import zipfile
+
+    code = (CORPUS / "correct" / "lists.py").read_text()
+    cells = [
+        {"cell_type": "markdown", "metadata": {}, "source": "# mine"},
+        {"cell_type": "code", "metadata": {}, "outputs": [], "source": "!pip install numpy\n"},
+        {"cell_type": "code", "metadata": {}, "outputs": [], "source": code},
+        {"cell_type": "code", "metadata": {}, "outputs": [], "source": "print(undefined)\n"},
+    ]
+    notebook = tmp_path / "answer.ipynb"
+    notebook.write_text(json.dumps({"nbformat": 4, "nbformat_minor": 5, "cells": cells}))
+    doc = _autograde(autograder, {"answer.ipynb": notebook})
+    assert doc["score"] == 10 and "cell 4 (nothing sinusoidal_positions uses)" in doc["output"]
+    upload = tmp_path / "hw.zip"
+    with zipfile.ZipFile(upload, "w") as archive:
+        archive.writestr("hw/solution.py", code)
+        archive.writestr("__MACOSX/hw/._solution.py", b"\0")
+    doc = _autograde(autograder, {"hw.zip": upload})
+    assert doc["score"] == 10, doc["output"]
+
+
 def test_autograder_duplicate(autograder: Path) -> None:
     """Two files that define the function differently: a clear result naming them; the same
     function twice is one answer, graded."""
