@@ -270,7 +270,15 @@ def _batch_args(p: argparse.ArgumentParser) -> None:
         nargs="+",
         type=Path,
         metavar="DIR_OR_FILE",
-        help="a .py per learner, or folders of them (or of one folder per learner)",
+        help="a learner's .py, notebook, .zip or folder, or a class folder of them, or a "
+        "course platform's export (Canvas, Moodle, Blackboard, Gradescope, GitHub Classroom)",
+    )
+    p.add_argument(
+        "--layout",
+        choices=("canvas", "moodle", "blackboard", "gradescope", "classroom", "flat"),
+        default=None,
+        help="read class folders in this platform's layout (default: recognised from the "
+        "names; flat: a file or folder per learner)",
     )
     p.add_argument(
         "--out",
@@ -599,7 +607,10 @@ def _batch(args: argparse.Namespace, root: Path, choice: Any) -> int:
             choice=choice,
             jobs=args.jobs or 0,
             progress=args.progress,
+            layout=args.layout,
         )
+    if summary.layout:
+        print(summary.layout)
     for note in summary.notes:
         print(f"warning: {note}", file=sys.stderr)
     for row in sorted(summary.rows, key=lambda r: r.relpath):

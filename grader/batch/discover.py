@@ -9,12 +9,15 @@ that says why it is not graded, rather than a warning alone. Every one gets an i
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import NamedTuple
 
-from grader.errors import GraderError
+from grader.batch.platforms import Copy, Student, detect, items_of, read_export
+from grader.errors import GraderError, Refused
+from grader.files import read_bounded
 from grader.names import make_ids, shown
+from grader.submission.archive import EXPORT, ZIP_SUFFIX, unpack
 from grader.submission.folder import ARCHIVE_SUFFIXES, is_cruft
 from grader.submission.source import link_problem
 
@@ -32,6 +35,8 @@ class Entry:
     path: Path | None
     relpath: str = ""
     problem: str = ""
+    # What a course platform's export says of the student (see platforms.py).
+    student: Student | None = None
 
 
 class Found(NamedTuple):
@@ -41,6 +46,31 @@ class Found(NamedTuple):
     file: Path | None
     relpath: str
     problem: str
+    student: Student | None = None
+
+
+@dataclass
+class Layouts:
+    """What discovery recognised: per class folder, its layout and how many entries fit."""
+
+    seen: list[tuple[str, int, int]] = field(default_factory=list)  # layout, matched, total
+
+    def line(self) -> str:
+        """Say it in the batch's first line: `layout: canvas, 41 of 44 entries`."""
+        if not self.seen:
+            return ""
+        parts = []
+        for layout, matched, total in self.seen:
+            if layout == "flat":
+                parts.append(f"flat, {total} entries")
+            else:
+                rest = f"; {total - matched} graded as flat" if matched < total else ""
+                parts.append(f"{layout}, {matched} of {total} entries{rest}")
+        return "layout: " + " | ".join(parts)
+
+    def names(self) -> str:
+        """Return the layouts as batch.json records them: `canvas`, or `canvas+flat`."""
+        return "+".join(sorted({layout for layout, _, _ in self.seen})) or "flat"
 
 
 def discover(
@@ -49,6 +79,9 @@ def discover(
     protected: Sequence[Path] = (),
     skip: Sequence[Path] = (),
     strays: list[str] | None = None,
+    layout: str | None = None,
+    scratch: Path | None = None,
+    layouts: Layouts | None = None,
 ) -> list[Entry]:
     """Find submissions: each .py file given, each .py in a folder, each subfolder's one .py.
 
@@ -57,19 +90,123 @@ def discover(
     learner gets a row that says why. Nothing is read through a link. Files and folders in
     ``skip`` (the batch's own output, say) are passed over; the files of a class folder that are
     neither .py nor folders are too, and their names go to ``strays`` for a warning.
+
+    A class folder is read in its course platform's layout (``layout`` forces one; see
+    platforms.py), whose students' folders are made in ``scratch``; what was recognised goes
+    to ``layouts``.
     """
     found: list[Found] = []
     several = len(paths) > 1
     passed_over = {p.resolve() for p in skip}
     for path in paths:
-        if path.is_file():
+        export = _downloaded(path, scratch) if len(paths) == 1 else None
+        if export is not None:
+            found += _class_folder(
+                export, "", protected, passed_over, strays, layout, scratch, layouts
+            )
+        elif path.is_file():
             found.append(Found(path.stem, path, shown(path.name), link_problem(path, protected)))
         elif path.is_dir():
             prefix = f"{shown(path.resolve().name)}/" if several else ""
-            found += _folder(path, prefix, protected, passed_over, strays)
+            found += _class_folder(
+                path, prefix, protected, passed_over, strays, layout, scratch, layouts
+            )
         else:
             raise GraderError(f"no such file or folder: {shown(path)!r}")
     return _with_ids(found)
+
+
+def _class_folder(
+    folder: Path,
+    prefix: str,
+    protected: Sequence[Path],
+    passed_over: set[Path],
+    strays: list[str] | None,
+    layout: str | None,
+    scratch: Path | None,
+    layouts: Layouts | None,
+) -> list[Found]:
+    """Return a class folder's entries, in the layout its platform exported it in."""
+    items = [p for p in items_of(folder) if p.is_symlink() or p.resolve() not in passed_over]
+    chosen = layout or detect(folder, items)
+    sections = [
+        p
+        for p in items
+        if chosen == "flat" and layout is None and p.is_dir() and not p.is_symlink()
+        if detect(p, items_of(p)) != "flat"
+    ]
+    if sections and scratch is not None:
+        # Several exports (sections of one course) side by side: each read in its layout.
+        found = []
+        for section in sections:
+            found += _class_folder(
+                section,
+                f"{prefix}{shown(section.name)}/",
+                protected,
+                passed_over,
+                strays,
+                None,
+                scratch,
+                layouts,
+            )
+        rest = {p.resolve() for p in sections}
+        return found + _folder(folder, prefix, protected, passed_over | rest, strays)
+    if chosen == "flat" or scratch is None:
+        if layouts is not None:
+            layouts.seen.append(("flat", len(items), len(items)))
+        return _folder(folder, prefix, protected, passed_over, strays)
+    own = scratch / f"export-{len(list(scratch.iterdir()))}"
+    own.mkdir()
+    export = read_export(folder, chosen, own, copy=_copier(protected))
+    if layouts is not None:
+        layouts.seen.append((chosen, export.matched, export.total))
+    found = [
+        Found(s.id, s.path, prefix + s.relpath, s.problem, s)
+        for s in export.students
+        if s.path is None or s.path.resolve() not in passed_over
+    ]
+    rest = {p.resolve() for p in items if p not in export.unmatched}
+    return found + _folder(folder, prefix, protected, passed_over | rest, strays)
+
+
+def _downloaded(path: Path, scratch: Path | None) -> Path | None:
+    """Return the folder a platform's download unzips to, when ``path`` is one (the .zip
+    exactly as downloaded); None for anything else, a learner's own zip included."""
+    if scratch is None or path.is_symlink() or not path.is_file():
+        return None
+    if path.suffix.lower() != ZIP_SUFFIX:
+        return None
+    into = scratch / f"download-{len(list(scratch.iterdir()))}"
+    into.mkdir()
+    try:
+        unpack(path, into, nested=False, bounds=EXPORT)
+    except GraderError:
+        return None  # graded as a learner's zip, whose row says what is wrong with it
+    items = items_of(into)
+    if len(items) == 1 and items[0].is_dir() and not items[0].is_symlink():
+        into = items[0]  # a download that holds one folder of the class
+        items = items_of(into)
+    return into if detect(into, items) != "flat" else None
+
+
+def _copier(protected: Sequence[Path]) -> Copy:
+    """Return how a learner's file is copied into their folder: read as a submission is."""
+
+    def copy(source: Path, target: Path) -> None:
+        # A link, a FIFO, a file inside the problem: never copied, so never read; a
+        # student left with nothing else gets a row that says their folder holds no code.
+        if link_problem(source, protected):
+            return
+        try:
+            target.write_bytes(read_bounded(source, MAX_COPIED_BYTES))
+        except Refused:
+            return
+
+    return copy
+
+
+# A learner's file copied out of an export: the largest a reader takes (a notebook of plots).
+MAX_COPIED_BYTES = 64 * 1024 * 1024
 
 
 def _folder(
@@ -128,6 +265,6 @@ def _with_ids(found: list[Found]) -> list[Entry]:
     # Named as shown: bytes that are not UTF-8 become their \xNN escape, as in every report.
     ids = make_ids((shown(f.name), f.relpath) for f in found)
     return [
-        Entry(entry_id, None if f.problem else f.file, f.relpath, f.problem)
+        Entry(entry_id, None if f.problem else f.file, f.relpath, f.problem, f.student)
         for entry_id, f in zip(ids, found, strict=True)
     ]

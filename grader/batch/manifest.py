@@ -82,6 +82,8 @@ class Manifest:
     ids: tuple[str, ...]
     # Every run that wrote this output, oldest first: a resumed batch adds one.
     runs: tuple[RunInfo, ...]
+    # The course platform's layout the class was read in (platforms.py), which made its ids.
+    layout: str = "flat"
 
     @property
     def settings(self) -> dict[str, str]:
@@ -105,6 +107,7 @@ def to_json(m: Manifest) -> dict[str, Any]:
         "cases": [{"name": c.name, "why": c.why, "max_score": c.max_score} for c in m.cases],
         "class": {"size": m.class_size, "digest": m.class_digest},
         "ids": list(m.ids),
+        "layout": m.layout,
         "runs": [
             {
                 "shard": str(r.shard),
@@ -153,6 +156,7 @@ def from_json(doc: Any) -> Manifest:
             class_size=int(doc["class"]["size"]),
             class_digest=str(doc["class"]["digest"]),
             ids=tuple(_safe_id(str(i)) for i in doc["ids"]),
+            layout=str(doc.get("layout", "flat"))[:100],
             runs=tuple(
                 RunInfo(
                     parse_shard(r["shard"]),
@@ -232,6 +236,7 @@ def for_batch(
     graded: int,
     settings: dict[str, str],
     earlier: Sequence[RunInfo] = (),
+    layout: str = "flat",
 ) -> Manifest:
     """Return the manifest of one batch run over ``ids``, its share of ``class_ids``,
     after the ``earlier`` runs that wrote the same output.
@@ -249,7 +254,21 @@ def for_batch(
         class_digest=class_digest(class_ids),
         ids=tuple(sorted(ids)),
         runs=(*earlier, RunInfo(shard, sandbox, round(seconds, 3), graded, dict(settings))),
+        layout=layout,
     )
+
+
+def check_layout(out: Path, layout: str) -> None:
+    """Refuse to resume, into ``out``, a class read in another layout: its ids differ."""
+    try:
+        manifest = read_manifest(out)
+    except GraderError:
+        return
+    if manifest.layout != layout:
+        raise GraderError(
+            f"{str(out)!r} holds a class read as {manifest.layout}, and this one reads as "
+            f"{layout}: their ids differ; use a new --out (or --layout {manifest.layout})"
+        )
 
 
 def earlier_runs(out: Path, shard: Shard) -> tuple[RunInfo, ...]:

@@ -14,10 +14,11 @@ import io
 import os
 import socket
 import time
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from grader.errors import GraderError
 from grader.files import atomic_write
@@ -54,10 +55,13 @@ class Row:
     reason: str = ""
     # Why a not-graded row was not graded; None for a graded one.
     cause: Cause | None = None
+    # Who it is, where a course platform's export says (see batch/platforms.py).
+    student: Mapping[str, Any] = field(default_factory=dict)
 
     @classmethod
     def of(cls, doc: Results, entry_id: str, relpath: str, status: str) -> Row:
         """Return the row of one results document; ``status`` says how this run came by it."""
+        student = doc.extra.get("student")
         return cls(
             id=entry_id,
             score=doc.score,
@@ -68,12 +72,25 @@ class Row:
             relpath=relpath,
             reason=(doc.error or "") if status == NOT_GRADED else "",
             cause=doc.cause if status == NOT_GRADED else None,
+            student=student if isinstance(student, Mapping) else {},
         )
 
 
 # How a run came by a row: graded now, kept from an earlier run, or not graded.
 STATUSES = frozenset({"graded", "unchanged", NOT_GRADED})
-SUMMARY_COLUMNS = ("submission", "path", "score", "max_score", "status", "reason", "seconds")
+SUMMARY_COLUMNS = (
+    "submission",
+    "path",
+    "score",
+    "max_score",
+    "status",
+    "reason",
+    "seconds",
+    "student_id",
+    "student_name",
+    "late",
+    "attempts",
+)
 
 
 def write_summary(path: Path, rows: Iterable[Row], cases: Sequence[str]) -> None:
@@ -91,6 +108,10 @@ def write_summary(path: Path, rows: Iterable[Row], cases: Sequence[str]) -> None
                 row.status,
                 cell(row.reason),
                 f"{row.seconds:g}",  # whole seconds: a submission could time more
+                cell(str(row.student.get("id", ""))),
+                cell(str(row.student.get("name", ""))),
+                "yes" if row.student.get("late") else "",
+                cell("; ".join(map(str, row.student.get("attempts", ())))),
                 *(row.outcomes.get(c, "") for c in cases),
             ]
         )

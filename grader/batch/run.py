@@ -18,11 +18,12 @@ from pathlib import Path
 from typing import Any
 
 from grader import results
-from grader.batch.discover import Entry, discover, strays_note
+from grader.batch.discover import Entry, Layouts, discover, strays_note
 from grader.batch.manifest import (
     WHOLE,
     CaseInfo,
     Shard,
+    check_layout,
     earlier_runs,
     for_batch,
     holds,
@@ -77,7 +78,15 @@ def _error_doc(
     """A results document for a learner whose submission could not be graded at all."""
     cases = [(c.name, c.max_score) for c in checked.problem.hidden]
     doc = not_graded(cases, message, submission=entry.id, cause=cause)
-    return doc.with_extra(path=entry.relpath)
+    return doc.with_extra(path=entry.relpath, **_student(entry))
+
+
+def _student(entry: Entry) -> dict[str, Any]:
+    """Return what the results document records of the student, where an export says."""
+    s = entry.student
+    if s is None:
+        return {}
+    return {"student": {"id": s.id, "name": s.name, "late": s.late, "attempts": list(s.attempts)}}
 
 
 class Stopped(Exception):
@@ -253,7 +262,7 @@ class Batch:
             "path": entry.relpath,
             "examples": examples,
         }
-        doc = to_results(report).with_extra(batch=stamp)
+        doc = to_results(report).with_extra(batch=stamp, **_student(entry))
         self._write(entry, doc)
         return _row_from(doc, entry, "graded")
 
@@ -276,6 +285,8 @@ class Summary:
     interrupted: bool = False
     # Unchanged files graded again because their results were graded under other settings.
     resettled: int = 0
+    # The layouts the class folders were read in: `layout: canvas, 41 of 44 entries`.
+    layout: str = ""
 
     def count(self, status: str) -> int:
         return sum(1 for r in self.rows if r.status == status)
@@ -311,6 +322,7 @@ def run_batch(
     progress: bool | None = None,
     shard: Shard | None = None,
     pool: Pool | None = None,
+    layout: str | None = None,
 ) -> Summary:
     """Grade every submission under ``paths`` (or ``shard``'s share of them) into ``out``.
 
@@ -321,6 +333,10 @@ def run_batch(
     """
     # The template starts first: it imports numpy while this process loads the problem.
     with pool or Pool(choice=choice, limits=limits) as started, _stops_restored():
+        # Students' folders made from a platform's export live in the pool's own folder,
+        # claimed for the batch's whole life and removed with it.
+        scratch = Path(started.root) / "exports"
+        scratch.mkdir()
         return _run_batch(
             paths=paths,
             out=out,
@@ -331,6 +347,8 @@ def run_batch(
             progress=progress,
             shard=shard,
             pool=started,
+            layout=layout,
+            scratch=scratch,
         )
 
 
@@ -345,6 +363,8 @@ def _run_batch(
     progress: bool | None,
     shard: Shard | None,
     pool: Pool,
+    layout: str | None,
+    scratch: Path,
 ) -> Summary:
     from grader.batch.classreport import write_class_report
 
@@ -352,10 +372,20 @@ def _run_batch(
     strays: list[str] = []
     # The output folder, and what the batch writes in it, in case --out is the class folder.
     ours = (out, *(out / name for name in OUTPUT_NAMES))
-    everyone = discover(paths, protected=protected_paths(problem_root), skip=ours, strays=strays)
+    layouts = Layouts()
+    everyone = discover(
+        paths,
+        protected=protected_paths(problem_root),
+        skip=ours,
+        strays=strays,
+        layout=layout,
+        scratch=scratch,
+        layouts=layouts,
+    )
     if not everyone:
         raise NothingToGrade(f"nothing to grade: no submissions found in {_shown_paths(paths)}")
     entries = [e for e in everyone if shard is None or holds(shard, e.id)]
+    check_layout(out, layouts.names())
     _prepare_out(out)
     guard(problem_root, choice)
     with locked(out):
@@ -402,6 +432,7 @@ def _run_batch(
                 graded=sum(1 for r in rows if r.status == "graded"),
                 settings=settings,
                 earlier=earlier_runs(out, shard or WHOLE),
+                layout=layouts.names(),
             )
             write_manifest(out, manifest)
             write_class_report(out)
@@ -409,6 +440,7 @@ def _run_batch(
         missed = sum(1 for r in rows if r.status == "not_graded")
         raise GraderError(f"{broken}; {missed} submissions not graded, see {SUMMARY_FILE}")
     return Summary(
+        layout=layouts.line(),
         rows=tuple(rows),
         backend=backend,
         seconds=seconds,

@@ -13,26 +13,39 @@ import os
 import stat
 import zipfile
 from pathlib import Path, PurePosixPath
+from typing import NamedTuple
 
 from grader.errors import GraderError
 from grader.names import display
 from grader.submission.folder import is_cruft
 
 ZIP_SUFFIX = ".zip"
-# A submission is a few files of code: these leave room for data and notebooks of plots.
-MAX_ZIP_BYTES = 64 * 1024 * 1024
-MAX_WRITTEN = 128 * 1024 * 1024
-MAX_ENTRIES = 1000
 MAX_PARTS = 12  # folders deep, the file's own name included
 MAX_RATIO = 200  # bytes written per byte stored, past the first MiB of an entry
 CHUNK = 64 * 1024
+
+
+class Bounds(NamedTuple):
+    """How large a zip may be, how many entries it may hold, and how much it may write."""
+
+    zip_bytes: int
+    entries: int
+    written: int
+
+
+MiB = 1024 * 1024
+# A submission is a few files of code: these leave room for data and notebooks of plots.
+SUBMISSION = Bounds(zip_bytes=64 * MiB, entries=1000, written=128 * MiB)
+# A course platform's download of a whole class, learners' own zips left zipped.
+EXPORT = Bounds(zip_bytes=2048 * MiB, entries=100_000, written=4096 * MiB)
+MAX_ZIP_BYTES, MAX_ENTRIES, MAX_WRITTEN = SUBMISSION
 
 
 class Unpacked(GraderError):
     """The zip was refused; the message says why, in one line."""
 
 
-def unpack(path: Path, into: Path, *, nested: bool = True) -> None:
+def unpack(path: Path, into: Path, *, nested: bool = True, bounds: Bounds = SUBMISSION) -> None:
     """Unpack the zip at ``path`` into the empty folder ``into``, within every bound."""
     try:
         fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
@@ -42,11 +55,11 @@ def unpack(path: Path, into: Path, *, nested: bool = True) -> None:
         info = os.fstat(handle.fileno())
         if not stat.S_ISREG(info.st_mode):
             raise Unpacked("the zip is not a regular file")
-        if info.st_size > MAX_ZIP_BYTES:
-            raise Unpacked(f"the zip is over {MAX_ZIP_BYTES // (1024 * 1024)} MiB")
+        if info.st_size > bounds.zip_bytes:
+            raise Unpacked(f"the zip is over {bounds.zip_bytes // MiB} MiB")
         try:
             with zipfile.ZipFile(handle) as archive:
-                _extract(archive, into, nested=nested)
+                _extract(archive, into, nested=nested, bounds=bounds)
         except (zipfile.BadZipFile, zipfile.LargeZipFile, EOFError, ValueError) as exc:
             raise Unpacked(f"not a readable zip ({type(exc).__name__})") from None
         except (NotImplementedError, RuntimeError) as exc:
@@ -54,10 +67,10 @@ def unpack(path: Path, into: Path, *, nested: bool = True) -> None:
             raise Unpacked(f"an entry the grader cannot unpack ({str(exc)[:80]})") from None
 
 
-def _extract(archive: zipfile.ZipFile, into: Path, *, nested: bool) -> None:
+def _extract(archive: zipfile.ZipFile, into: Path, *, nested: bool, bounds: Bounds) -> None:
     entries = archive.infolist()
-    if len(entries) > MAX_ENTRIES:
-        raise Unpacked(f"more than {MAX_ENTRIES} entries")
+    if len(entries) > bounds.entries:
+        raise Unpacked(f"more than {bounds.entries} entries")
     written = 0
     for entry in entries:
         parts = _parts(entry)
@@ -70,7 +83,7 @@ def _extract(archive: zipfile.ZipFile, into: Path, *, nested: bool) -> None:
             raise Unpacked("the zip is password-protected")
         target = into.joinpath(*parts)
         _make_folders(into, parts[:-1])
-        written += _write(archive, entry, target, MAX_WRITTEN - written)
+        written += _write(archive, entry, target, bounds.written - written, bounds.written)
         if nested and target.suffix.lower() == ZIP_SUFFIX:
             inner = target.with_name(target.name[: -len(ZIP_SUFFIX)] or "zip")
             if not inner.exists():
@@ -106,7 +119,9 @@ def _make_folders(into: Path, parts: tuple[str, ...]) -> None:
         folder.mkdir(exist_ok=True)
 
 
-def _write(archive: zipfile.ZipFile, entry: zipfile.ZipInfo, target: Path, room: int) -> int:
+def _write(
+    archive: zipfile.ZipFile, entry: zipfile.ZipInfo, target: Path, room: int, bound: int
+) -> int:
     """Write one entry, counting what is written; return how many bytes it was."""
     flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
     try:
@@ -119,7 +134,7 @@ def _write(archive: zipfile.ZipFile, entry: zipfile.ZipInfo, target: Path, room:
         while chunk := source.read(CHUNK):
             count += len(chunk)
             if count > room:
-                raise Unpacked(f"it unpacks to over {MAX_WRITTEN // (1024 * 1024)} MiB")
+                raise Unpacked(f"it unpacks to over {bound // MiB} MiB")
             if count > 1024 * 1024 and count > MAX_RATIO * stored:
                 raise Unpacked(f"{display(entry.filename)[:80]} expands like a zip bomb")
             out.write(chunk)

@@ -16,6 +16,7 @@ import pytest
 
 from grader.batch.classreport import Bar, build
 from grader.batch.manifest import CaseInfo, Shard, for_batch, write_manifest
+from grader.batch.outdir import SUMMARY_COLUMNS
 from grader.cli import main
 from grader.results import CaseEntry, Results
 from grader.sandbox.spawn import Limits
@@ -160,11 +161,7 @@ def _csv_figures(out: Path) -> tuple[dict[str, int], dict[str, int], Counter[str
     """Return the headline figures, failures per case and scores, from summary.csv alone."""
     with (out / "summary.csv").open(newline="") as handle:
         reader = csv.DictReader(handle)
-        cases = [
-            c
-            for c in reader.fieldnames or ()
-            if c not in ("submission", "path", "score", "max_score", "status", "reason", "seconds")
-        ]
+        cases = [c for c in reader.fieldnames or () if c not in SUMMARY_COLUMNS]
         rows = list(reader)
     graded = [r for r in rows if r["status"] != "not_graded"]
     counts = {
