@@ -63,8 +63,10 @@ def _extract(archive: zipfile.ZipFile, into: Path, *, nested: bool) -> None:
         parts = _parts(entry)
         if parts is None:
             continue  # cruft, or a folder entry
-        mode = entry.external_attr >> 16
-        if mode and not (stat.S_ISREG(mode) or stat.S_ISDIR(mode)):
+        # The file type, where the zip records one: many tools (Python's writestr among
+        # them) record only the permission bits, which say nothing of the type.
+        kind = stat.S_IFMT(entry.external_attr >> 16)
+        if kind and kind not in (stat.S_IFREG, stat.S_IFDIR):
             raise Unpacked(f"{display(entry.filename)[:80]} is a link or a device, not a file")
         if entry.flag_bits & 0x1:
             raise Unpacked("the zip is password-protected")
