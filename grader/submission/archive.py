@@ -3,8 +3,9 @@
 Every bound is kept on bytes actually written, never on the sizes the zip declares: a zip
 can say anything about itself. No absolute name, no `..`, no link or device entry is
 written; macOS's `__MACOSX/` and `._*` twins and the other cruft are not written at all.
-A zip inside the zip is unpacked too, one level deep. Anything past a bound refuses the
-whole zip with one line: a hostile upload costs its own row, nothing more.
+A zip inside the zip is unpacked too, one level deep, within what is left of the same
+bounds: the bounds are on the upload, not on each zip in it. Anything past a bound refuses
+the whole zip with one line: a hostile upload costs its own row, nothing more.
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ from __future__ import annotations
 import os
 import stat
 import zipfile
+from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
 from grader.errors import GraderError
@@ -32,8 +34,18 @@ class Unpacked(GraderError):
     """The zip was refused; the message says why, in one line."""
 
 
-def unpack(path: Path, into: Path, *, nested: bool = True) -> None:
+@dataclass
+class _Spent:
+    """What an upload has used of the bounds so far, its zips inside it included."""
+
+    written: int = 0
+    entries: int = 0
+
+
+def unpack(path: Path, into: Path, *, nested: bool = True, spent: _Spent | None = None) -> None:
     """Unpack the zip at ``path`` into the empty folder ``into``, within every bound."""
+    if spent is None:
+        spent = _Spent()
     try:
         fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
     except OSError as exc:
@@ -46,7 +58,7 @@ def unpack(path: Path, into: Path, *, nested: bool = True) -> None:
             raise Unpacked(f"the zip is over {MAX_ZIP_BYTES // (1024 * 1024)} MiB")
         try:
             with zipfile.ZipFile(handle) as archive:
-                _extract(archive, into, nested=nested)
+                _extract(archive, into, nested=nested, spent=spent)
         except (zipfile.BadZipFile, zipfile.LargeZipFile, EOFError, ValueError) as exc:
             raise Unpacked(f"not a readable zip ({type(exc).__name__})") from None
         except (NotImplementedError, RuntimeError) as exc:
@@ -54,11 +66,11 @@ def unpack(path: Path, into: Path, *, nested: bool = True) -> None:
             raise Unpacked(f"an entry the grader cannot unpack ({str(exc)[:80]})") from None
 
 
-def _extract(archive: zipfile.ZipFile, into: Path, *, nested: bool) -> None:
+def _extract(archive: zipfile.ZipFile, into: Path, *, nested: bool, spent: _Spent) -> None:
     entries = archive.infolist()
-    if len(entries) > MAX_ENTRIES:
+    spent.entries += len(entries)
+    if spent.entries > MAX_ENTRIES:
         raise Unpacked(f"more than {MAX_ENTRIES} entries")
-    written = 0
     for entry in entries:
         parts = _parts(entry)
         if parts is None:
@@ -72,12 +84,12 @@ def _extract(archive: zipfile.ZipFile, into: Path, *, nested: bool) -> None:
             raise Unpacked("the zip is password-protected")
         target = into.joinpath(*parts)
         _make_folders(into, parts[:-1])
-        written += _write(archive, entry, target, MAX_WRITTEN - written)
+        spent.written += _write(archive, entry, target, MAX_WRITTEN - spent.written)
         if nested and target.suffix.lower() == ZIP_SUFFIX:
             inner = target.with_name(target.name[: -len(ZIP_SUFFIX)] or "zip")
             if not inner.exists():
                 inner.mkdir()
-                unpack(target, inner, nested=False)
+                unpack(target, inner, nested=False, spent=spent)
                 target.unlink()
 
 

@@ -8,6 +8,9 @@ import stat
 import zipfile
 from pathlib import Path
 
+import pytest
+
+from grader.submission import archive
 from tests.conftest import CORPUS, Cli
 
 REFERENCE = (CORPUS / "reference.py").read_bytes()
@@ -44,3 +47,28 @@ def test_a_link_entry_is_still_refused(cli: Cli, tmp_path: Path) -> None:
     path.write_bytes(zip_of({entry("answer.py", stat.S_IFLNK | 0o777): b"/etc/passwd"}))
     code, _, err = cli("submit", path)
     assert code == 2 and "answer.py is a link or a device, not a file" in err, err
+
+
+def test_zips_inside_a_zip_share_its_bounds(
+    cli: Cli, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Each zip inside may not start the bounds afresh: a few kilobytes of zips of zips
+    would otherwise write the bound once per inner zip, a thousand times over."""
+    monkeypatch.setattr(archive, "MAX_WRITTEN", 4 * 1024 * 1024)
+    # Each inner zip writes 3 MiB, under the bound alone; the three together are over it.
+    inner = zip_of({f"data{i}.bin": bytes(1024 * 1024) for i in range(3)})
+    path = tmp_path / "answer.zip"
+    path.write_bytes(zip_of({"answer.py": REFERENCE, **{f"n{k}.zip": inner for k in range(3)}}))
+    code, _, err = cli("submit", path)
+    assert code == 2 and err == "grader: error: answer.zip: it unpacks to over 4 MiB\n", err
+
+
+def test_entries_of_zips_inside_count_with_the_zip(
+    cli: Cli, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(archive, "MAX_ENTRIES", 10)
+    inner = zip_of({f"f{i}.txt": b"" for i in range(6)})
+    path = tmp_path / "answer.zip"
+    path.write_bytes(zip_of({"answer.py": REFERENCE, "a.zip": inner, "b.zip": inner}))
+    code, _, err = cli("submit", path)
+    assert code == 2 and err == "grader: error: answer.zip: more than 10 entries\n", err
