@@ -14,7 +14,8 @@ IPython's own syntax is not Python: a line magic or shell line (`%matplotlib inl
 `%%capture`) keeps its body; any other cell magic (`%%bash`, `%%writefile`, `%%html`) drops
 its cell. Line numbers are kept per cell, so that a message cites `cell 3, line 2`, cells
 counted from the top, markdown included. Outputs are never read beyond the JSON parser: the
-bound on the file is loose (images), the bound on the code it yields is the .py bound.
+bound on the file is loose (images), the bound on its code cells, checked before any is
+parsed, is the .py bound: a syntax tree takes hundreds of times the memory of its text.
 """
 
 from __future__ import annotations
@@ -31,6 +32,8 @@ from grader.errors import GraderError
 from grader.names import display
 
 MAX_CELLS = 10_000
+# The code cells together, before any is parsed: the bound of a .py submission.
+MAX_CODE_BYTES = 1024 * 1024
 # Cell magics whose body is Python, run with something around it.
 PYTHON_CELL_MAGICS = frozenset({"time", "timeit", "capture", "prun", "debug"})
 # How many left-out cells a report names before it says "and N more".
@@ -119,7 +122,8 @@ def _cells(doc: dict[str, object]) -> list[_Cell]:
     assert isinstance(raw, list)
     if len(raw) > MAX_CELLS:
         raise NotANotebook(f"more than {MAX_CELLS} cells")
-    cells = []
+    sources: list[tuple[int, str]] = []
+    code = 0
     for number, cell in enumerate(raw, start=1):
         if not isinstance(cell, dict) or cell.get("cell_type") != "code":
             continue
@@ -128,8 +132,14 @@ def _cells(doc: dict[str, object]) -> list[_Cell]:
             source = "".join(source)
         if not isinstance(source, str):
             raise NotANotebook(f"cell {number} has a source that is not text")
-        cells.append(_python_of(number, source))
-    return cells
+        code += len(source.encode("utf-8", "surrogatepass"))
+        if code > MAX_CODE_BYTES:
+            raise NotANotebook(
+                f"its code cells hold over {MAX_CODE_BYTES // (1024 * 1024)} MiB, "
+                "the bound of a submission"
+            )
+        sources.append((number, source))
+    return [_python_of(number, source) for number, source in sources]
 
 
 def _python_of(number: int, source: str) -> _Cell:

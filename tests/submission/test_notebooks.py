@@ -213,3 +213,15 @@ def test_any_cells_make_a_module_or_a_refusal(cells: list[str]) -> None:
 def test_any_bytes_read_or_are_refused(data: bytes) -> None:
     with contextlib.suppress(GraderError):
         to_module(data, FUNCTION)
+
+
+def test_code_cells_over_the_bound_are_refused_before_parsing(tmp_path: Path) -> None:
+    """10 MB of `a=1` lines parse into 7 GB of syntax tree: the code cells of a notebook
+    together have the bound of a .py, checked before any cell is parsed."""
+    path = tmp_path / "answer.ipynb"
+    path.write_text(notebook(IMPORTS, RIGHT, "a = 1\n" * 200_000))
+    done = grader_process("submit", path)
+    assert done.returncode == 2, done.stderr
+    assert done.stderr == (
+        "grader: error: answer.ipynb: its code cells hold over 1 MiB, the bound of a submission\n"
+    )
