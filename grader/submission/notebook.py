@@ -21,6 +21,7 @@ parsed, is the .py bound: a syntax tree takes hundreds of times the memory of it
 from __future__ import annotations
 
 import ast
+import bisect
 import builtins
 import json
 import re
@@ -243,7 +244,26 @@ def _last(statements: Sequence[_Statement], name: str, before: int) -> _Statemen
 
 
 def _need(statements: Sequence[_Statement], target: _Statement, function: str) -> None:
-    """Mark the target and, name by name, every statement it needs."""
+    """Mark the target and, name by name, every statement it needs.
+
+    Looked up in indexes built once, so that the work grows with the names kept, not with
+    the names times the statements: a notebook of 80,000 `x.append(1)` would otherwise
+    keep the parent busy for minutes.
+    """
+    binders: dict[str, list[int]] = {}  # name -> orders of the statements binding it
+    changers: dict[str, list[int]] = {}  # name -> orders of those changing it, function unread
+    stars: list[int] = []
+    for statement in statements:
+        for name in statement.binds:
+            binders.setdefault(name, []).append(statement.order)
+        if function not in statement.uses_now:
+            for name in statement.changes:
+                changers.setdefault(name, []).append(statement.order)
+        if statement.star:
+            stars.append(statement.order)
+    stars_kept = 0  # stars[:stars_kept] are kept
+    # (name, the statement binding it) -> its changers are kept up to this order
+    changes_kept: dict[tuple[str, int], int] = {}
     pending: list[tuple[str, int]] = []
 
     def keep(statement: _Statement) -> None:
@@ -261,18 +281,27 @@ def _need(statements: Sequence[_Statement], target: _Statement, function: str) -
         if (name, before) in seen:
             continue
         seen.add((name, before))
-        found = _last(statements, name, before)
-        if found is None:
-            for star in statements[:before]:
-                if star.star:
-                    keep(star)  # the name may come from an `import *`
+        bound = binders.get(name, [])
+        at = bisect.bisect_left(bound, before)
+        if at == 0:
+            # Bound by no statement before: it may come from an `import *`.
+            upto = bisect.bisect_left(stars, before)
+            for order in stars[stars_kept:upto]:
+                keep(statements[order])
+            stars_kept = max(stars_kept, upto)
             continue
-        keep(found)
+        found = bound[at - 1]
+        keep(statements[found])
         # What changes it in place between its binding and the moment it is read
         # (pe[:, 0::2] = ...), unless that reads the function: a test or a demo of it.
-        for statement in statements[found.order + 1 : before]:
-            if name in statement.changes and function not in statement.uses_now:
-                keep(statement)
+        start = changes_kept.get((name, found), found + 1)
+        if before > start:
+            orders = changers.get(name, [])
+            for order in orders[
+                bisect.bisect_left(orders, start) : bisect.bisect_left(orders, before)
+            ]:
+                keep(statements[order])
+            changes_kept[(name, found)] = before
 
 
 def _emit(statements: Sequence[_Statement], cells: Sequence[_Cell], function: str) -> Module:
