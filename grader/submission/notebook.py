@@ -84,7 +84,8 @@ def to_module(data: bytes, function: str) -> Module:
     statements = [s for cell in cells if cell.tree for s in _statements(cell)]
     for order, statement in enumerate(statements):
         statement.order = order
-    broken = [c for c in cells if c.error and re.search(rf"\bdef\s+{function}\b", "".join(c.lines))]
+    defines = re.compile(rf"\bdef\s+{re.escape(function)}\b")
+    broken = [c for c in cells if c.error and defines.search("\n".join(c.lines))]
     target = _last(statements, function, len(statements))
     if broken and (target is None or broken[-1].number > target.cell.number):
         # The function's own cell does not parse: the module holds it, and compiling

@@ -238,3 +238,15 @@ def test_the_slicer_takes_time_in_step_with_the_code(cli: Cli, tmp_path: Path) -
     code, out, _ = cli("submit", path, "--format", "json")
     assert (code, json.loads(out)["score"]) == (0, 10.0), out
     assert time.monotonic() - began < 20
+
+
+def test_a_syntax_error_in_a_cell_that_imports_first_is_cited(cli: Cli, tmp_path: Path) -> None:
+    """The cell's lines were searched for the def joined with nothing between them, so
+    `import numpy as np` before it made `npdef`: the notebook "defined no functions"."""
+    broken = RIGHT.replace("out[:, 0::2] = np.sin(angle)", "out[:, 0::2] = np.sin(angle")
+    path = tmp_path / "answer.ipynb"
+    path.write_text(notebook(IMPORTS + broken))
+    code, out, _ = cli("submit", path, "--format", "json")
+    doc = json.loads(out)
+    assert code == 1 and {t["extra_data"]["outcome"] for t in doc["tests"]} == {"syntax_error"}
+    assert "answer.ipynb has a syntax error at cell 2, line 6" in doc["tests"][0]["output"]
