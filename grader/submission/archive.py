@@ -3,8 +3,9 @@
 Every bound is kept on bytes actually written, never on the sizes the zip declares: a zip
 can say anything about itself. No absolute name, no `..`, no link or device entry is
 written; macOS's `__MACOSX/` and `._*` twins and the other cruft are not written at all.
-A zip inside the zip is unpacked too, one level deep. Anything past a bound refuses the
-whole zip with one line: a hostile upload costs its own row, nothing more.
+A zip inside the zip is unpacked too, one level deep, within what is left of the same
+bounds: the bounds are on the upload, not on each zip in it. Anything past a bound refuses
+the whole zip with one line: a hostile upload costs its own row, nothing more.
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ from __future__ import annotations
 import os
 import stat
 import zipfile
+from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 from typing import NamedTuple
 
@@ -45,8 +47,27 @@ class Unpacked(GraderError):
     """The zip was refused; the message says why, in one line."""
 
 
-def unpack(path: Path, into: Path, *, nested: bool = True, bounds: Bounds = SUBMISSION) -> None:
-    """Unpack the zip at ``path`` into the empty folder ``into``, within every bound."""
+@dataclass
+class _Spent:
+    """What an upload has used of the bounds so far, its zips inside it included."""
+
+    written: int = 0
+    entries: int = 0
+
+
+def unpack(
+    path: Path,
+    into: Path,
+    *,
+    nested: bool = True,
+    bounds: Bounds | None = None,
+    spent: _Spent | None = None,
+) -> None:
+    """Unpack the zip at ``path`` into the empty folder ``into``, within every bound
+    (a learner's upload's, unless ``bounds`` says otherwise)."""
+    bounds = bounds or SUBMISSION
+    if spent is None:
+        spent = _Spent()
     try:
         fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
     except OSError as exc:
@@ -59,7 +80,7 @@ def unpack(path: Path, into: Path, *, nested: bool = True, bounds: Bounds = SUBM
             raise Unpacked(f"the zip is over {bounds.zip_bytes // MiB} MiB")
         try:
             with zipfile.ZipFile(handle) as archive:
-                _extract(archive, into, nested=nested, bounds=bounds)
+                _extract(archive, into, nested=nested, bounds=bounds, spent=spent)
         except (zipfile.BadZipFile, zipfile.LargeZipFile, EOFError, ValueError) as exc:
             raise Unpacked(f"not a readable zip ({type(exc).__name__})") from None
         except (NotImplementedError, RuntimeError) as exc:
@@ -67,28 +88,34 @@ def unpack(path: Path, into: Path, *, nested: bool = True, bounds: Bounds = SUBM
             raise Unpacked(f"an entry the grader cannot unpack ({str(exc)[:80]})") from None
 
 
-def _extract(archive: zipfile.ZipFile, into: Path, *, nested: bool, bounds: Bounds) -> None:
+def _extract(
+    archive: zipfile.ZipFile, into: Path, *, nested: bool, bounds: Bounds, spent: _Spent
+) -> None:
     entries = archive.infolist()
-    if len(entries) > bounds.entries:
+    spent.entries += len(entries)
+    if spent.entries > bounds.entries:
         raise Unpacked(f"more than {bounds.entries} entries")
-    written = 0
     for entry in entries:
         parts = _parts(entry)
         if parts is None:
             continue  # cruft, or a folder entry
-        kind = stat.S_IFMT(entry.external_attr >> 16)  # 0: no type said (DOS, zipfile)
+        # The file type, where the zip records one: many tools (Python's writestr among
+        # them) record only the permission bits, which say nothing of the type.
+        kind = stat.S_IFMT(entry.external_attr >> 16)
         if kind and kind not in (stat.S_IFREG, stat.S_IFDIR):
             raise Unpacked(f"{display(entry.filename)[:80]} is a link or a device, not a file")
         if entry.flag_bits & 0x1:
             raise Unpacked("the zip is password-protected")
         target = into.joinpath(*parts)
         _make_folders(into, parts[:-1])
-        written += _write(archive, entry, target, bounds.written - written, bounds.written)
+        spent.written += _write(
+            archive, entry, target, bounds.written - spent.written, bounds.written
+        )
         if nested and target.suffix.lower() == ZIP_SUFFIX:
             inner = target.with_name(target.name[: -len(ZIP_SUFFIX)] or "zip")
             if not inner.exists():
                 inner.mkdir()
-                unpack(target, inner, nested=False)
+                unpack(target, inner, nested=False, bounds=bounds, spent=spent)
                 target.unlink()
 
 

@@ -28,7 +28,8 @@ CODE_SUFFIXES = (".py", ".ipynb")
 OWN_TESTS = re.compile(r"^(?:test_.*|.*_test|conftest)\.py$")
 ARCHIVE_SUFFIXES = (".rar", ".7z", ".tar", ".tgz", ".gz", ".bz2", ".xz", ".tar.gz")
 MAX_DEPTH = 4  # folders below the submission's own
-MAX_FILES = 500
+MAX_FILES = 500  # code files, each read to see what it defines
+MAX_LISTED = 10_000  # files of any kind, listed only
 # Modules handed in beside the graded file: how many, and how large in all.
 MAX_BESIDE = 50
 MAX_BESIDE_BYTES = 4 * 1024 * 1024
@@ -50,7 +51,8 @@ class Pick:
 
 
 def files_of(folder: Path) -> Iterator[Path]:
-    """Yield a folder's files and links, cruft and dot files passed over, no link followed."""
+    """Yield a folder's files and links, cruft and dot files passed over, no link followed;
+    at most MAX_LISTED + 1 of them, so that a caller can tell that there were more."""
     count = 0
     stack = [(folder, 0)]
     while stack:
@@ -58,16 +60,16 @@ def files_of(folder: Path) -> Iterator[Path]:
         for item in sorted(here.iterdir()):
             if is_cruft(item.name) or item.name.startswith("."):
                 continue
-            if item.is_symlink():
-                yield item  # named when it is all there is; never read
-            elif item.is_dir():
+            if item.is_dir() and not item.is_symlink():
                 if depth < MAX_DEPTH:
                     stack.append((item, depth + 1))
-            elif item.is_file():
-                count += 1
-                if count > MAX_FILES:
-                    return
-                yield item
+                continue
+            if not (item.is_symlink() or item.is_file()):
+                continue
+            count += 1
+            yield item  # a link is named when it is all there is; never read
+            if count > MAX_LISTED:
+                return
 
 
 def pick(
@@ -80,6 +82,11 @@ def pick(
     """
     files = list(files_of(folder))
     code = [p for p in files if p.suffix in CODE_SUFFIXES and not OWN_TESTS.match(p.name)]
+    # The file graded may lie past those looked at: say so, never "no file defines it".
+    if len(files) > MAX_LISTED:
+        return Pick(None, problem=f"over {MAX_LISTED} files in it; hand in the code alone")
+    if len(code) > MAX_FILES:
+        return Pick(None, problem=f"over {MAX_FILES} .py and .ipynb files in it")
     links = [p for p in code if p.is_symlink()]
     code = [p for p in code if not p.is_symlink()]
     if not code and links:

@@ -14,12 +14,14 @@ IPython's own syntax is not Python: a line magic or shell line (`%matplotlib inl
 `%%capture`) keeps its body; any other cell magic (`%%bash`, `%%writefile`, `%%html`) drops
 its cell. Line numbers are kept per cell, so that a message cites `cell 3, line 2`, cells
 counted from the top, markdown included. Outputs are never read beyond the JSON parser: the
-bound on the file is loose (images), the bound on the code it yields is the .py bound.
+bound on the file is loose (images), the bound on its code cells, checked before any is
+parsed, is the .py bound: a syntax tree takes hundreds of times the memory of its text.
 """
 
 from __future__ import annotations
 
 import ast
+import bisect
 import builtins
 import json
 import re
@@ -31,6 +33,8 @@ from grader.errors import GraderError
 from grader.names import display
 
 MAX_CELLS = 10_000
+# The code cells together, before any is parsed: the bound of a .py submission.
+MAX_CODE_BYTES = 1024 * 1024
 # Cell magics whose body is Python, run with something around it.
 PYTHON_CELL_MAGICS = frozenset({"time", "timeit", "capture", "prun", "debug"})
 # How many left-out cells a report names before it says "and N more".
@@ -80,7 +84,8 @@ def to_module(data: bytes, function: str) -> Module:
     statements = [s for cell in cells if cell.tree for s in _statements(cell)]
     for order, statement in enumerate(statements):
         statement.order = order
-    broken = [c for c in cells if c.error and re.search(rf"\bdef\s+{function}\b", "".join(c.lines))]
+    defines = re.compile(rf"\bdef\s+{re.escape(function)}\b")
+    broken = [c for c in cells if c.error and defines.search("\n".join(c.lines))]
     target = _last(statements, function, len(statements))
     if broken and (target is None or broken[-1].number > target.cell.number):
         # The function's own cell does not parse: the module holds it, and compiling
@@ -119,7 +124,8 @@ def _cells(doc: dict[str, object]) -> list[_Cell]:
     assert isinstance(raw, list)
     if len(raw) > MAX_CELLS:
         raise NotANotebook(f"more than {MAX_CELLS} cells")
-    cells = []
+    sources: list[tuple[int, str]] = []
+    code = 0
     for number, cell in enumerate(raw, start=1):
         if not isinstance(cell, dict) or cell.get("cell_type") != "code":
             continue
@@ -128,8 +134,14 @@ def _cells(doc: dict[str, object]) -> list[_Cell]:
             source = "".join(source)
         if not isinstance(source, str):
             raise NotANotebook(f"cell {number} has a source that is not text")
-        cells.append(_python_of(number, source))
-    return cells
+        code += len(source.encode("utf-8", "surrogatepass"))
+        if code > MAX_CODE_BYTES:
+            raise NotANotebook(
+                f"its code cells hold over {MAX_CODE_BYTES // (1024 * 1024)} MiB, "
+                "the bound of a submission"
+            )
+        sources.append((number, source))
+    return [_python_of(number, source) for number, source in sources]
 
 
 def _python_of(number: int, source: str) -> _Cell:
@@ -233,7 +245,26 @@ def _last(statements: Sequence[_Statement], name: str, before: int) -> _Statemen
 
 
 def _need(statements: Sequence[_Statement], target: _Statement, function: str) -> None:
-    """Mark the target and, name by name, every statement it needs."""
+    """Mark the target and, name by name, every statement it needs.
+
+    Looked up in indexes built once, so that the work grows with the names kept, not with
+    the names times the statements: a notebook of 80,000 `x.append(1)` would otherwise
+    keep the parent busy for minutes.
+    """
+    binders: dict[str, list[int]] = {}  # name -> orders of the statements binding it
+    changers: dict[str, list[int]] = {}  # name -> orders of those changing it, function unread
+    stars: list[int] = []
+    for statement in statements:
+        for name in statement.binds:
+            binders.setdefault(name, []).append(statement.order)
+        if function not in statement.uses_now:
+            for name in statement.changes:
+                changers.setdefault(name, []).append(statement.order)
+        if statement.star:
+            stars.append(statement.order)
+    stars_kept = 0  # stars[:stars_kept] are kept
+    # (name, the statement binding it) -> its changers are kept up to this order
+    changes_kept: dict[tuple[str, int], int] = {}
     pending: list[tuple[str, int]] = []
 
     def keep(statement: _Statement) -> None:
@@ -251,18 +282,27 @@ def _need(statements: Sequence[_Statement], target: _Statement, function: str) -
         if (name, before) in seen:
             continue
         seen.add((name, before))
-        found = _last(statements, name, before)
-        if found is None:
-            for star in statements[:before]:
-                if star.star:
-                    keep(star)  # the name may come from an `import *`
+        bound = binders.get(name, [])
+        at = bisect.bisect_left(bound, before)
+        if at == 0:
+            # Bound by no statement before: it may come from an `import *`.
+            upto = bisect.bisect_left(stars, before)
+            for order in stars[stars_kept:upto]:
+                keep(statements[order])
+            stars_kept = max(stars_kept, upto)
             continue
-        keep(found)
+        found = bound[at - 1]
+        keep(statements[found])
         # What changes it in place between its binding and the moment it is read
         # (pe[:, 0::2] = ...), unless that reads the function: a test or a demo of it.
-        for statement in statements[found.order + 1 : before]:
-            if name in statement.changes and function not in statement.uses_now:
-                keep(statement)
+        start = changes_kept.get((name, found), found + 1)
+        if before > start:
+            orders = changers.get(name, [])
+            for order in orders[
+                bisect.bisect_left(orders, start) : bisect.bisect_left(orders, before)
+            ]:
+                keep(statements[order])
+            changes_kept[(name, found)] = before
 
 
 def _emit(statements: Sequence[_Statement], cells: Sequence[_Cell], function: str) -> Module:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import contextlib
 import io
 import json
+import time
 import zipfile
 from pathlib import Path
 
@@ -213,3 +214,39 @@ def test_any_cells_make_a_module_or_a_refusal(cells: list[str]) -> None:
 def test_any_bytes_read_or_are_refused(data: bytes) -> None:
     with contextlib.suppress(GraderError):
         to_module(data, FUNCTION)
+
+
+def test_code_cells_over_the_bound_are_refused_before_parsing(tmp_path: Path) -> None:
+    """10 MB of `a=1` lines parse into 7 GB of syntax tree: the code cells of a notebook
+    together have the bound of a .py, checked before any cell is parsed."""
+    path = tmp_path / "answer.ipynb"
+    path.write_text(notebook(IMPORTS, RIGHT, "a = 1\n" * 200_000))
+    done = grader_process("submit", path)
+    assert done.returncode == 2, done.stderr
+    assert done.stderr == (
+        "grader: error: answer.ipynb: its code cells hold over 1 MiB, the bound of a submission\n"
+    )
+
+
+def test_the_slicer_takes_time_in_step_with_the_code(cli: Cli, tmp_path: Path) -> None:
+    """Each of 30,000 in-place changes of a name the function reads is kept: looking
+    them up anew for each one took the parent close to a minute (minutes at the bound)."""
+    uses_table = RIGHT.replace("return out", "return out + 0 * len(table)")
+    path = tmp_path / "answer.ipynb"
+    path.write_text(notebook(IMPORTS + "table = []\n" + "table.append(0)\n" * 30_000, uses_table))
+    began = time.monotonic()
+    code, out, _ = cli("submit", path, "--format", "json")
+    assert (code, json.loads(out)["score"]) == (0, 10.0), out
+    assert time.monotonic() - began < 20
+
+
+def test_a_syntax_error_in_a_cell_that_imports_first_is_cited(cli: Cli, tmp_path: Path) -> None:
+    """The cell's lines were searched for the def joined with nothing between them, so
+    `import numpy as np` before it made `npdef`: the notebook "defined no functions"."""
+    broken = RIGHT.replace("out[:, 0::2] = np.sin(angle)", "out[:, 0::2] = np.sin(angle")
+    path = tmp_path / "answer.ipynb"
+    path.write_text(notebook(IMPORTS + broken))
+    code, out, _ = cli("submit", path, "--format", "json")
+    doc = json.loads(out)
+    assert code == 1 and {t["extra_data"]["outcome"] for t in doc["tests"]} == {"syntax_error"}
+    assert "answer.ipynb has a syntax error at cell 2, line 6" in doc["tests"][0]["output"]

@@ -1,0 +1,74 @@
+"""Zips a learner hands in: unpacked within bounds, graded through the real CLI."""
+
+from __future__ import annotations
+
+import io
+import json
+import stat
+import zipfile
+from pathlib import Path
+
+import pytest
+
+from grader.submission import archive
+from tests.conftest import CORPUS, Cli
+
+REFERENCE = (CORPUS / "reference.py").read_bytes()
+
+
+def entry(name: str, mode: int = stat.S_IFREG | 0o644) -> zipfile.ZipInfo:
+    """Return a deflated entry whose external attributes hold ``mode``, as Info-ZIP writes."""
+    info = zipfile.ZipInfo(name)
+    info.external_attr = mode << 16
+    info.compress_type = zipfile.ZIP_DEFLATED
+    return info
+
+
+def zip_of(files: dict[str | zipfile.ZipInfo, bytes]) -> bytes:
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w") as archive:
+        for name, data in files.items():
+            archive.writestr(name if isinstance(name, zipfile.ZipInfo) else entry(name), data)
+    return buffer.getvalue()
+
+
+def test_a_zip_recording_only_permission_bits_is_graded(cli: Cli, tmp_path: Path) -> None:
+    """Python's writestr, like other tools, records 0o600 and no file type: a plain file."""
+    path = tmp_path / "answer.zip"
+    with zipfile.ZipFile(path, "w") as archive:
+        archive.writestr("answer.py", REFERENCE)
+    assert stat.S_IFMT(zipfile.ZipFile(path).getinfo("answer.py").external_attr >> 16) == 0
+    code, out, _ = cli("submit", path, "--format", "json")
+    assert (code, json.loads(out)["score"]) == (0, 10.0), out
+
+
+def test_a_link_entry_is_still_refused(cli: Cli, tmp_path: Path) -> None:
+    path = tmp_path / "answer.zip"
+    path.write_bytes(zip_of({entry("answer.py", stat.S_IFLNK | 0o777): b"/etc/passwd"}))
+    code, _, err = cli("submit", path)
+    assert code == 2 and "answer.py is a link or a device, not a file" in err, err
+
+
+def test_zips_inside_a_zip_share_its_bounds(
+    cli: Cli, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Each zip inside may not start the bounds afresh: a few kilobytes of zips of zips
+    would otherwise write the bound once per inner zip, a thousand times over."""
+    monkeypatch.setattr(archive, "SUBMISSION", archive.SUBMISSION._replace(written=4 << 20))
+    # Each inner zip writes 3 MiB, under the bound alone; the three together are over it.
+    inner = zip_of({f"data{i}.bin": bytes(1024 * 1024) for i in range(3)})
+    path = tmp_path / "answer.zip"
+    path.write_bytes(zip_of({"answer.py": REFERENCE, **{f"n{k}.zip": inner for k in range(3)}}))
+    code, _, err = cli("submit", path)
+    assert code == 2 and err == "grader: error: answer.zip: it unpacks to over 4 MiB\n", err
+
+
+def test_entries_of_zips_inside_count_with_the_zip(
+    cli: Cli, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(archive, "SUBMISSION", archive.SUBMISSION._replace(entries=10))
+    inner = zip_of({f"f{i}.txt": b"" for i in range(6)})
+    path = tmp_path / "answer.zip"
+    path.write_bytes(zip_of({"answer.py": REFERENCE, "a.zip": inner, "b.zip": inner}))
+    code, _, err = cli("submit", path)
+    assert code == 2 and err == "grader: error: answer.zip: more than 10 entries\n", err
