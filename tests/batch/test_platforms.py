@@ -44,7 +44,7 @@ def batch(cli: Cli, *args: object) -> tuple[str, dict[str, dict[str, str]]]:
 
 def canvas(root: Path) -> Path:
     """A Canvas download, unzipped: one flat folder, each file prefixed by its student."""
-    root.mkdir()
+    root.mkdir(parents=True)
     (root / "smithjohn_12345_67991_solution.py").write_text(USES_UTILS)
     (root / "smithjohn_12345_67991_utils.py").write_text(UTILS)
     (root / "doejane_23456_68000_solution.py").write_text(WRONG)
@@ -90,8 +90,8 @@ def test_canvas_zip_as_downloaded_and_a_redownload_regrades_one(cli: Cli, tmp_pa
     assert again["canvas-34567"]["score"] == "0" and again["canvas-34567"]["late"] == "yes"
 
 
-def test_moodle_folders_with_names_and_online_text(cli: Cli, tmp_path: Path) -> None:
-    root = tmp_path / "export"
+def moodle(root: Path) -> Path:
+    """A Moodle download: a folder per student, one with online text only."""
     (root / "John Smith_1001_assignsubmission_file_").mkdir(parents=True)
     (root / "John Smith_1001_assignsubmission_file_" / "solution.py").write_text(RIGHT)
     zoe = root / "Zoë O'Brien_1002_assignsubmission_file_"
@@ -99,7 +99,11 @@ def test_moodle_folders_with_names_and_online_text(cli: Cli, tmp_path: Path) -> 
     (zoe / "hw1.ipynb").write_text(notebook(RIGHT))
     (root / "Ann Lee_1003_assignsubmission_onlinetext_").mkdir()
     (root / "Ann Lee_1003_assignsubmission_onlinetext_" / "onlinetext.html").write_text("x")
-    stdout, table = batch(cli, root, tmp_path / "out")
+    return root
+
+
+def test_moodle_folders_with_names_and_online_text(cli: Cli, tmp_path: Path) -> None:
+    stdout, table = batch(cli, moodle(tmp_path / "export"), tmp_path / "out")
     assert stdout.splitlines()[0] == "layout: moodle, 3 of 3 entries"
     assert table["moodle-1002"]["student_name"] == "Zoë O'Brien"
     assert table["moodle-1001"]["score"] == table["moodle-1002"]["score"] == "10"
@@ -108,26 +112,33 @@ def test_moodle_folders_with_names_and_online_text(cli: Cli, tmp_path: Path) -> 
     assert ann["reason"] == "online text only; ask for a .py or .ipynb"
 
 
-def test_blackboard_latest_attempt_and_the_receipt_name(cli: Cli, tmp_path: Path) -> None:
-    root = tmp_path / "export"
-    root.mkdir()
-    early, late = "2024-03-01-10-00-00", "2024-03-02-09-30-00"
+EARLY, LATE = "2024-03-01-10-00-00", "2024-03-02-09-30-00"
+
+
+def blackboard(root: Path) -> Path:
+    """A Blackboard download: attempts with receipts; the assignment name has a space."""
+    root.mkdir(parents=True)
+    early, late = EARLY, LATE
     (root / f"HW 1_Sinusoid_jsmith_attempt_{early}_solution.py").write_text(WRONG)
     (root / f"HW 1_Sinusoid_jsmith_attempt_{late}_solution.py").write_text(RIGHT)
     (root / f"HW 1_Sinusoid_jsmith_attempt_{late}.txt").write_text(
         "Name: John Smith (jsmith)\nAssignment: HW 1_Sinusoid\n"
     )
     (root / f"HW 1_Sinusoid_alee_attempt_{early}_hw.ipynb").write_text(notebook(RIGHT))
-    stdout, table = batch(cli, root, tmp_path / "out")
+    return root
+
+
+def test_blackboard_latest_attempt_and_the_receipt_name(cli: Cli, tmp_path: Path) -> None:
+    stdout, table = batch(cli, blackboard(tmp_path / "export"), tmp_path / "out")
     assert stdout.splitlines()[0] == "layout: blackboard, 4 of 4 entries"
     assert set(table) == {"blackboard-jsmith", "blackboard-alee"}
     john = table["blackboard-jsmith"]
     assert (john["score"], john["student_name"]) == ("10", "John Smith")
-    assert john["attempts"] == f"attempt {early}"
+    assert john["attempts"] == f"attempt {EARLY}"
 
 
-def test_gradescope_export_each_group_member_a_row(cli: Cli, tmp_path: Path) -> None:
-    root = tmp_path / "export"
+def gradescope(root: Path) -> Path:
+    """A Gradescope export: submission folders and the metadata, a group of two."""
     (root / "submission_501").mkdir(parents=True)
     (root / "submission_501" / "solution.py").write_text(RIGHT)
     (root / "submission_502").mkdir()
@@ -146,7 +157,11 @@ def test_gradescope_export_each_group_member_a_row(cli: Cli, tmp_path: Path) -> 
         "  - :name: Cy Young\n"
         "    :sid: '333'\n"
     )
-    stdout, table = batch(cli, root, tmp_path / "out")
+    return root
+
+
+def test_gradescope_export_each_group_member_a_row(cli: Cli, tmp_path: Path) -> None:
+    stdout, table = batch(cli, gradescope(tmp_path / "export"), tmp_path / "out")
     assert stdout.splitlines()[0] == "layout: gradescope, 2 of 2 entries"
     assert set(table) == {"gradescope-111", "gradescope-222", "gradescope-333"}
     assert table["gradescope-111"]["score"] == "10"
@@ -154,8 +169,8 @@ def test_gradescope_export_each_group_member_a_row(cli: Cli, tmp_path: Path) -> 
     assert table["gradescope-222"]["score"] == table["gradescope-333"]["score"] == "0"
 
 
-def test_classroom_repositories(cli: Cli, tmp_path: Path) -> None:
-    root = tmp_path / "export"
+def classroom(root: Path) -> Path:
+    """GitHub Classroom's clones: a repository per login, with README, starter and tests."""
     starter = (ROOT / "problem" / "starter.py").read_text()
     for login, code in (("ada", RIGHT), ("bob-k", WRONG)):
         repo = root / f"hw1-sinusoid-{login}"
@@ -165,7 +180,11 @@ def test_classroom_repositories(cli: Cli, tmp_path: Path) -> None:
         (repo / "starter.py").write_text(starter)
         (repo / "solution.py").write_text(code)
         (repo / "test_solution.py").write_text("def test():\n    assert False\n")
-    stdout, table = batch(cli, root, tmp_path / "out")
+    return root
+
+
+def test_classroom_repositories(cli: Cli, tmp_path: Path) -> None:
+    stdout, table = batch(cli, classroom(tmp_path / "export"), tmp_path / "out")
     assert stdout.splitlines()[0] == "layout: classroom, 2 of 2 entries"
     assert table["classroom-ada"]["score"] == "10"
     assert table["classroom-bob-k"]["path"] == "hw1-sinusoid-bob-k/solution.py"
@@ -200,3 +219,49 @@ def test_an_out_of_another_layout_is_refused(cli: Cli, tmp_path: Path) -> None:
     code, out_text, err = cli("batch", export, "--out", out)
     assert code == 2 and out_text == ""
     assert "read as flat, and this one reads as canvas: their ids differ" in err
+
+
+BUILDERS = {
+    "Canvas": ("canvas", canvas),
+    "Moodle": ("moodle", moodle),
+    "Blackboard": ("blackboard", blackboard),
+    "Gradescope": ("gradescope", gradescope),
+    "GitHub Classroom": ("classroom", classroom),
+}
+
+
+def _docs_commands() -> list[tuple[str, str]]:
+    text = (ROOT / "docs" / "platforms.md").read_text()
+    found = []
+    for section in text.split("\n## ")[1:]:
+        title = section.splitlines()[0]
+        command = section.split("```sh\n", 1)[1].split("\n```", 1)[0]
+        found.append((title, command))
+    return found
+
+
+@pytest.mark.parametrize(("title", "command"), _docs_commands())
+def test_each_platforms_paragraph_runs_as_written(
+    cli: Cli, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, title: str, command: str
+) -> None:
+    """The command of each paragraph of docs/platforms.md, verbatim, on such an export."""
+    import shlex
+
+    layout, build = BUILDERS[title]
+    args = shlex.split(command)
+    assert args[:2] == ["grader", "batch"]
+    target = tmp_path / args[2]
+    export = build(tmp_path / "export" / "download")
+    if target.suffix == ".zip":
+        with zipfile.ZipFile(target, "w") as archive:
+            for path in sorted(export.rglob("*")):
+                if path.is_file():
+                    archive.write(path, path.relative_to(export.parent))
+    else:
+        shutil.move(export, target)
+    monkeypatch.chdir(tmp_path)
+    code, stdout, err = cli(*args[1:])
+    assert code == 0, err
+    assert stdout.splitlines()[0].startswith(f"layout: {layout}, ")
+    out = tmp_path / args[args.index("--out") + 1]
+    assert all(r["student_id"].startswith(f"{layout}-") for r in rows(out).values())
