@@ -70,10 +70,13 @@ def read_learner(path: Path, entry_id: str) -> Learner:
     except (OSError, ValueError) as exc:  # a folder anyone may have edited: a usage error
         raise GraderError(f"cannot read {str(path)!r}: {type(exc).__name__}") from None
     examples = doc.stamp.get("examples")
+    # A platform's export names the student: the report lists them by id and name.
+    student = doc.extra.get("student")
+    name = str(student.get("name", ""))[:200] if isinstance(student, dict) else ""
     # What the report shows of them goes through the one naming function: an older
     # output's id or a reason quoting a file name may hold anything a learner chose.
     return Learner(
-        id=cell(entry_id),
+        id=cell(f"{entry_id} ({name})" if name else entry_id),
         score=doc.score,
         max_score=doc.max_score,
         outcomes=doc.outcomes,

@@ -27,6 +27,7 @@ from grader.batch.manifest import (
     earlier_runs,
     for_batch,
     holds,
+    read_manifest,
     write_manifest,
 )
 from grader.batch.outdir import (
@@ -386,6 +387,7 @@ def _run_batch(
         raise NothingToGrade(f"nothing to grade: no submissions found in {_shown_paths(paths)}")
     entries = [e for e in everyone if shard is None or holds(shard, e.id)]
     check_layout(out, layouts.names())
+    departed = _departed(out, {e.id for e in everyone})
     _prepare_out(out)
     guard(problem_root, choice)
     with locked(out):
@@ -407,6 +409,7 @@ def _run_batch(
             rows, interrupted = [], True
         backend = pool.describe()
         notes = tuple(pool.notes) + strays_note(strays) + ((jobs_note,) if jobs_note else ())
+        notes += departed
         broken = pool.broken
         # From here on a stop signal is held back until every file is written: a summary
         # of this run beside the class report of the last one would tell two stories.
@@ -449,6 +452,23 @@ def _run_batch(
         # A stop held back while the files were written still ends the command as a stop.
         interrupted=interrupted or pressed(),
         resettled=len(batch.resettled),
+    )
+
+
+def _departed(out: Path, class_ids: set[str]) -> tuple[str, ...]:
+    """Name, once, the students an earlier run graded who are no longer in the class (a
+    re-downloaded export without them): their rows leave summary.csv and the report."""
+    try:
+        earlier = read_manifest(out)
+    except GraderError:
+        return ()
+    gone = sorted(set(earlier.ids) - class_ids)
+    if not gone:
+        return ()
+    names = ", ".join(gone[:10]) + (", ..." if len(gone) > 10 else "")
+    return (
+        f"{len(gone)} student(s) graded before are no longer in the class; their rows "
+        f"leave summary.csv and the report (their files stay in results/): {names}",
     )
 
 

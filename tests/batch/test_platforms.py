@@ -88,6 +88,17 @@ def test_canvas_zip_as_downloaded_and_a_redownload_regrades_one(cli: Cli, tmp_pa
     assert set(again) == set(first)
     assert "5 submissions: 1 graded, 4 unchanged" in stdout
     assert again["canvas-34567"]["score"] == "0" and again["canvas-34567"]["late"] == "yes"
+    # A student leaves the course: named once, their row gone from the summary and report.
+    (export / "kimbo_56789_68003_submission.zip").unlink()
+    with zipfile.ZipFile(download, "w") as archive:
+        for path in export.iterdir():
+            archive.write(path, path.name)
+    code, stdout, err = cli("batch", download, "--out", out)
+    assert code == 0 and "canvas-56789" not in rows(out)
+    assert "1 student(s) graded before are no longer in the class" in err
+    assert "canvas-56789" in err and "canvas-56789" not in (out / "report.md").read_text()
+    code, stdout, err = cli("batch", download, "--out", out)
+    assert "no longer in the class" not in err
 
 
 def moodle(root: Path) -> Path:
