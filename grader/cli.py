@@ -167,7 +167,11 @@ def _format_args(p: argparse.ArgumentParser) -> None:
 
 
 def _submission_args(p: argparse.ArgumentParser) -> None:
-    p.add_argument("file", type=Path, help="the submission, a .py file")
+    p.add_argument(
+        "file",
+        type=Path,
+        help="the submission: a .py file, a notebook (.ipynb), a .zip, or a folder of them",
+    )
 
 
 def _grading_args(p: argparse.ArgumentParser) -> None:
@@ -927,12 +931,12 @@ GRADE = (_problem_args, _submission_args, _format_args, _grading_args)
 COMMANDS = (
     Command(
         "run",
-        "check a file against the visible examples",
+        "check a submission (a .py, a notebook, a .zip, a folder) against the visible examples",
         (*GRADE, _plot_args),
         _grade,
         in_bundle=True,
     ),
-    Command("submit", "grade a file on the hidden cases", GRADE, _grade),
+    Command("submit", "grade a submission on the hidden cases", GRADE, _grade),
     Command(
         "check",
         "validate the problem files, and grade the reference and correct variants on them "

@@ -115,8 +115,8 @@ def name_problem(path: Path) -> str:
     """
     if path.suffix not in SUBMISSION_SUFFIXES:
         return (
-            f"{shown(path.name)} is not a Python file: submissions end in {SUBMISSION_SUFFIX} "
-            f"(or {NOTEBOOK_SUFFIX}, a notebook)"
+            f"{shown(path.name)} is not a Python file: a submission is a {SUBMISSION_SUFFIX}, "
+            f"a notebook ({NOTEBOOK_SUFFIX}), or a .zip or folder of them"
         )
     return ""
 

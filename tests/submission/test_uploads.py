@@ -117,7 +117,8 @@ def test_every_student_gets_a_row_that_says_what_happened(
     assert rows["cyd"]["path"] == "cyd/answer.py"
     assert rows["dan"]["reason"] == "only the starter, unchanged (solution.py)"
     assert rows["eve"]["reason"] == (
-        "report.docx is not a Python file: submissions end in .py (or .ipynb, a notebook)"
+        "report.docx is not a Python file: a submission is a .py, a notebook (.ipynb), "
+        "or a .zip or folder of them"
     )
     assert rows["fay"]["reason"] == "fay.rar is an archive; only .zip files are unpacked"
     cyd = json.loads((out / "results" / "cyd.json").read_text())
