@@ -73,6 +73,11 @@ def _check_together(outs: Sequence[Path], manifests: Sequence[Manifest]) -> None
                 f"{_name(out)} was graded under other settings than {_name(first)}: {key} "
                 f"{theirs} vs {ours}; grade every share alike"
             )
+        if m.layout != m0.layout:
+            raise GraderError(
+                f"{_name(out)} read the class as {m.layout}, {_name(first)} as {m0.layout}: "
+                "their ids differ; grade every share with the same --layout"
+            )
         if m.shard.count != m0.shard.count:
             raise GraderError(
                 f"shards of different splits: {_name(first)} is shard {m0.shard}, "

@@ -198,6 +198,7 @@ def test_merge_refuses_missing_or_repeated_shares(
         ({"suite": "0" * 64}, "another suite of hidden cases"),
         ({"tolerance": "|got - want| <= 1e-05 + 1e-06 * |want|"}, "another tolerance"),
         ({"class": {"size": 70, "digest": "0" * 64}}, "another class"),
+        ({"layout": "canvas"}, "read the class as canvas"),
     ],
 )
 def test_merge_refuses_other_gradings(
