@@ -42,6 +42,9 @@ class Learner:
     diagnoses: frozenset[str]
     examples: dict[str, str] | None  # None: not recorded (results from an older grader)
     error: str | None  # why it was not graded; None when it was
+    # What a platform's export says: handed in late, and how many other attempts it holds.
+    late: bool = False
+    attempts: int = 0
 
     @property
     def graded(self) -> bool:
@@ -85,6 +88,8 @@ def read_learner(path: Path, entry_id: str) -> Learner:
         if not isinstance(examples, dict)
         else {str(k): str(v) for k, v in examples.items()},
         error=None if doc.error is None else cell(doc.error),
+        late=isinstance(student, dict) and student.get("late") is True,
+        attempts=len(student.get("attempts") or ()) if isinstance(student, dict) else 0,
     )
 
 
@@ -293,13 +298,20 @@ def facts(r: ClassReport) -> list[tuple[str, str]]:
             f"{total:.1f} s in all"
         )
     limits = limits_line(m.limits).removeprefix("limits: ") if m.limits else "-"
-    return [
+    found = [
         ("sandbox", sandbox),
         ("limits", limits),
         ("tolerance", m.tolerance),
         ("suite digest", m.suite),
         ("duration", duration),
     ]
+    if m.layout != "flat":
+        late = r.ids(lambda x: x.late)
+        again = r.ids(lambda x: x.attempts > 0)
+        found.insert(0, ("layout", m.layout))
+        found.append(("late (no penalty applied)", ", ".join(late) if late else "none"))
+        found.append(("graded on a later attempt", ", ".join(again) if again else "none"))
+    return found
 
 
 HEADLINE = [

@@ -68,6 +68,9 @@ def test_canvas_one_row_per_student_last_attempt_counting(cli: Cli, tmp_path: Pa
     assert table["canvas-12345"]["student_name"] == "smithjohn"
     manifest = json.loads((tmp_path / "out" / "batch.json").read_text())
     assert manifest["layout"] == "canvas"
+    report = (tmp_path / "out" / "report.md").read_text()
+    assert "canvas-23456 (doejane)" in report and "layout" in report
+    assert "graded on a later attempt" in report
 
 
 def test_canvas_zip_as_downloaded_and_a_redownload_regrades_one(cli: Cli, tmp_path: Path) -> None:
