@@ -23,6 +23,9 @@ def _take_everything():
 
 
 def sinusoidal_positions(positions, d_model):
+    # A second call needs memory of its own before anything else: none is left. (Without
+    # this line a tiny example could still fit in what the allocator had kept, and pass.)
+    bytearray(1 << 20) if HELD else None
     p = np.asarray(positions, dtype=np.float64)[:, None]
     angle = p / 10000.0 ** (np.arange(0, d_model, 2) / d_model)
     out = np.empty((len(positions), d_model))
