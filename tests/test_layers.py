@@ -72,3 +72,26 @@ def test_no_module_imports_itself_back() -> None:
         if graph.find_shortest_chain(importer=imported, imported=module)
     }
     assert not circles
+
+
+def test_no_ending_is_told_by_its_words() -> None:
+    """How a child ended is an EndState: no module compares a state with a string, nor
+    looks for one with startswith (a "protocol:" prefix once carried it)."""
+    import ast
+
+    from grader.sandbox.session import EndState
+
+    words = {state.value for state in EndState}
+    found = []
+    for path in PACKAGE.rglob("*.py"):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
+                strings = [a.value for a in node.args if isinstance(a, ast.Constant)]
+                if node.func.attr == "startswith" and words & set(map(str, strings)):
+                    found.append(f"{path.name}:{node.lineno}")
+            if isinstance(node, ast.Compare):
+                sides = [node.left, *node.comparators]
+                named = any(isinstance(s, ast.Attribute) and s.attr == "state" for s in sides)
+                if named and any(isinstance(s, ast.Constant) and s.value in words for s in sides):
+                    found.append(f"{path.name}:{node.lineno}")
+    assert not found

@@ -138,13 +138,27 @@ class Budget:
         return self.end is not None and now >= self.end
 
 
+class EndState(Enum):
+    """How a child's conversation can end, as the parent sees it."""
+
+    DONE = "done"  # every answer is in
+    LOAD_ERROR = "load_error"  # the child said the file could not load
+    TIMEOUT = "timeout"  # a case ran past its limit
+    BUDGET = "budget"  # the whole submission ran past its budget
+    CRASH = "crash"  # the child died, or closed its result channel
+    PROTOCOL = "protocol"  # a frame out of bounds or out of order: nothing more is trusted
+    SANDBOX_FAILED = "sandbox_failed"  # the sandbox itself could not start the child
+
+
 @dataclass
 class Ending:
     """How one child's conversation ended, as the parent saw it."""
 
-    state: str  # done, load_error, timeout, budget, crash, protocol, sandbox_failed
+    state: EndState
     case: int | None = None  # the case that was running, if any
     loaded: bool = False
+    # What broke the protocol, for a debugger's eyes: never shown to a learner.
+    detail: str = ""
 
 
 class Child:
@@ -174,13 +188,13 @@ class Child:
         """Read the child's frames into ``run`` until every case has answered or it stops.
 
         Whatever the child writes is data: a frame out of bounds or out of order ends the
-        conversation as "protocol", never as an exception of the grader.
+        conversation as EndState.PROTOCOL, never as an exception of the grader.
         """
         talk = _Talk(self, cases, run, budget)
         try:
             return talk.loop()
         except ProtocolError as exc:
-            return Ending("protocol:" + str(exc), talk.order.current, talk.loaded)
+            return Ending(EndState.PROTOCOL, talk.order.current, talk.loaded, detail=str(exc))
         finally:
             talk.sel.close()
 
@@ -217,10 +231,10 @@ class _Talk:
         while self.ending is None:
             now = time.monotonic()
             if self.budget.spent(now):
-                return Ending("budget", self.order.current, self.loaded)
+                return Ending(EndState.BUDGET, self.order.current, self.loaded)
             limit = min(self.deadline, self.hard_deadline, self.budget.end or self.hard_deadline)
             if now >= limit:
-                return self.stopped("timeout")
+                return self.stopped(EndState.TIMEOUT)
             for key, _ in self.sel.select(limit - now):
                 if key.data == "stdin":
                     self.write_request(key.fd)
@@ -255,7 +269,7 @@ class _Talk:
         if not chunk:
             self.sel.unregister(key.fileobj)
             if key.data == "results":
-                self.ending = self.stopped("crash")
+                self.ending = self.stopped(EndState.CRASH)
             return
         if key.data == "results":
             for frame in self.reader.feed(chunk):
@@ -285,7 +299,7 @@ class _Talk:
         elif event == "load_error":
             for c in self.cases:
                 self.run.results[c.id] = Raw(Kind.LOAD_ERROR, info=info)
-            self.ending = Ending("load_error")
+            self.ending = Ending(EndState.LOAD_ERROR)
         elif event == "loaded":
             # Only now does the child learn any input; the first case runs from here on.
             self.budget.start(now)
@@ -305,30 +319,30 @@ class _Talk:
             self.case_started = now  # the next case runs from here on
         elif event == "done":
             self.drain()
-            self.ending = Ending("done", None, True)
+            self.ending = Ending(EndState.DONE, None, True)
         if self.loaded:
             self.deadline = now + self.child.limits.case_seconds
 
-    def stopped(self, state: str) -> Ending:
+    def stopped(self, state: EndState) -> Ending:
         """Classify a child that stopped talking: every answer in counts as done."""
         self.drain()
         order = self.order
         if order.phase is Phase.LOADED and not order.upcoming:
-            return Ending("done", None, True)
+            return Ending(EndState.DONE, None, True)
         # Only the first child's stderr, before it said anything, is bubblewrap's own: later,
         # what was written there may be a submission's, and is never repeated.
         first = self.run.spawns == 1
         stderr = bytes(self.run.stderr.data)
         if first and order.phase is Phase.STARTING and stderr.startswith(b"bwrap:"):
-            return Ending("sandbox_failed")
-        if state == "crash":
+            return Ending(EndState.SANDBOX_FAILED)
+        if state is EndState.CRASH:
             # The result channel closed; the process may live on (it closed it itself, say):
             # wait for it only until the deadline.
             limit = min(self.deadline, self.hard_deadline, self.budget.end or self.hard_deadline)
             try:
                 self.child.proc.wait(timeout=max(limit - time.monotonic(), 0.01))
             except subprocess.TimeoutExpired:
-                state = "timeout"
+                state = EndState.TIMEOUT
         return Ending(state, order.current, self.loaded)
 
     def drain(self) -> None:
@@ -481,7 +495,7 @@ class Session:
                 ending = child.serve(remaining, run, budget)
             finally:
                 child.close()
-            if ending.state == "sandbox_failed":
+            if ending.state is EndState.SANDBOX_FAILED:
                 self._fall_back(run)
                 continue
             if not _record(ending, run, remaining, child.proc.returncode, first=first):
@@ -516,21 +530,21 @@ def _record(
     """Record how a child ended into ``run``; return True if a new child should go on."""
     state = ending.state
     info: dict[str, Any] = {"returncode": rc, "state": state, "phase": "call"}
-    if state == "done":
+    if state is EndState.DONE:
         return False
-    if state == "load_error":
+    if state is EndState.LOAD_ERROR:
         if not first:
             # A file that loaded once and fails to load again did so on purpose or by
             # accident, after it had seen inputs: nothing of what it said is shown.
             for c in remaining:
                 run.results[c.id] = Raw(Kind.CRASH, info={**info, "phase": "reload"})
         return False
-    if ending.case is None and state == "budget":
+    if ending.case is None and state is EndState.BUDGET:
         _not_run(run, remaining)
         return False
     if not ending.loaded:
         # The child died or hung before it could run anything: at import time.
-        kind = Kind.TIMEOUT if state == "timeout" else Kind.CRASH
+        kind = Kind.TIMEOUT if state is EndState.TIMEOUT else Kind.CRASH
         for c in remaining:
             run.results[c.id] = Raw(kind, info={**info, "phase": "import" if first else "reload"})
         return False
@@ -539,9 +553,9 @@ def _record(
         for c in remaining:
             run.results.setdefault(c.id, Raw(Kind.CRASH, info=info))
         return False
-    kind = Kind.TIMEOUT if state in ("timeout", "budget") else Kind.CRASH
+    kind = Kind.TIMEOUT if state in (EndState.TIMEOUT, EndState.BUDGET) else Kind.CRASH
     run.results[ending.case] = Raw(kind, info=info)
-    if state == "budget":
+    if state is EndState.BUDGET:
         _not_run(run, remaining)
         return False
     return True

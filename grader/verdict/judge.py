@@ -18,7 +18,7 @@ from grader.compare import Array, compare, count_wrong
 from grader.problem.cases import Case
 from grader.problem.layout import FUNCTION_NAME
 from grader.records import LOAD_OUTCOMES, CaseResult, Diagnosis, Mismatch, Outcome
-from grader.sandbox.session import Kind, Raw, signal_name
+from grader.sandbox.session import EndState, Kind, Raw, signal_name
 from grader.submission.source import Source, Static
 from grader.verdict.diagnose import diagnose
 from grader.verdict.vocabulary import (
@@ -284,7 +284,7 @@ def _classify(raw: Raw) -> tuple[Outcome, str, dict[str, str]]:
         if phase == "reload":
             return Outcome.CRASH, "reload_failed", {}
         return Outcome.TIMEOUT, "import_timeout" if phase == "import" else "timeout", {}
-    forged = str(info.get("state", "")).startswith("protocol")
+    forged = info.get("state") is EndState.PROTOCOL
     if info.get("returncode") == CHILD_OUT_OF_MEMORY and not forged:
         return Outcome.MEMORY_LIMIT, "memory", {}
     return Outcome.CRASH, *_crash_key(info)
@@ -292,7 +292,7 @@ def _classify(raw: Raw) -> tuple[Outcome, str, dict[str, str]]:
 
 def _crash_key(info: dict[str, object]) -> tuple[str, dict[str, str]]:
     rc = info.get("returncode")
-    if str(info.get("state", "")).startswith("protocol"):
+    if info.get("state") is EndState.PROTOCOL:
         return "channel", {}
     if info.get("phase") == "reload":
         return "reload_failed", {}
