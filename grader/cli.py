@@ -187,62 +187,19 @@ def _grading_args(p: argparse.ArgumentParser) -> None:
         action="store_true",
         help="refuse to grade without a sandbox instead of warning",
     )
-    hour, day = 3600, 86400
-    limits = (
-        (
-            "--timeout",
-            at_most(positive_float, hour, "s"),
-            3.0,
-            "SECONDS",
-            "wall-clock limit per case (default 3)",
-        ),
-        (
-            "--budget",
-            at_most(positive_float, day, "s"),
-            10.0,
-            "SECONDS",
-            "wall-clock limit for all the cases of one submission together; cases left when it "
-            "runs out are reported as not run (default 10)",
-        ),
-        (
-            "--startup-timeout",
-            at_most(positive_float, hour, "s"),
-            10.0,
-            "SECONDS",
-            "wall-clock limit for starting and importing the submission (default 10)",
-        ),
-        (
-            "--cpu",
-            at_most(positive_int, day, "s"),
-            60,
-            "SECONDS",
-            "CPU time limit per child process (default 60)",
-        ),
-        (
-            "--memory",
-            at_most(positive_int, 1 << 20, "MB"),
-            1024,
-            "MB",
-            "address-space limit per child (default 1024)",
-        ),
-        (
-            "--max-file-size",
-            at_most(positive_int, 1 << 20, "MB"),
-            16,
-            "MB",
-            "largest file it may write (default 16)",
-        ),
-        (
-            "--max-output",
-            # Kept in the grader's memory, for each child at once.
-            at_most(positive_int, 16 << 20, "bytes"),
-            8192,
-            "BYTES",
-            "bytes of stdout and of stderr kept; the rest is dropped (default 8192)",
-        ),
-    )
-    for flag, kind, default, metavar, text in limits:
-        p.add_argument(flag, type=kind, default=default, metavar=metavar, help=text)
+    from grader.sandbox.limits import FLAGS, default
+
+    metavars = {"s": "SECONDS", "MB": "MB", "bytes": "BYTES"}
+    for flag in FLAGS:
+        value = default(flag)
+        number = positive_float if isinstance(value, float) else positive_int
+        p.add_argument(
+            flag.flag,
+            type=at_most(number, flag.most, flag.unit),
+            default=value,
+            metavar=metavars[flag.unit],
+            help=f"{flag.what} (default {value:g})",
+        )
 
 
 def _plot_args(p: argparse.ArgumentParser) -> None:
@@ -532,7 +489,7 @@ def entry() -> None:
 
 
 def _limits(args: argparse.Namespace) -> Any:
-    from grader.sandbox.spawn import Limits
+    from grader.sandbox.limits import Limits
 
     return Limits(
         case_seconds=args.timeout,

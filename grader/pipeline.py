@@ -15,7 +15,8 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 
 from grader.errors import GraderError
 from grader.problem.layout import FUNCTION_NAME, REFERENCE_FILE, protected_paths, starter_text
-from grader.sandbox.spawn import Launch, Limits
+from grader.sandbox.limits import Limits
+from grader.sandbox.spawn import Launch
 from grader.sandbox.walls import Choice, check_hidden_unreachable, exposed_files
 from grader.submission.reader import read
 from grader.submission.source import Source, Static, check_source

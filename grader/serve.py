@@ -28,7 +28,7 @@ from urllib.parse import SplitResult, parse_qs, urlsplit
 from grader.errors import GraderError
 from grader.files import TEMPLATES
 from grader.problem.layout import STARTER_FILE, STATEMENT_FILE
-from grader.sandbox.spawn import Limits
+from grader.sandbox.limits import Limits
 from grader.sandbox.walls import Choice
 from grader.submission.source import MAX_SUBMISSION_BYTES
 

@@ -22,7 +22,7 @@ from grader.cli import main
 from grader.pipeline import PRINTED_WARNING, slots
 from grader.problem.cases import load_problem
 from grader.records import Outcome
-from grader.sandbox.spawn import Limits
+from grader.sandbox.limits import Limits
 from grader.sandbox.walls import bwrap_usable, landlock_usable
 from grader.verdict.diagnose import HINTS
 from grader.verdict.vocabulary import Block, hidden_blocks

@@ -95,3 +95,22 @@ def test_no_ending_is_told_by_its_words() -> None:
                 if named and any(isinstance(s, ast.Constant) and s.value in words for s in sides):
                     found.append(f"{path.name}:{node.lineno}")
     assert not found
+
+
+def test_the_readme_states_the_limits_the_grader_has() -> None:
+    """The README's Limits table, the CLI's help and Limits give the same defaults."""
+    from grader.sandbox.limits import DEFAULTS, FLAGS, default
+
+    text = (ROOT / "README.md").read_text(encoding="utf-8")
+    table = text[text.index("### Limits") :].split("\n\n")[1]
+    pairs = [  # | limit | default | flag |: the flag, then the default
+        (cells[3].strip(" `"), cells[2].strip())
+        for line in table.splitlines()[2:]
+        if len(cells := line.split("|")) > 4
+    ]
+    rows = dict(pairs)
+    for flag in FLAGS:
+        assert rows[flag.flag].startswith(f"{default(flag):g} {flag.unit}"), flag.flag
+    fixed = [cell for flag, cell in pairs if flag.startswith("(fixed")]
+    assert any(cell.startswith(f"{DEFAULTS.tasks},") for cell in fixed)
+    assert any(cell.startswith(f"{DEFAULTS.write_mb} MB") for cell in fixed)

@@ -24,7 +24,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from grader.sandbox.spawn import Limits
+from grader.sandbox.limits import Limits
 from grader.sandbox.walls import resolve_backend
 from grader.serve import MAX_BODY, Server, make_server
 from tests.conftest import (

@@ -17,8 +17,8 @@ from grader.problem.layout import CORPUS_FILE, FUNCTION_NAME, REFERENCE_FILE
 from grader.problem.yamlsafe import load_file
 from grader.records import Outcome
 from grader.sandbox.capacity import usable_cpus
+from grader.sandbox.limits import Limits
 from grader.sandbox.session import Kind
-from grader.sandbox.spawn import Limits
 from grader.sandbox.walls import Choice
 from grader.submission.source import check_source, read_submission
 from grader.verdict.judge import judge

@@ -48,9 +48,10 @@ from grader.records import Cause, Report
 from grader.report import to_results
 from grader.results import Results, not_graded
 from grader.sandbox.capacity import available_mb, usable_cpus
+from grader.sandbox.limits import Limits
 from grader.sandbox.pool import Pool, Unreported
 from grader.sandbox.session import Session
-from grader.sandbox.spawn import Launch, Limits
+from grader.sandbox.spawn import Launch
 from grader.sandbox.walls import Choice, check_private
 from grader.stops import STOP_SIGNALS, ignore_stops, pressed, writing
 from grader.submission.reader import read

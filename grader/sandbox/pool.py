@@ -20,8 +20,8 @@ from typing import IO, Any
 
 from grader.errors import GraderError
 from grader.sandbox import tasks, tempdirs
+from grader.sandbox.limits import Limits
 from grader.sandbox.spawn import (
-    Limits,
     Started,
     child_config,
     on_keeper,

@@ -23,7 +23,8 @@ from typing import TYPE_CHECKING, Any
 
 from grader.errors import GraderError
 from grader.sandbox.frames import Conversation, Frame, FrameReader, Phase, ProtocolError
-from grader.sandbox.spawn import Launch, Limits, Started, private_folder
+from grader.sandbox.limits import Limits
+from grader.sandbox.spawn import Launch, Started, private_folder
 from grader.sandbox.tempdirs import remove_tree
 from grader.sandbox.walls import (
     FALLBACK_REQUIRED,

@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import IO, Any, NamedTuple, ParamSpec, Protocol, TypeVar
 
 from grader.sandbox import tasks, tempdirs
+from grader.sandbox.limits import Limits
 from grader.sandbox.walls import (
     CHILD_DIR,
     SANDBOX_UID,
@@ -35,20 +36,6 @@ from grader.sandbox.walls import (
 CHILD_SCRIPT = CHILD_DIR / "run.py"
 P = ParamSpec("P")
 T = TypeVar("T")
-
-
-class Limits(NamedTuple):
-    """Resource limits on every child; see the README's "Limits" table."""
-
-    case_seconds: float = 3.0
-    startup_seconds: float = 10.0
-    cpu_seconds: int = 60
-    memory_mb: int = 1024
-    file_size_mb: int = 16
-    output_bytes: int = 8192
-    budget_seconds: float = 10.0
-    tasks: int = 64
-    write_mb: int = 64
 
 
 class Process(Protocol):

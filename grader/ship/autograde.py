@@ -20,7 +20,7 @@ from grader.problem.yamlsafe import shown as shown_value
 from grader.records import Cause
 from grader.report import to_results
 from grader.results import Results, not_graded
-from grader.sandbox.spawn import Limits
+from grader.sandbox.limits import Limits
 from grader.sandbox.walls import Choice
 from grader.ship.bundle import GRADESCOPE_CONFIG, VISIBILITIES
 from grader.submission.reader import read

@@ -563,7 +563,7 @@ def test_ctrl_c_while_the_pool_starts_leaves_nothing(
     import tempfile
 
     from grader.sandbox import pool
-    from grader.sandbox.spawn import Limits
+    from grader.sandbox.limits import Limits
     from grader.sandbox.walls import Choice
 
     def interrupted(*args: object, **kwargs: object) -> None:
@@ -582,8 +582,8 @@ def test_a_closed_pool_forks_and_restarts_nothing(tmp_path: Path) -> None:
     """A Ctrl-C's stop closes the pool while workers may still ask for forks: they get an
     error at once, and the closed template is neither restarted nor counted as broken."""
     from grader.errors import GraderError
+    from grader.sandbox.limits import Limits
     from grader.sandbox.pool import Pool
-    from grader.sandbox.spawn import Limits
     from grader.sandbox.walls import Choice
 
     submission = tmp_path / "sub.py"

@@ -19,7 +19,7 @@ from grader.batch.manifest import CaseInfo, Shard, for_batch, write_manifest
 from grader.batch.outdir import SUMMARY_COLUMNS
 from grader.cli import main
 from grader.results import CaseEntry, Results
-from grader.sandbox.spawn import Limits
+from grader.sandbox.limits import Limits
 from grader.verdict.diagnose import HINTS
 from tests.conftest import (
     ARTIFACTS,
