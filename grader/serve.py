@@ -120,26 +120,24 @@ class Server:
     def grade(self, mode: str, source: str) -> dict[str, Any]:
         """Grade ``source`` exactly as `grader run` / `grader submit --format json` would."""
         from grader.pipeline import grade
-        from grader.problem.layout import is_learner_bundle
+        from grader.problem.layout import FUNCTION_NAME, is_learner_bundle
         from grader.report import to_results
+        from grader.submission.source import as_source
 
         if mode == "submit" and is_learner_bundle(self.root):
             raise GraderError(
                 "hidden grading happens on the course's grader: this learner bundle has only "
                 "the visible examples (Run)"
             )
-        from grader.sandbox.tempdirs import claimed
-
-        with claimed("grader-serve-") as tmp:
-            path = Path(tmp) / "submission.py"
-            path.write_text(source, encoding="utf-8")
-            report = grade(
-                submission=path,
-                problem_root=self.root,
-                mode=mode,
-                limits=self.limits,
-                choice=self.choice,
-            )
+        # In memory, as the page sent it: the file a learner would have saved, named alike.
+        src = as_source("submission.py", source.encode("utf-8"), FUNCTION_NAME)
+        report = grade(
+            submission=src,
+            problem_root=self.root,
+            mode=mode,
+            limits=self.limits,
+            choice=self.choice,
+        )
         doc = to_results(report).to_json()
         if mode == "run":
             # Pictures of the visible examples only: the hidden ones never leave the grader.
