@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any, NamedTuple, NoReturn
 
 from grader.errors import GraderError
+from grader.records import VISIBILITIES
 from grader.stops import exit_status, hand_over, signal_of, stopped_by, stopped_line
 
 EXIT_PASSED, EXIT_FAILED, EXIT_USAGE, EXIT_INTERNAL = 0, 1, 2, 3
@@ -153,7 +154,6 @@ class Parser(argparse.ArgumentParser):
 
 
 Step = Callable[[argparse.ArgumentParser], None]
-VISIBILITIES = ("visible", "hidden", "after_due_date", "after_published")
 
 
 def _problem_args(p: argparse.ArgumentParser) -> None:

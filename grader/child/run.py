@@ -1,6 +1,6 @@
 """The child side of the grading protocol: import a submission and call it on given inputs.
 
-This file runs as a script in a fresh interpreter (``python -I run.py FD FILE FUNC CONFIG``)
+This file runs as a script in a fresh interpreter (``python -I -S -B run.py FD FILE FUNC CONFIG``)
 and imports nothing from the grader package but its sibling ``confine``: it sees only the
 inputs the parent sends, never expected values, case files or the reference. It answers on
 file descriptor FD with frames: a 4-byte big-endian length, a JSON header, then

@@ -1,6 +1,6 @@
 """A template process for batch grading: imports numpy once, forks a fresh child per request.
 
-Runs as ``python -I -B zygote.py CONTROL_FD PATHS PARENT``, possibly inside bubblewrap. It
+Runs as ``python -I -S -B zygote.py CONTROL_FD PATHS PARENT``, possibly inside bubblewrap. It
 never sees a case, an expected value or the reference: requests carry only a submission's path, its
 confinement settings and the four pipe ends the child will use; the inputs go from the
 grader to the child directly. Each forked child confines itself (limits, Landlock, seccomp)

@@ -33,7 +33,6 @@ if TYPE_CHECKING:
 
 PUBLIC_FILES = ("pyproject.toml", EXAMPLES_FILE, "problem/statement.md", "problem/starter.py")
 GRADESCOPE_CONFIG = "gradescope.yaml"
-VISIBILITIES = ("visible", "hidden", "after_due_date", "after_published")
 # The one module that evaluates the formula: the kit carries its tables as data instead.
 KIT_LEAVES_OUT = ("grader/verdict/mistakes.py",)
 # A call of sin or cos in Python code: the kit's code must make none (the practice page's
