@@ -18,7 +18,7 @@ from grader.problem.yamlsafe import load_file
 from grader.records import Outcome
 from grader.sandbox.capacity import usable_cpus
 from grader.sandbox.limits import Limits
-from grader.sandbox.session import Kind
+from grader.sandbox.session import NOT_ANSWERED, Kind
 from grader.sandbox.walls import Choice
 from grader.submission.source import check_source, read_submission
 from grader.verdict.judge import judge
@@ -152,15 +152,21 @@ class Audit:
 def _row(variant: Variant, checked: Checked, limits: Limits, choice: Choice) -> Row:
     src = read_submission(variant.path, function=FUNCTION_NAME)
     cases = checked.problem.hidden
-    run = execute(
-        source=src.data, problem=checked.problem, cases=cases, limits=limits, choice=choice
-    )
     said = slots(limits, src.name)
     static = check_source(src, FUNCTION_NAME)
+    if static.outcome is None:
+        run = execute(
+            source=src.data, problem=checked.problem, cases=cases, limits=limits, choice=choice
+        )
+        answers, backend = run.results, describe_backend(run)
+    else:
+        # Decided from the source (it does not compile, has no such function): as in run
+        # and submit, no input is sent to a file whose static check failed.
+        answers, backend = {i: NOT_ANSWERED for i in range(len(cases))}, ""
     cells = []
     for i, case in enumerate(cases):
         want = checked.expected[case.name]
-        raw = run.results[i]
+        raw = answers[i]
         verdict = judge(case, raw, want, src, slots=said, static=static)
         ratio = max_abs = None
         if raw.kind is Kind.OK and raw.array is not None and raw.array.shape == want.shape:
@@ -171,7 +177,7 @@ def _row(variant: Variant, checked: Checked, limits: Limits, choice: Choice) -> 
             max_abs = float(err.max()) if finite else math.inf
             ratio = float(scaled.max()) if finite else math.inf
         cells.append(Cell(verdict.outcome, ratio, max_abs))
-    return Row(variant, tuple(cells), describe_backend(run))
+    return Row(variant, tuple(cells), backend)
 
 
 def audit(*, problem_root: Path, limits: Limits, choice: Choice, jobs: int = 0) -> Audit:
@@ -181,7 +187,8 @@ def audit(*, problem_root: Path, limits: Limits, choice: Choice, jobs: int = 0) 
     workers = jobs or usable_cpus()
     with ThreadPoolExecutor(max_workers=workers) as pool:
         rows = tuple(pool.map(lambda v: _row(v, checked, limits, choice), variants))
-    return Audit(cases=checked.problem.hidden, rows=rows, backend=rows[0].backend)
+    backend = next((row.backend for row in rows if row.backend), "none ran")
+    return Audit(cases=checked.problem.hidden, rows=rows, backend=backend)
 
 
 @dataclass(frozen=True)

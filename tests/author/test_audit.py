@@ -84,6 +84,34 @@ def test_failing_correct_variant_fails_the_audit(cli: Cli, tmp_path: Path) -> No
     assert code == 1 and "correct/float32_output" in doc["failing_correct"]
 
 
+def test_a_variant_that_cannot_load_is_never_run(
+    cli: Cli, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A wrong variant whose static check fails is judged from its source, as run and
+    submit judge it: no input is sent to it."""
+    import grader.author.audit
+
+    root = _copy(tmp_path)
+    (root / "solutions" / "wrong" / "unclosed.py").write_text("def sinusoidal_positions(p, d:\n")
+    corpus = root / "solutions" / "corpus.yaml"
+    corpus.write_text(
+        corpus.read_text() + "wrong/unclosed: {run: [syntax_error], submit: [syntax_error]}\n"
+    )
+    ran: list[bytes] = []
+    real = grader.author.audit.execute
+
+    def execute(**kwargs: object) -> object:
+        ran.append(kwargs["source"])  # type: ignore[arg-type]
+        return real(**kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(grader.author.audit, "execute", execute)
+    code, out, _ = cli("audit", "--problem", root, "--format", "json")
+    doc = json.loads(out)
+    (row,) = [v for v in doc["variants"] if v["name"] == "wrong/unclosed"]
+    assert code == 0 and set(row["outcomes"]) == {"syntax_error"}
+    assert ran and not [source for source in ran if b"(p, d:" in source]
+
+
 def test_corpus_must_match_its_files(cli: Cli, tmp_path: Path) -> None:
     """A corpus entry without a file is a configuration error, exit 2."""
     root = _copy(tmp_path)
