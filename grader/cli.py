@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any, NamedTuple, NoReturn
 
 from grader.errors import GraderError
-from grader.records import VISIBILITIES
+from grader.ship.visibility import VISIBILITIES
 from grader.stops import exit_status, hand_over, signal_of, stopped_by, stopped_line
 
 EXIT_PASSED, EXIT_FAILED, EXIT_USAGE, EXIT_INTERNAL = 0, 1, 2, 3

@@ -164,7 +164,3 @@ class Report:
     def all_passed(self) -> bool:
         """Return True when every case passed."""
         return all(c.passed for c in self.cases)
-
-
-# When Gradescope shows a learner the tests or the output: its results.json's values.
-VISIBILITIES = ("visible", "hidden", "after_due_date", "after_published")
