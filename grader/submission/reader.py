@@ -8,13 +8,11 @@ from the problem, through the caller.
 
 from __future__ import annotations
 
-import tempfile
 from collections.abc import Sequence
 from pathlib import Path
 
 from grader.errors import GraderError
 from grader.names import shown
-from grader.submission import archive, folder
 from grader.submission.source import (
     NOTEBOOK_SUFFIX,
     Source,
@@ -22,6 +20,8 @@ from grader.submission.source import (
     read_submission,
     read_untrusted,
 )
+
+ZIP_SUFFIX = ".zip"  # archive.ZIP_SUFFIX, without importing the unpacker for it
 
 
 def read(
@@ -40,7 +40,12 @@ def read(
     """
     if path.is_dir() and not path.is_symlink():
         return _from_folder(path, function, protected, inodes, starter)
-    if path.suffix.lower() == archive.ZIP_SUFFIX and not path.is_symlink():
+    if path.suffix.lower() == ZIP_SUFFIX and not path.is_symlink():
+        # Only now the unpacker and the folder reader: a plain .py needs neither.
+        import tempfile
+
+        from grader.submission import archive
+
         with tempfile.TemporaryDirectory(prefix="grader-unzip-") as tmp:
             try:
                 archive.unpack(path, Path(tmp))
@@ -61,6 +66,8 @@ def _from_folder(
     starter: str | None,
     label: str = "",
 ) -> Source:
+    from grader.submission import folder
+
     if inodes is None:
         inodes = protected_files(protected)
 
@@ -70,7 +77,7 @@ def _from_folder(
     if not label:
         # A folder holding only a .zip of the work (a Gradescope upload of one): its zip.
         files = list(folder.files_of(root))
-        zips = [p for p in files if p.suffix.lower() == archive.ZIP_SUFFIX]
+        zips = [p for p in files if p.suffix.lower() == ZIP_SUFFIX]
         if zips and not any(p.suffix in folder.CODE_SUFFIXES for p in files):
             if len(zips) > 1:
                 names = ", ".join(shown(p.name) for p in zips[:5])
@@ -98,4 +105,4 @@ def _from_folder(
 
 def is_gradable_name(path: Path) -> bool:
     """Return True for a name the reader takes: a .py, a notebook, a .zip or a folder."""
-    return path.is_dir() or path.suffix.lower() in (".py", NOTEBOOK_SUFFIX, archive.ZIP_SUFFIX)
+    return path.is_dir() or path.suffix.lower() in (".py", NOTEBOOK_SUFFIX, ZIP_SUFFIX)
