@@ -2,9 +2,9 @@
 
 Importing the grader's modules and building the argument parser take some tens of
 milliseconds, and a KeyboardInterrupt raised there would surface as a Python traceback,
-which the README counts as a failure of the grader. So the command starts here, where
-nothing but the stop handling is imported yet: until `main()` takes over, a stop signal
-writes its line and leaves at once (`grader.stops`).
+which docs/exit-codes.md counts as a failure of the grader. So the command starts here,
+where nothing but the stop handling is imported yet: until `main()` takes over, a stop
+signal writes its line and leaves at once (`grader.stops`).
 """
 
 from __future__ import annotations

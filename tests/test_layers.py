@@ -1,4 +1,6 @@
-"""The grader's shape: the README draws every layer, and the command starts light."""
+"""The grader's shape: the README draws every layer, and the command starts light.
+
+Also the README and docs/ themselves: the README stays short, and every relative link holds."""
 
 from __future__ import annotations
 
@@ -97,12 +99,12 @@ def test_no_ending_is_told_by_its_words() -> None:
     assert not found
 
 
-def test_the_readme_states_the_limits_the_grader_has() -> None:
-    """The README's Limits table, the CLI's help and Limits give the same defaults."""
+def test_the_docs_state_the_limits_the_grader_has() -> None:
+    """docs/sandbox.md's Limits table, the CLI's help and Limits give the same defaults."""
     from grader.sandbox.limits import DEFAULTS, FLAGS, default
 
-    text = (ROOT / "README.md").read_text(encoding="utf-8")
-    table = text[text.index("### Limits") :].split("\n\n")[1]
+    text = (ROOT / "docs" / "sandbox.md").read_text(encoding="utf-8")
+    table = text[text.index("## Limits") :].split("\n\n")[1]
     pairs = [  # | limit | default | flag |: the flag, then the default
         (cells[3].strip(" `"), cells[2].strip())
         for line in table.splitlines()[2:]
@@ -114,3 +116,33 @@ def test_the_readme_states_the_limits_the_grader_has() -> None:
     fixed = [cell for flag, cell in pairs if flag.startswith("(fixed")]
     assert any(cell.startswith(f"{DEFAULTS.tasks},") for cell in fixed)
     assert any(cell.startswith(f"{DEFAULTS.write_mb} MB") for cell in fixed)
+
+
+README_MOST = 15_000  # characters: a newcomer reads it in five minutes (issue 26)
+
+
+def test_the_readme_stays_short() -> None:
+    text = (ROOT / "README.md").read_text(encoding="utf-8")
+    assert len(text) <= README_MOST, f"README.md has {len(text)} characters; move detail to docs/"
+
+
+def _links(markdown: str) -> list[str]:
+    """Every link and image target of a Markdown text, fenced code blocks left out."""
+    prose = re.sub(r"^```.*?^```", "", markdown, flags=re.MULTILINE | re.DOTALL)
+    return re.findall(r"\]\(([^)\s]+)\)", prose)
+
+
+def test_every_relative_link_of_the_readme_and_docs_points_at_a_file() -> None:
+    pages = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
+    broken = []
+    checked = 0
+    for page in pages:
+        for target in _links(page.read_text(encoding="utf-8")):
+            if re.match(r"[a-z][a-z0-9+.-]*:", target) or target.startswith("#"):
+                continue  # a web address, or a place in the same page
+            path = target.split("#", 1)[0]
+            checked += 1
+            if not (page.parent / path).exists():
+                broken.append(f"{page.relative_to(ROOT)}: {target}")
+    assert checked > 10
+    assert not broken

@@ -1,6 +1,6 @@
 """Every limit on a child, its default, and the flag that sets it: written once.
 
-The CLI's options and their help are made from FLAGS, and a test holds the README's
+The CLI's options and their help are made from FLAGS, and a test holds docs/sandbox.md's
 "Limits" table to the same defaults. Imports nothing, so that `grader --help` stays quick.
 """
 
@@ -10,7 +10,7 @@ from typing import NamedTuple
 
 
 class Limits(NamedTuple):
-    """Resource limits on every child; see the README's "Limits" table."""
+    """Resource limits on every child; see the "Limits" table of docs/sandbox.md."""
 
     case_seconds: float = 3.0
     startup_seconds: float = 10.0
@@ -31,7 +31,7 @@ class Flag(NamedTuple):
 
     flag: str
     field: str
-    unit: str  # as the README's table and the help say it
+    unit: str  # as docs/sandbox.md's table and the help say it
     most: float
     what: str
 
