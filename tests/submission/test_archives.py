@@ -72,3 +72,20 @@ def test_entries_of_zips_inside_count_with_the_zip(
     path.write_bytes(zip_of({"answer.py": REFERENCE, "a.zip": inner, "b.zip": inner}))
     code, _, err = cli("submit", path)
     assert code == 2 and err == "grader: error: answer.zip: more than 10 entries\n", err
+
+
+def test_a_crowded_zip_is_refused_before_it_is_listed(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The entry count its end record declares is checked before zipfile lists the entries
+    (700,000 empty entries cost that listing seconds and hundreds of megabytes)."""
+    path = tmp_path / "answer.zip"
+    path.write_bytes(zip_of({f"f{i}.txt": b"" for i in range(50)}))
+    monkeypatch.setattr(archive, "SUBMISSION", archive.SUBMISSION._replace(entries=10))
+
+    def never(*args: object, **kwargs: object) -> None:
+        raise AssertionError("the zip was listed")
+
+    monkeypatch.setattr(archive.zipfile, "ZipFile", never)
+    with pytest.raises(archive.Unpacked, match="more than 10 entries"):
+        archive.unpack(path, tmp_path / "into")
