@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from grader.names import shown
-from grader.submission.source import name_problem
+from grader.submission.source import name_problem, on_compiler
 
 CRUFT_FOLDERS = frozenset(
     {"__MACOSX", ".git", ".github", "__pycache__", ".ipynb_checkpoints", ".idea", ".vscode"}
@@ -141,9 +141,7 @@ def _answer(text: str, function: str, starter: str | None) -> str | None:
     if starter is not None and text.strip() == starter.strip():
         return ""
     try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")  # the learner's code: its warnings are not ours
-            tree = ast.parse(text)
+        tree = on_compiler(_parse, text)
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         return text if re.search(rf"\bdef\s+{re.escape(function)}\b", text) else None
     found = [
@@ -155,6 +153,12 @@ def _answer(text: str, function: str, starter: str | None) -> str | None:
         return None
     node = found[-1]
     return "" if _stub(node) else ast.dump(node, include_attributes=False)
+
+
+def _parse(text: str) -> ast.Module:
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # the learner's code: its warnings are not ours
+        return ast.parse(text)
 
 
 def _stub(node: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:

@@ -14,10 +14,10 @@ import os
 import re
 import stat
 import threading
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
-from typing import TYPE_CHECKING, NamedTuple
+from typing import TYPE_CHECKING, NamedTuple, TypeVar
 
 from grader.errors import GraderError
 from grader.names import shown
@@ -27,6 +27,8 @@ if TYPE_CHECKING:  # the pipeline imports this before it starts the child: keep 
 
     from grader.records import Outcome
 
+T = TypeVar("T")
+COMPILER_NAME = "compile-check"
 MAX_SUBMISSION_BYTES = 1024 * 1024
 SUBMISSION_SUFFIX = ".py"
 NOTEBOOK_SUFFIX = ".ipynb"
@@ -197,7 +199,7 @@ def as_source(name: str, data: bytes, function: str) -> Source:
     from grader.submission.notebook import to_module
 
     try:
-        module = to_module(data, function)
+        module = on_compiler(to_module, data, function)
     except GraderError as exc:
         raise GraderError(f"{shown(name)}: {exc}") from None
     code = module.text.encode("utf-8", "surrogatepass")
@@ -208,10 +210,16 @@ def as_source(name: str, data: bytes, function: str) -> Source:
 
 def check_source(src: Source, function: str) -> Static:
     """Compile and inspect the file without running it; say why it cannot load, if it cannot."""
+    return on_compiler(_check_or_defer, src, function)
+
+
+def on_compiler(task: Callable[..., T], *args: object) -> T:
+    """Run ``task`` on the one compiling thread: every ast.parse, compile and symtable of
+    learners' code goes there (two threads parsing at once fail on Python 3.11)."""
     compiler = _compiler_thread()
-    if compiler is None:
-        return _check_or_defer(src, function)
-    return compiler.submit(_check_or_defer, src, function).result()
+    if compiler is None or threading.current_thread().name.startswith(COMPILER_NAME):
+        return task(*args)  # no such thread, or already on it (waiting on itself would hang)
+    return compiler.submit(task, *args).result()
 
 
 def _compiler_thread() -> ThreadPoolExecutor | None:
@@ -227,7 +235,7 @@ def _compiler_thread() -> ThreadPoolExecutor | None:
         if _compiler is None:
             old = threading.stack_size(COMPILE_STACK_BYTES)
             try:
-                compiler = ThreadPoolExecutor(1, thread_name_prefix="compile-check")
+                compiler = ThreadPoolExecutor(1, thread_name_prefix=COMPILER_NAME)
                 compiler.submit(int).result()  # its thread starts now, with the large stack
                 _compiler = compiler
             except (RuntimeError, MemoryError):

@@ -7,9 +7,11 @@ import csv
 import io
 import json
 import stat
+import threading
 import warnings
 import zipfile
 from pathlib import Path
+from typing import Any
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -225,3 +227,33 @@ def test_any_zip_unpacks_inside_or_is_refused(files: dict[str, bytes], noise: by
 
             shutil.rmtree(into)
         assert sorted(p.name for p in Path(tmp).iterdir()) == ["up.zip"]
+
+
+def test_learners_code_is_parsed_on_the_one_compiling_thread(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Two batch workers parsing at once fail on Python 3.11 (SystemError): a folder's files
+    and a notebook's cells are parsed where the grader compiles everything else."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    from grader.submission import folder, notebook, reader, source
+
+    seen: list[str] = []
+
+    def spying(real: Any) -> Any:
+        def run(*args: Any) -> Any:
+            seen.append(threading.current_thread().name)
+            return real(*args)
+
+        return run
+
+    monkeypatch.setattr(folder, "_parse", spying(folder._parse))
+    monkeypatch.setattr(notebook, "to_module", spying(notebook.to_module))
+    (tmp_path / "a.py").write_text(REFERENCE)
+    (tmp_path / "b.ipynb").write_text(notebook_of(REFERENCE))
+    with ThreadPoolExecutor(4) as workers:
+        done = list(
+            workers.map(lambda _: reader.read(tmp_path, function="sinusoidal_positions"), range(8))
+        )
+    assert all(src.inner == "a.py" for src in done)
+    assert seen and all(name.startswith(source.COMPILER_NAME) for name in seen)
