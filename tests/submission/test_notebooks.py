@@ -153,6 +153,7 @@ def test_a_module_the_sandbox_lacks_is_named(cli: Cli, tmp_path: Path) -> None:
     assert code == 1 and "at cell 3, line 1: no module named 'torch' here" in out, out
 
 
+@pytest.mark.slow
 def test_outputs_do_not_count_against_the_code_bound(cli: Cli, tmp_path: Path) -> None:
     """A notebook of 20 MB of plot images is graded: the bound is on its code."""
     image = {"output_type": "display_data", "data": {"image/png": "A" * (5 * 1024 * 1024)}}
@@ -197,6 +198,7 @@ def test_what_is_no_notebook_is_one_line(tmp_path: Path, case: str) -> None:
 CELL = st.text(alphabet=st.sampled_from(list("%!?def x()=:\n\t #[]'\"sinuoal_ptd12.")), max_size=80)
 
 
+@pytest.mark.slow
 @settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(st.lists(CELL | st.just(RIGHT) | st.just("%%bash\nls\n"), max_size=6))
 def test_any_cells_make_a_module_or_a_refusal(cells: list[str]) -> None:
@@ -209,6 +211,7 @@ def test_any_cells_make_a_module_or_a_refusal(cells: list[str]) -> None:
     assert all(place.startswith("cell ") for place in module.places)
 
 
+@pytest.mark.slow
 @settings(max_examples=300, deadline=None)
 @given(st.binary(max_size=200) | st.from_regex(rb'\{"nbformat": 4, "cells": .{0,60}\}'))
 def test_any_bytes_read_or_are_refused(data: bytes) -> None:
@@ -228,6 +231,7 @@ def test_code_cells_over_the_bound_are_refused_before_parsing(tmp_path: Path) ->
     )
 
 
+@pytest.mark.slow
 def test_the_slicer_takes_time_in_step_with_the_code(cli: Cli, tmp_path: Path) -> None:
     """Each of 30,000 in-place changes of a name the function reads is kept: looking
     them up anew for each one took the parent close to a minute (minutes at the bound)."""

@@ -18,7 +18,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from grader.errors import GraderError
-from grader.submission.archive import MAX_ENTRIES, unpack
+from grader.submission.archive import SUBMISSION, unpack
 from tests.conftest import CORPUS, ROOT, Cli, grader_process
 
 REFERENCE = (ROOT / "solutions" / "reference.py").read_text()
@@ -105,6 +105,7 @@ def klass(tmp_path: Path) -> Path:
     return root
 
 
+@pytest.mark.slow
 def test_every_student_gets_a_row_that_says_what_happened(
     cli: Cli, klass: Path, tmp_path: Path
 ) -> None:
@@ -148,14 +149,14 @@ def _bomb(path: Path) -> Path:
 
 def _crowded(path: Path) -> Path:
     with zipfile.ZipFile(path, "w") as archive:
-        for i in range(MAX_ENTRIES + 1):
+        for i in range(SUBMISSION.entries + 1):
             archive.writestr(f"f{i}.txt", "")
     return path
 
 
 HOSTILE = {
     "a zip bomb": (_bomb, "expands like a zip bomb"),
-    "too many entries": (_crowded, f"more than {MAX_ENTRIES} entries"),
+    "too many entries": (_crowded, f"more than {SUBMISSION.entries} entries"),
     "a name climbing out": (
         lambda p: make_zip(p, {"../../evil.py": REFERENCE}),
         "climbs out of the zip (..)",
@@ -169,6 +170,7 @@ HOSTILE = {
 }
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("case", HOSTILE)
 def test_a_hostile_zip_costs_its_own_row(cli: Cli, tmp_path: Path, case: str) -> None:
     make, words = HOSTILE[case]
@@ -187,6 +189,7 @@ def test_a_hostile_zip_costs_its_own_row(cli: Cli, tmp_path: Path, case: str) ->
     assert done.stderr.startswith("grader: error: mal.zip: ")
 
 
+@pytest.mark.slow
 @settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(
     st.dictionaries(
