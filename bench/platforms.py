@@ -10,32 +10,15 @@ comparison measures is what reading an export costs. Medians are printed as Mark
 from __future__ import annotations
 
 import argparse
-import os
 import shutil
 import statistics
-import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from speed import ROOT, make_class  # the benchmark's own class, imported after the line above
-
-
-def one_batch(folder: Path, out: Path) -> float:
-    shutil.rmtree(out, ignore_errors=True)
-    began = time.perf_counter()
-    proc = subprocess.run(
-        [sys.executable, "-m", "grader", "batch", str(folder), "--out", str(out), "--no-progress"],
-        cwd=ROOT,
-        env={**os.environ, "PYTHONPATH": str(ROOT)},
-        capture_output=True,
-        check=False,
-    )
-    if proc.returncode != 0:
-        raise SystemExit(f"batch of {folder} failed:\n{proc.stderr.decode()}")
-    return time.perf_counter() - began
+from notebooks import one_batch  # the same runner, imported after the line above
+from speed import make_class
 
 
 def main() -> None:

@@ -18,7 +18,7 @@ from grader.errors import GraderError, Refused
 from grader.files import read_bounded
 from grader.names import make_ids, shown
 from grader.submission.archive import EXPORT, ZIP_SUFFIX, unpack
-from grader.submission.folder import ARCHIVE_SUFFIXES, is_cruft
+from grader.submission.folder import CODE_SUFFIXES, is_archive, is_cruft, not_unpacked
 from grader.submission.source import link_problem
 
 
@@ -241,13 +241,13 @@ def _folder(
 
 
 # What a class folder's entries may be, besides folders: read when graded.
-GRADED_SUFFIXES = (".py", ".ipynb", ".zip")
+GRADED_SUFFIXES = (*CODE_SUFFIXES, ZIP_SUFFIX)
 
 
 def _not_gradable(item: Path) -> str:
     """Say, for a TA, why a file of the class folder is not graded."""
-    if item.name.lower().endswith(ARCHIVE_SUFFIXES):
-        return f"{shown(item.name)} is an archive; only .zip files are unpacked"
+    if is_archive(item):
+        return not_unpacked(shown(item.name))
     kind = shown(item.suffix.lower() or "a file without a suffix")
     return f"{kind} only; ask for a .py or .ipynb file (or a .zip or folder of them)"
 

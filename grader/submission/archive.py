@@ -40,7 +40,6 @@ MiB = 1024 * 1024
 SUBMISSION = Bounds(zip_bytes=64 * MiB, entries=1000, written=128 * MiB)
 # A course platform's download of a whole class, learners' own zips left zipped.
 EXPORT = Bounds(zip_bytes=2048 * MiB, entries=100_000, written=4096 * MiB)
-MAX_ZIP_BYTES, MAX_ENTRIES, MAX_WRITTEN = SUBMISSION
 
 
 class Unpacked(GraderError):

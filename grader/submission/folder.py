@@ -178,15 +178,25 @@ def _stub(node: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
     return isinstance(name, ast.Name) and name.id == "NotImplementedError"
 
 
+def is_archive(path: Path) -> bool:
+    """Return True for an archive the grader does not unpack (.rar, .7z, .tar.gz, ...)."""
+    return path.name.lower().endswith(ARCHIVE_SUFFIXES)
+
+
+def not_unpacked(name: str) -> str:
+    """Say, for a TA, why an archive of such a kind is not graded."""
+    return f"{name} is an archive; only .zip files are unpacked"
+
+
 def _nothing(folder: Path, files: list[Path]) -> str:
     """Say, for a TA, why a folder holds nothing to grade."""
     if not files:
         return "no .py or .ipynb file in it"
     if len(files) == 1 and name_problem(files[0]):
         return name_problem(files[0])  # one file, wrongly named: the command line's words
-    archives = [p for p in files if p.name.lower().endswith(ARCHIVE_SUFFIXES)]
+    archives = [p for p in files if is_archive(p)]
     if archives:
-        return f"{_name(archives[0], folder)} is an archive; only .zip files are unpacked"
+        return not_unpacked(_name(archives[0], folder))
     kinds = sorted({p.suffix.lower() or p.name for p in files})
     return f"{', '.join(shown(k) for k in kinds[:4])} only; ask for a .py or .ipynb file"
 

@@ -14,7 +14,6 @@ from pathlib import Path
 from grader.errors import GraderError
 from grader.names import shown
 from grader.submission.source import (
-    NOTEBOOK_SUFFIX,
     Source,
     protected_files,
     read_submission,
@@ -101,8 +100,3 @@ def _from_folder(
     name = f"{shown(label)}/{inner}" if label else inner
     notes = (*chosen.notes, *src.notes)
     return src._replace(name=name, notes=notes, beside=tuple(beside), inner=inner)
-
-
-def is_gradable_name(path: Path) -> bool:
-    """Return True for a name the reader takes: a .py, a notebook, a .zip or a folder."""
-    return path.is_dir() or path.suffix.lower() in (".py", NOTEBOOK_SUFFIX, ZIP_SUFFIX)
