@@ -547,10 +547,9 @@ def _batch(args: argparse.Namespace, root: Path, choice: Any) -> int:
     # numpy while this one imports the batch runner, which brings in the whole sandbox stack.
     from grader.sandbox.pool import Pool
 
-    # run_batch closes the pool too; this `with` covers the imports before it, and a Ctrl-C
-    # between the two (closing twice is harmless).
+    # The pool's one owner: started before the imports below, closed however they end.
     with Pool(choice=choice, limits=_limits(args)) as pool:
-        from grader.batch.outdir import RESULTS_DIR, SUMMARY_FILE
+        from grader.batch.outdir import RESULTS_DIR, SUMMARY_FILE, RowStatus
         from grader.batch.run import run_batch
         from grader.batch.shard import resolve_shard
         from grader.pipeline import check_limits
@@ -565,7 +564,6 @@ def _batch(args: argparse.Namespace, root: Path, choice: Any) -> int:
             out=args.out,
             problem_root=root,
             limits=_limits(args),
-            choice=choice,
             jobs=args.jobs or 0,
             progress=args.progress,
             layout=args.layout,
@@ -575,14 +573,15 @@ def _batch(args: argparse.Namespace, root: Path, choice: Any) -> int:
     for note in summary.notes:
         print(f"warning: {note}", file=sys.stderr)
     for row in sorted(summary.rows, key=lambda r: r.relpath):
-        if row.status == "not_graded":
+        if row.status is RowStatus.NOT_GRADED:
             print(f"not graded: {row.relpath}: {row.reason}")
     total = len(summary.rows)
-    graded = summary.count("graded")
+    graded = summary.count(RowStatus.GRADED)
+    unchanged, missed = summary.count(RowStatus.UNCHANGED), summary.count(RowStatus.NOT_GRADED)
     print(
         ("" if shard is None else f"shard {shard}: ")
-        + f"{total} submissions: {graded} graded, {summary.count('unchanged')} unchanged since "
-        f"the last run, {summary.count('not_graded')} not graded; sandbox: {summary.backend}; "
+        + f"{total} submissions: {graded} graded, {unchanged} unchanged since "
+        f"the last run, {missed} not graded; sandbox: {summary.backend}; "
         f"{summary.seconds:.1f} s ({graded / max(summary.seconds, 1e-9):.1f} graded per second)"
     )
     if summary.resettled:
@@ -610,6 +609,7 @@ def _batch_status(summary: Any, *, whole: bool) -> int:
     Nothing gradable is said of a whole class only: one share may hold nobody, or only a
     learner who handed in no code, and a job runner must not stop the other shares for it.
     """
+    from grader.batch.outdir import RowStatus
     from grader.records import Cause
 
     again = "run the same command again to grade them (the others are kept)"
@@ -628,7 +628,7 @@ def _batch_status(summary: Any, *, whole: bool) -> int:
             file=sys.stderr,
         )
         return EXIT_USAGE
-    if whole and not summary.count("graded") and not summary.count("unchanged"):
+    if whole and not summary.count(RowStatus.GRADED) and not summary.count(RowStatus.UNCHANGED):
         print("grader: nothing gradable: no submission could be graded", file=sys.stderr)
         return EXIT_FAILED
     return EXIT_PASSED
@@ -748,7 +748,7 @@ def _check(args: argparse.Namespace, root: Path, choice: Any) -> int:
     from grader.author.audit import load_corpus
     from grader.problem.cases import Issue, ProblemInvalid, case_files, check_problem
     from grader.problem.layout import HIDDEN_DIR, STATEMENT_FILE, protected_paths
-    from grader.sandbox.walls import exposed_files
+    from grader.sandbox.guard import exposed_files
 
     # A suite past its bounds is refused unread (check_problem says so); the guard would
     # walk every entry of it first, a million of them too.
@@ -835,6 +835,7 @@ def _add_case(args: argparse.Namespace, root: Path) -> int:
 
 def _grade(args: argparse.Namespace, root: Path, choice: Any) -> int:
     from grader.pipeline import check_limits, grade
+    from grader.records import Mode
     from grader.report import render_json, render_text, use_colour
 
     plot_to = getattr(args, "plot", None)
@@ -847,7 +848,7 @@ def _grade(args: argparse.Namespace, root: Path, choice: Any) -> int:
     report = grade(
         submission=args.file,
         problem_root=root,
-        mode=args.command,
+        mode=Mode(args.command),
         limits=_limits(args),
         choice=choice,
     )

@@ -6,8 +6,6 @@ the child has been started, so that the two interpreters start up side by side.
 
 from __future__ import annotations
 
-import functools
-import sys
 import time
 from collections.abc import Sequence
 from pathlib import Path
@@ -15,14 +13,18 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 
 from grader.errors import GraderError
 from grader.problem.layout import FUNCTION_NAME, REFERENCE_FILE, protected_paths, starter_text
+from grader.records import Mode
+from grader.sandbox.guard import guard
 from grader.sandbox.limits import Limits
-from grader.sandbox.spawn import Launch
-from grader.sandbox.walls import Choice, check_hidden_unreachable, exposed_files
+from grader.sandbox.spawn import Direct, Launch, Spawner
+from grader.sandbox.walls import Backend, Choice
 from grader.submission.reader import read
 from grader.submission.source import Source, Static, check_source
 
 if TYPE_CHECKING:
-    from grader.problem.cases import Case, Checked, Problem
+    from concurrent.futures import Future
+
+    from grader.problem.cases import Case, Checked
     from grader.records import CaseResult, Report
     from grader.sandbox.session import CaseInput, Run, Session
 
@@ -30,20 +32,12 @@ if TYPE_CHECKING:
 PRINTED_WARNING = "your file printed output; it is not shown for hidden cases"
 
 
-def forbid_memory_reads() -> None:
-    """Make this process non-dumpable, so no same-user process can read its memory."""
-    import ctypes
-
-    pr_set_dumpable = 4
-    ctypes.CDLL(None).prctl(pr_set_dumpable, 0, 0, 0, 0)
-
-
 def describe_backend(run: Run) -> str:
     """Return the walls the child had, e.g. 'bwrap + landlock (ABI 7) + seccomp'."""
-    parts = [run.backend]
+    parts = [str(run.backend)]
     abi = run.confinement.get("landlock_abi")
     if abi:
-        if run.backend == "landlock":
+        if run.backend is Backend.LANDLOCK:
             parts[0] = f"landlock (ABI {abi})"
         else:
             parts.append(f"landlock (ABI {abi})")
@@ -111,7 +105,7 @@ def check_limits(problem_root: Path, limits: Limits, choice: Choice) -> None:
     given, defaults = _flags(limits, low), _flags(Limits(), low)
     # The visible examples, and the hidden cases too, which are larger: a limit the
     # examples meet and the hidden cases do not would still charge every learner.
-    for mode, what in (("run", "visible example"), ("submit", "hidden case")):
+    for mode, what in ((Mode.RUN, "visible example"), (Mode.SUBMIT, "hidden case")):
         try:
             report = grade(
                 submission=reference,
@@ -134,11 +128,6 @@ def check_limits(problem_root: Path, limits: Limits, choice: Choice) -> None:
             )
 
 
-def run_cases(problem: Problem, mode: str) -> tuple[Case, ...]:
-    """Return the cases the child answers: the examples and the public probes, or the hidden."""
-    return problem.examples + problem.probes if mode == "run" else problem.hidden
-
-
 def inputs(cases: Sequence[Case]) -> list[CaseInput]:
     """Return what the child may know of the cases: their inputs, numbered."""
     from grader.sandbox.session import CaseInput
@@ -146,48 +135,46 @@ def inputs(cases: Sequence[Case]) -> list[CaseInput]:
     return [CaseInput(i, c.positions, c.d_model) for i, c in enumerate(cases)]
 
 
-def guard(problem_root: Path, choice: Choice) -> None:
-    """Refuse to run a child that could read the answers, and close /proc to it."""
-    if choice.backend != "none":
-        check_hidden_unreachable(protected_paths(problem_root))
-    else:
-        # Without a sandbox the child reads whatever this user can: the guard has nothing to
-        # refuse, but the author still learns of a layout that would be refused with one.
-        _warn_once(tuple(map(str, exposed_files(protected_paths(problem_root)))))
-    # A child of the same user could otherwise read this process's memory via /proc.
-    forbid_memory_reads()
+def start(src: Source, spawner: Spawner, limits: Limits) -> Session:
+    """Start the submission's first child: the one way a submission comes to run, for
+    every command. The caller has guarded the problem (see guard) once before."""
+    from grader.sandbox.session import Session
+
+    launch = Launch(source=src.data, function=FUNCTION_NAME, spawner=spawner, beside=src.beside)
+    return Session(launch, limits)
 
 
-@functools.cache
-def _warn_once(found: tuple[str, ...]) -> None:
-    for text in found:
-        print(f"grader: warning: {text}", file=sys.stderr)
+def answer(
+    session: Session, src: Source, cases: Sequence[Case], checked: Checked | Future[Checked]
+) -> Verdicts:
+    """Send ``cases`` to the session's child, unless the source alone decides the verdict
+    (it does not compile, has no such function): what can be decided without running the
+    code is decided here, and no input is sent to such a file.
 
+    ``checked`` may still be computing (the reference's tables, beside the child): it is
+    waited for once the child has answered.
+    """
+    from concurrent.futures import Future
 
-def execute(
-    *, source: bytes, problem: Problem, cases: Sequence[Case], limits: Limits, choice: Choice
-) -> Run:
-    """Run a submission's source on ``cases`` behind the chosen sandbox; answers, unjudged."""
-    from grader.sandbox.session import run_submission
-
-    guard(problem.root, choice)
-    return run_submission(
-        source=source, cases=inputs(cases), limits=limits, function=FUNCTION_NAME, choice=choice
-    )
+    static = check_source(src, FUNCTION_NAME)
+    run = session.run([] if static.outcome else inputs(cases))
+    if isinstance(checked, Future):
+        checked = checked.result()
+    return Verdicts(run=run, src=src, static=static, checked=checked, limits=session.limits)
 
 
 def grade(
     *,
     submission: Path | Source,
     problem_root: Path,
-    mode: str,
+    mode: Mode,
     limits: Limits,
     choice: Choice,
 ) -> Report:
-    """Grade ``submission`` on the visible examples (mode "run") or hidden cases ("submit").
+    """Grade ``submission`` on the visible examples (Mode.RUN) or the hidden cases.
 
     A Source is a file the caller has already read with its own care (the autograder reads
-    through no link); a path is read here.
+    through no link, the page sends it in memory); a path is read here.
     """
     began = time.monotonic()
     src = (
@@ -200,42 +187,24 @@ def grade(
             starter=starter_text(problem_root),
         )
     )
-    guard(problem_root, choice)
-    launch = Launch(
-        source=src.data,
-        limits=limits,
-        backend=choice.backend,
-        function=FUNCTION_NAME,
-        beside=src.beside,
-    )
-    # The child is starting on the other core; only now the heavy imports of ours.
-    from grader.sandbox.session import Session
-
-    with Session(launch, fallback=choice.fallback) as session:
+    spawner = Direct(choice, limits)
+    guard(protected_paths(problem_root), spawner.backend)
+    with start(src, spawner, limits) as session:
+        # The child is starting on the other core; only now the heavy imports of ours.
         from concurrent.futures import ThreadPoolExecutor
 
         from grader.problem.cases import check_expected, load_problem
 
-        # What can be decided without running the file is decided here, not by the child.
-        static = check_source(src, FUNCTION_NAME)
         problem = load_problem(problem_root)
-        cases = run_cases(problem, mode)
+        run_mode = mode is Mode.RUN
+        cases = problem.examples + problem.probes if run_mode else problem.hidden
         # The reference computes the expected tables while the child computes its answers.
         with ThreadPoolExecutor(max_workers=1) as helper:
             expected = helper.submit(
-                check_expected, problem, examples=mode == "run", hidden=mode == "submit"
+                check_expected, problem, examples=run_mode, hidden=not run_mode
             )
-            run = session.run([] if static.outcome else inputs(cases))
-            checked = expected.result()
-        return judge_run(
-            run,
-            src=src,
-            static=static,
-            checked=checked,
-            mode=mode,
-            began=began,
-            limits=session.limits,
-        )
+            verdicts = answer(session, src, cases, expected)
+        return judge_run(verdicts, mode=mode, began=began)
 
 
 def grade_in_with_examples(
@@ -251,18 +220,8 @@ def grade_in_with_examples(
 
     problem = checked.problem
     hidden = problem.hidden
-    static = check_source(src, FUNCTION_NAME)
-    run = session.run([] if static.outcome else inputs(hidden + problem.examples))
-    report = judge_run(
-        run,
-        src=src,
-        static=static,
-        checked=checked,
-        mode="submit",
-        began=began,
-        limits=session.limits,
-    )
-    verdicts = Verdicts(run=run, src=src, static=static, checked=checked, limits=session.limits)
+    verdicts = answer(session, src, hidden + problem.examples, checked)
+    report = judge_run(verdicts, mode=Mode.SUBMIT, began=began)
     examples = {
         result.name: result.outcome.value
         for result in verdicts.of(problem.examples, start=len(hidden))
@@ -298,30 +257,21 @@ class Verdicts(NamedTuple):
         )
 
 
-def judge_run(
-    run: Run,
-    *,
-    src: Source,
-    static: Static,
-    checked: Checked,
-    mode: str,
-    began: float,
-    limits: Limits,
-) -> Report:
+def judge_run(verdicts: Verdicts, *, mode: Mode, began: float) -> Report:
     """Judge every answer of a run against the checked problem; return the report."""
     from grader.records import Report
 
-    problem = checked.problem
-    cases = problem.examples if mode == "run" else problem.hidden
-    verdicts = Verdicts(run=run, src=src, static=static, checked=checked, limits=limits)
+    run, src, limits = verdicts.run, verdicts.src, verdicts.limits
+    problem = verdicts.checked.problem
+    cases = problem.examples if mode is Mode.RUN else problem.hidden
     results = verdicts.of(cases)
     advice: tuple[str, ...] = ()
-    if mode == "run" and all(r.passed for r in results):
+    if mode is Mode.RUN and all(r.passed for r in results):
         notes = (_advice(probe) for probe in verdicts.of(problem.probes, start=len(cases)))
         advice = tuple(a for a in notes if a)
     warnings = [*src.notes, *run.notes]
     output = ""
-    if mode == "run":
+    if mode is Mode.RUN:
         output = run.stdout.text() + (
             ("\n[stderr]\n" + run.stderr.text()) if run.stderr.data or run.stderr.dropped else ""
         )
@@ -330,7 +280,7 @@ def judge_run(
     elif run.stdout.data or run.stderr.data or run.stdout.dropped or run.stderr.dropped:
         # One fixed sentence, whatever and however much was printed.
         warnings.append(PRINTED_WARNING)
-    if run.backend == "none":
+    if run.backend is Backend.NONE:
         warnings.append("no sandbox: the submission ran as a plain child process")
     elif run.confinement.get("seccomp") is False:
         warnings.append("no seccomp filter: the allowlist has no table for this architecture")
@@ -346,7 +296,8 @@ def judge_run(
         output=output,
         # The walls come from the child's confinement report, sent before the submission
         # ran; the number of children started is the submission's doing, so run mode only.
-        extra={"walls": walls(run.confinement)} | ({"spawns": run.spawns} if mode == "run" else {}),
+        extra={"walls": walls(run.confinement)}
+        | ({"spawns": run.spawns} if mode is Mode.RUN else {}),
         advice=advice,
     )
 

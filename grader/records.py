@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import signal
 from dataclasses import dataclass, field
 from enum import Enum
 from typing import TYPE_CHECKING, Any
@@ -18,6 +19,32 @@ SCHEMA_VERSION = 1
 # case file may override it for that case.
 DEFAULT_RTOL = 1e-6
 DEFAULT_ATOL = 1e-6
+
+
+class Word(str, Enum):
+    """A named state whose value is also its word in JSON, on the command line and in text.
+
+    Compared by identity in the code (``is Mode.RUN``), never as a string; written as its
+    value wherever it is formatted or serialised, on every supported Python.
+    """
+
+    def __str__(self) -> str:
+        return str(self.value)
+
+
+class Mode(Word):
+    """What a grading is for: the visible examples (`run`) or the hidden cases (`submit`)."""
+
+    RUN = "run"
+    SUBMIT = "submit"
+
+
+def signal_name(returncode: int) -> str:
+    """Return e.g. 'SIGSEGV' for a process ended by a signal (a negative return code)."""
+    try:
+        return signal.Signals(-returncode).name
+    except ValueError:
+        return f"signal {-returncode}"
 
 
 @dataclass(frozen=True)
@@ -89,6 +116,8 @@ class Outcome(Enum):
     MISSING_FUNCTION = "missing_function"
     BAD_SIGNATURE = "bad_signature"
     NOT_RUN = "not_run"
+    # The whole submission could not be graded; its Cause says whose doing that was.
+    NOT_GRADED = "not_graded"
 
     @property
     def label(self) -> str:
@@ -136,7 +165,7 @@ class CaseResult:
 class Report:
     """One grading of one submission: what `run` and `submit` render as text or JSON."""
 
-    mode: str
+    mode: Mode
     submission: str
     backend: str
     tolerance: str

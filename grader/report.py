@@ -7,7 +7,7 @@ import os
 from collections import Counter
 from typing import TextIO
 
-from grader.records import LOAD_OUTCOMES, SCHEMA_VERSION, CaseResult, Report
+from grader.records import LOAD_OUTCOMES, SCHEMA_VERSION, CaseResult, Mode, Report
 from grader.results import CaseEntry, Results
 
 GREEN, RED, YELLOW, DIM, RESET = "\033[32m", "\033[31m", "\033[33m", "\033[2m", "\033[0m"
@@ -43,7 +43,7 @@ def render_text(report: Report, *, colour: bool = False) -> str:
     def paint(code: str, text: str) -> str:
         return f"{code}{text}{RESET}" if colour else text
 
-    what = "visible examples" if report.mode == "run" else "hidden cases"
+    what = "visible examples" if report.mode is Mode.RUN else "hidden cases"
     lines = [
         f"grader {report.mode}: {report.submission} on {len(report.cases)} {what}",
         f"sandbox: {report.backend}; tolerance: {report.tolerance}",
@@ -134,7 +134,7 @@ def _test(case: CaseResult) -> CaseEntry:
 
 def execution_time(report: Report) -> float:
     """Return the grading's duration: in whole seconds after hidden cases, which it could time."""
-    return round(report.seconds, 3) if report.mode == "run" else float(round(report.seconds))
+    return round(report.seconds, 3) if report.mode is Mode.RUN else float(round(report.seconds))
 
 
 def to_results(report: Report) -> Results:
@@ -148,7 +148,7 @@ def to_results(report: Report) -> Results:
         extra={
             **report.extra,  # first, so that none of it can stand in for the keys below
             "schema_version": SCHEMA_VERSION,
-            "mode": report.mode,
+            "mode": report.mode.value,
             "submission": report.submission,
             "sandbox": report.backend,
             "tolerance": report.tolerance,
@@ -156,7 +156,7 @@ def to_results(report: Report) -> Results:
             "warnings": list(report.warnings),
             "diagnoses": sorted({c.diagnosis.code for c in report.cases if c.diagnosis}),
             # The public probes run with the visible examples only.
-            **({"advice": list(report.advice)} if report.mode == "run" else {}),
+            **({"advice": list(report.advice)} if report.mode is Mode.RUN else {}),
         },
     )
 

@@ -19,9 +19,7 @@ from typing import Any
 
 from grader.errors import Refused
 from grader.files import atomic_write, read_bounded
-from grader.records import SCHEMA_VERSION, Cause
-
-NOT_GRADED = "not_graded"
+from grader.records import SCHEMA_VERSION, Cause, Mode, Outcome
 
 # A results file is a few kilobytes; anything far larger was not written by the grader.
 MAX_BYTES = 4 * 1024 * 1024
@@ -185,13 +183,13 @@ def not_graded(
                 score=0.0,
                 max_score=max_score,
                 output=f"not graded: {message}",
-                outcome=NOT_GRADED,
+                outcome=Outcome.NOT_GRADED.value,
             )
             for name, max_score in cases
         ),
         extra={
             "schema_version": SCHEMA_VERSION,
-            "mode": "submit",
+            "mode": Mode.SUBMIT.value,
             "submission": submission,
             "error": message,
             "cause": cause.value,

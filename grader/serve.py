@@ -28,6 +28,7 @@ from urllib.parse import SplitResult, parse_qs, urlsplit
 from grader.errors import GraderError
 from grader.files import TEMPLATES
 from grader.problem.layout import STARTER_FILE, STATEMENT_FILE
+from grader.records import Mode
 from grader.sandbox.limits import Limits
 from grader.sandbox.walls import Choice
 from grader.submission.source import MAX_SUBMISSION_BYTES
@@ -117,14 +118,14 @@ class Server:
         text = text.replace("/*CONFIG*/", json.dumps(config).replace("</", "<\\/"))
         return text.encode("utf-8")
 
-    def grade(self, mode: str, source: str) -> dict[str, Any]:
+    def grade(self, mode: Mode, source: str) -> dict[str, Any]:
         """Grade ``source`` exactly as `grader run` / `grader submit --format json` would."""
         from grader.pipeline import grade
         from grader.problem.layout import FUNCTION_NAME, is_learner_bundle
         from grader.report import to_results
         from grader.submission.source import as_source
 
-        if mode == "submit" and is_learner_bundle(self.root):
+        if mode is Mode.SUBMIT and is_learner_bundle(self.root):
             raise GraderError(
                 "hidden grading happens on the course's grader: this learner bundle has only "
                 "the visible examples (Run)"
@@ -139,7 +140,7 @@ class Server:
             choice=self.choice,
         )
         doc = to_results(report).to_json()
-        if mode == "run":
+        if mode is Mode.RUN:
             # Pictures of the visible examples only: the hidden ones never leave the grader.
             doc["tables"] = [
                 {
@@ -400,7 +401,7 @@ class Handler(BaseHTTPRequestHandler):
         if not self._trusted(self.headers.get(TOKEN_HEADER)):
             return
         self._route(url, "no such endpoint")
-        mode = "run" if url.path == "/api/run" else "submit"
+        mode = Mode.RUN if url.path == "/api/run" else Mode.SUBMIT
         length = content_length(self.headers)
         if self.app.busy.locked():
             # Said before the body is read: a burst of requests is answered at once.

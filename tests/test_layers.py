@@ -4,6 +4,7 @@ Also the README and docs/ themselves: the README stays short, and every relative
 
 from __future__ import annotations
 
+import ast
 import re
 import subprocess
 import sys
@@ -76,27 +77,66 @@ def test_no_module_imports_itself_back() -> None:
     assert not circles
 
 
-def test_no_ending_is_told_by_its_words() -> None:
-    """How a child ended is an EndState: no module compares a state with a string, nor
-    looks for one with startswith (a "protocol:" prefix once carried it)."""
-    import ast
+def _state_words() -> set[str]:
+    """Every word a named state is written as: what a frame says, how a child ended, where
+    it stopped, the backend, the fallback, how root is left, the mode, and how a batch came
+    by a row."""
+    from grader.batch.outdir import RowStatus
+    from grader.records import Mode
+    from grader.sandbox.frames import Event
+    from grader.sandbox.session import EndState, Stage
+    from grader.sandbox.walls import Backend, Fallback, Privilege
 
-    from grader.sandbox.session import EndState
+    kinds = (Event, EndState, Stage, Backend, Fallback, Privilege, Mode, RowStatus)
+    return {member.value for kind in kinds for member in kind if member.value}
 
-    words = {state.value for state in EndState}
+
+def _told_by_words(tree: ast.AST, words: set[str]) -> list[int]:
+    """Lines that compare something with a state's word, or look for one with startswith."""
     found = []
-    for path in PACKAGE.rglob("*.py"):
-        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
-            if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
-                strings = [a.value for a in node.args if isinstance(a, ast.Constant)]
-                if node.func.attr == "startswith" and words & set(map(str, strings)):
-                    found.append(f"{path.name}:{node.lineno}")
-            if isinstance(node, ast.Compare):
-                sides = [node.left, *node.comparators]
-                named = any(isinstance(s, ast.Attribute) and s.attr == "state" for s in sides)
-                if named and any(isinstance(s, ast.Constant) and s.value in words for s in sides):
-                    found.append(f"{path.name}:{node.lineno}")
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
+            strings = {a.value for a in node.args if isinstance(a, ast.Constant)}
+            if node.func.attr == "startswith" and words & strings:
+                found.append(node.lineno)
+        if isinstance(node, ast.Compare):
+            sides = [node.left, *node.comparators]
+            constants = [s for s in sides if isinstance(s, ast.Constant)]
+            for side in sides:
+                if isinstance(side, (ast.Tuple, ast.List, ast.Set)):
+                    constants += [e for e in side.elts if isinstance(e, ast.Constant)]
+            if any(c.value in words for c in constants):
+                found.append(node.lineno)
+    return found
+
+
+def test_no_state_is_told_by_its_words() -> None:
+    """A state, a backend, a fallback, a mode and a row's status are enums,
+    compared as such: no module of the grader, the child's included, compares one with a
+    string or looks for one with startswith (a "protocol:" prefix once carried a state,
+    and fallbacks were English sentences compared for equality)."""
+    words = _state_words()
+    found = [
+        f"{path.relative_to(PACKAGE)}:{line}"
+        for path in PACKAGE.rglob("*.py")
+        for line in _told_by_words(ast.parse(path.read_text(encoding="utf-8")), words)
+    ]
     assert not found
+
+
+def test_the_search_for_words_finds_them() -> None:
+    """The search above finds each form it looks for."""
+    words = _state_words()
+    code = [
+        'if backend == "bwrap": pass',
+        'if "none" != run.backend: pass',
+        'if mode in ("run", "submit"): pass',
+        'if state.startswith("protocol"): pass',
+        'if row.status == "not_graded": pass',
+    ]
+    for line in code:
+        assert _told_by_words(ast.parse(line), words) == [1], line
+    assert _told_by_words(ast.parse("if backend is Backend.BWRAP: pass"), words) == []
 
 
 def test_the_docs_state_the_limits_the_grader_has() -> None:

@@ -10,18 +10,20 @@ from typing import Any
 
 import numpy as np
 
+from grader.compare import Array
 from grader.errors import GraderError, Refused
-from grader.pipeline import describe_backend, execute, slots
+from grader.pipeline import answer, describe_backend, start
 from grader.problem.cases import Case, Checked, check_problem
-from grader.problem.layout import CORPUS_FILE, FUNCTION_NAME, REFERENCE_FILE
+from grader.problem.layout import CORPUS_FILE, FUNCTION_NAME, REFERENCE_FILE, protected_paths
 from grader.problem.yamlsafe import load_file
 from grader.records import Outcome
 from grader.sandbox.capacity import usable_cpus
+from grader.sandbox.guard import guard
 from grader.sandbox.limits import Limits
 from grader.sandbox.session import NOT_ANSWERED, Kind
+from grader.sandbox.spawn import Direct
 from grader.sandbox.walls import Choice
-from grader.submission.source import check_source, read_submission
-from grader.verdict.judge import judge
+from grader.submission.source import read_submission
 
 KINDS = ("correct", "wrong")
 
@@ -150,39 +152,38 @@ class Audit:
 
 
 def _row(variant: Variant, checked: Checked, limits: Limits, choice: Choice) -> Row:
+    """Grade one variant as `grader submit` would, and measure how far each answer is."""
     src = read_submission(variant.path, function=FUNCTION_NAME)
     cases = checked.problem.hidden
-    said = slots(limits, src.name)
-    static = check_source(src, FUNCTION_NAME)
-    if static.outcome is None:
-        run = execute(
-            source=src.data, problem=checked.problem, cases=cases, limits=limits, choice=choice
-        )
-        answers, backend = run.results, describe_backend(run)
-    else:
-        # Decided from the source (it does not compile, has no such function): as in run
-        # and submit, no input is sent to a file whose static check failed.
-        answers, backend = {i: NOT_ANSWERED for i in range(len(cases))}, ""
+    with start(src, Direct(choice, limits), limits) as session:
+        verdicts = answer(session, src, cases, checked)
+    # A file whose static check failed ran nothing: it names no walls.
+    ran = verdicts.static.outcome is None
     cells = []
-    for i, case in enumerate(cases):
-        want = checked.expected[case.name]
-        raw = answers[i]
-        verdict = judge(case, raw, want, src, slots=said, static=static)
-        ratio = max_abs = None
-        if raw.kind is Kind.OK and raw.array is not None and raw.array.shape == want.shape:
-            with np.errstate(invalid="ignore", over="ignore"):
-                err = np.abs(raw.array - want)
-                scaled = err / (case.tolerance.atol + case.tolerance.rtol * np.abs(want))
-            finite = bool(np.all(np.isfinite(err)))
-            max_abs = float(err.max()) if finite else math.inf
-            ratio = float(scaled.max()) if finite else math.inf
+    for i, verdict in enumerate(verdicts.of(cases)):
+        want = checked.expected[cases[i].name]
+        raw = verdicts.run.results.get(i, NOT_ANSWERED)
+        ratio, max_abs = _distance(raw.array if raw.kind is Kind.OK else None, want, cases[i])
         cells.append(Cell(verdict.outcome, ratio, max_abs))
-    return Row(variant, tuple(cells), backend)
+    return Row(variant, tuple(cells), describe_backend(verdicts.run) if ran else "")
+
+
+def _distance(got: Array | None, want: Array, case: Case) -> tuple[float | None, float | None]:
+    """Return how many tolerances off, and how far, the worst element of a table is."""
+    if got is None or got.shape != want.shape:
+        return None, None
+    with np.errstate(invalid="ignore", over="ignore"):
+        err = np.abs(got - want)
+        scaled = err / (case.tolerance.atol + case.tolerance.rtol * np.abs(want))
+    if not np.all(np.isfinite(err)):
+        return math.inf, math.inf
+    return float(scaled.max()), float(err.max())
 
 
 def audit(*, problem_root: Path, limits: Limits, choice: Choice, jobs: int = 0) -> Audit:
     """Grade every corpus variant on the hidden suite, ``jobs`` children at a time."""
     checked = check_problem(problem_root, examples=False)
+    guard(protected_paths(problem_root), choice.backend)
     variants = load_corpus(problem_root)
     workers = jobs or usable_cpus()
     with ThreadPoolExecutor(max_workers=workers) as pool:
@@ -215,6 +216,7 @@ def vet(*, problem_root: Path, limits: Limits, choice: Choice, jobs: int = 0) ->
     A case kept with `add-case --force` lists the variants it fails in ``known_failing``.
     """
     checked = check_problem(problem_root, examples=False)
+    guard(protected_paths(problem_root), choice.backend)
     folder = problem_root / "solutions"
     variants = [Variant("reference", problem_root / REFERENCE_FILE)]
     variants += [Variant(f"correct/{p.stem}", p) for p in sorted((folder / "correct").glob("*.py"))]

@@ -29,10 +29,10 @@ from grader.batch.outdir import (
     MANIFEST_FILE,
     OUTPUT_NAMES,
     RESULTS_DIR,
-    STATUSES,
     SUMMARY_COLUMNS,
     SUMMARY_FILE,
     Row,
+    RowStatus,
     result_path,
     write_summary,
 )
@@ -138,7 +138,8 @@ def _rows_of(out: Path, m: Manifest, lines: list[list[str]]) -> list[Row]:
     # The ids come from batch.json; a CSV cell is only checked against them (as written),
     # and gives the one thing a results document does not hold: how that run came by it.
     at = SUMMARY_COLUMNS.index("status")
-    status_of = {line[0]: line[at] for line in lines if len(line) > at and line[at] in STATUSES}
+    words = {s.value: s for s in RowStatus}
+    status_of = {line[0]: words[line[at]] for line in lines if len(line) > at and line[at] in words}
     if sorted(status_of) != sorted(cell(i) for i in m.ids) or len(status_of) != len(lines):
         raise GraderError(
             f"{_name(out)} is incomplete: its {SUMMARY_FILE} and {MANIFEST_FILE} list "

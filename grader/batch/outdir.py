@@ -23,8 +23,8 @@ from typing import Any
 from grader.errors import GraderError
 from grader.files import atomic_write
 from grader.names import cell, results_name, shown
-from grader.records import Cause
-from grader.results import NOT_GRADED, Results
+from grader.records import Cause, Word
+from grader.results import Results
 
 MANIFEST_FILE = "batch.json"
 REPORT_HTML = "report.html"
@@ -41,6 +41,14 @@ def result_path(out: Path, entry_id: str) -> Path:
     return out / RESULTS_DIR / results_name(entry_id)
 
 
+class RowStatus(Word):
+    """How a run came by a row of summary.csv."""
+
+    GRADED = "graded"  # graded now
+    UNCHANGED = "unchanged"  # the same file and settings as an earlier run: its results kept
+    NOT_GRADED = "not_graded"  # could not be graded at all; the reason and its cause say why
+
+
 @dataclass(frozen=True)
 class Row:
     """One line of summary.csv."""
@@ -50,7 +58,7 @@ class Row:
     max_score: float
     outcomes: dict[str, str]
     seconds: float
-    status: str
+    status: RowStatus
     relpath: str = ""
     reason: str = ""
     # Why a not-graded row was not graded; None for a graded one.
@@ -59,7 +67,7 @@ class Row:
     student: Mapping[str, Any] = field(default_factory=dict)
 
     @classmethod
-    def of(cls, doc: Results, entry_id: str, relpath: str, status: str) -> Row:
+    def of(cls, doc: Results, entry_id: str, relpath: str, status: RowStatus) -> Row:
         """Return the row of one results document; ``status`` says how this run came by it."""
         student = doc.extra.get("student")
         return cls(
@@ -70,14 +78,12 @@ class Row:
             seconds=doc.execution_time or 0.0,
             status=status,
             relpath=relpath,
-            reason=(doc.error or "") if status == NOT_GRADED else "",
-            cause=doc.cause if status == NOT_GRADED else None,
+            reason=(doc.error or "") if status is RowStatus.NOT_GRADED else "",
+            cause=doc.cause if status is RowStatus.NOT_GRADED else None,
             student=student if isinstance(student, Mapping) else {},
         )
 
 
-# How a run came by a row: graded now, kept from an earlier run, or not graded.
-STATUSES = frozenset({"graded", "unchanged", NOT_GRADED})
 SUMMARY_COLUMNS = (
     "submission",
     "path",
@@ -105,7 +111,7 @@ def write_summary(path: Path, rows: Iterable[Row], cases: Sequence[str]) -> None
                 cell(row.relpath),
                 f"{row.score:g}",
                 f"{row.max_score:g}",
-                row.status,
+                row.status.value,
                 cell(row.reason),
                 f"{row.seconds:g}",  # whole seconds: a submission could time more
                 cell(str(row.student.get("id", ""))),

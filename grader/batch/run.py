@@ -35,24 +35,23 @@ from grader.batch.outdir import (
     RESULTS_DIR,
     SUMMARY_FILE,
     Row,
+    RowStatus,
     locked,
     result_path,
     write_summary,
 )
 from grader.errors import GraderError, NothingToGrade
 from grader.names import shown
-from grader.pipeline import grade_in_with_examples, guard
+from grader.pipeline import grade_in_with_examples, start
 from grader.problem.cases import Checked, check_problem
 from grader.problem.layout import FUNCTION_NAME, protected_paths, starter_text
 from grader.records import Cause, Report
 from grader.report import to_results
 from grader.results import Results, not_graded
 from grader.sandbox.capacity import available_mb, usable_cpus
+from grader.sandbox.guard import check_private, guard
 from grader.sandbox.limits import Limits
 from grader.sandbox.pool import Pool, Unreported
-from grader.sandbox.session import Session
-from grader.sandbox.spawn import Launch
-from grader.sandbox.walls import Choice, check_private
 from grader.stops import STOP_SIGNALS, ignore_stops, pressed, writing
 from grader.submission.reader import read
 from grader.submission.source import Source, protected_files
@@ -70,7 +69,7 @@ def suite_digest(checked: Checked, *, examples: bool = False) -> str:
     return h.hexdigest()
 
 
-def _row_from(doc: Results, entry: Entry, status: str) -> Row:
+def _row_from(doc: Results, entry: Entry, status: RowStatus) -> Row:
     return Row.of(doc, entry.id, entry.relpath, status)
 
 
@@ -203,27 +202,18 @@ class Batch:
             doc = _error_doc(entry, self.checked, f"the grader failed: {exc}", Cause.ENVIRONMENT)
             with contextlib.suppress(OSError):
                 self._write(entry, doc)
-            return _row_from(doc, entry, "not_graded")
+            return _row_from(doc, entry, RowStatus.NOT_GRADED)
         except Exception as exc:  # noqa: BLE001 - one learner's failure must not end the batch
             doc = _error_doc(
                 entry, self.checked, f"the grader failed ({type(exc).__name__})", Cause.GRADER
             )
             with contextlib.suppress(OSError):
                 self._write(entry, doc)
-            return _row_from(doc, entry, "not_graded")
+            return _row_from(doc, entry, RowStatus.NOT_GRADED)
 
     def _graded(self, src: Source, began: float) -> tuple[Report, dict[str, str]]:
         """Grade one read file in a fresh fork: its report and its examples' outcomes."""
-        launch = Launch(
-            source=src.data,
-            limits=self.limits,
-            backend=self.pool.outer,
-            function=FUNCTION_NAME,
-            spawner=self.pool.spawn,
-            tmp_root=self.pool.root,
-            beside=src.beside,
-        )
-        with Session(launch) as session:
+        with start(src, self.pool, self.limits) as session:
             return grade_in_with_examples(session, src=src, checked=self.checked, began=began)
 
     def _grade_one(self, entry: Entry) -> Row:
@@ -231,19 +221,19 @@ class Batch:
         if entry.path is None:
             doc = _error_doc(entry, self.checked, entry.problem)
             self._write(entry, doc)
-            return _row_from(doc, entry, "not_graded")
+            return _row_from(doc, entry, RowStatus.NOT_GRADED)
         try:
             src = self.read(entry.path)
         except GraderError as exc:
             doc = _error_doc(entry, self.checked, str(exc))
             self._write(entry, doc)
-            return _row_from(doc, entry, "not_graded")
+            return _row_from(doc, entry, RowStatus.NOT_GRADED)
         if src.inner:  # a folder or a zip: name the file graded in it
             entry = replace(entry, relpath=f"{entry.relpath.rstrip('/')}/{src.inner}")
         digest = src.digest()
         stored = self.up_to_date(entry, digest)
         if stored is not None:
-            return _row_from(stored, entry, "unchanged")
+            return _row_from(stored, entry, RowStatus.UNCHANGED)
         try:
             try:
                 report, examples = self._graded(src, began)
@@ -255,7 +245,7 @@ class Batch:
             # Not the learner's doing (the template died, a full disk): say so, and go on.
             doc = _error_doc(entry, self.checked, f"the grader failed: {exc}", Cause.ENVIRONMENT)
             self._write(entry, doc)
-            return _row_from(doc, entry, "not_graded")
+            return _row_from(doc, entry, RowStatus.NOT_GRADED)
         stamp = {
             "sha256": digest,
             "suite": self.suite,
@@ -266,7 +256,7 @@ class Batch:
         }
         doc = to_results(report).with_extra(batch=stamp, **_student(entry))
         self._write(entry, doc)
-        return _row_from(doc, entry, "graded")
+        return _row_from(doc, entry, RowStatus.GRADED)
 
     def _write(self, entry: Entry, doc: Results) -> None:
         if self.stop.is_set():
@@ -290,8 +280,8 @@ class Summary:
     # The layouts the class folders were read in: `layout: canvas, 41 of 44 entries`.
     layout: str = ""
 
-    def count(self, status: str) -> int:
-        return sum(1 for r in self.rows if r.status == status)
+    def count(self, status: RowStatus) -> int:
+        return sum(1 for r in self.rows if r.status is status)
 
     def lost(self, cause: Cause) -> int:
         """Return how many rows were not graded for ``cause``."""
@@ -319,11 +309,10 @@ def run_batch(
     out: Path,
     problem_root: Path,
     limits: Limits,
-    choice: Choice,
+    pool: Pool,
     jobs: int = 0,
     progress: bool | None = None,
     shard: Shard | None = None,
-    pool: Pool | None = None,
     layout: str | None = None,
 ) -> Summary:
     """Grade every submission under ``paths`` (or ``shard``'s share of them) into ``out``.
@@ -331,24 +320,23 @@ def run_batch(
     A stop signal (Ctrl-C, SIGTERM, SIGHUP) stops it within a moment: the children are
     killed, the results finished so far, summary.csv and the class report are written, and
     the summary says it was interrupted.
-    A ``pool`` the caller started (see Pool) is used and closed; otherwise one is started.
+    The ``pool`` (see Pool) is the caller's, who started it early (its template imports
+    numpy while this process loads the problem) and closes it; a stop only stops it.
     """
-    # The template starts first: it imports numpy while this process loads the problem.
-    with pool or Pool(choice=choice, limits=limits) as started, _stops_restored():
+    with _stops_restored():
         # Students' folders made from a platform's export live in the pool's own folder,
         # claimed for the batch's whole life and removed with it.
-        scratch = Path(started.root) / "exports"
+        scratch = Path(pool.root) / "exports"
         scratch.mkdir()
         return _run_batch(
             paths=paths,
             out=out,
             problem_root=problem_root,
             limits=limits,
-            choice=choice,
             jobs=jobs,
             progress=progress,
             shard=shard,
-            pool=started,
+            pool=pool,
             layout=layout,
             scratch=scratch,
         )
@@ -360,7 +348,6 @@ def _run_batch(
     out: Path,
     problem_root: Path,
     limits: Limits,
-    choice: Choice,
     jobs: int,
     progress: bool | None,
     shard: Shard | None,
@@ -390,7 +377,9 @@ def _run_batch(
     check_layout(out, layouts.names())
     departed = _departed(out, {e.id for e in everyone})
     _prepare_out(out)
-    guard(problem_root, choice)
+    # The walls asked for, as a single grading guards with: bwrap's, even where the
+    # template later falls back.
+    guard(protected_paths(problem_root), pool.choice.backend)
     with locked(out):
         checked = check_problem(problem_root)
         pool.wait_ready()
@@ -415,9 +404,9 @@ def _run_batch(
         # From here on a stop signal is held back until every file is written: a summary
         # of this run beside the class report of the last one would tell two stories.
         with writing():
-            # Stopped now, not when run_batch's `with` ends: the template and any child
+            # Stopped now, not when its owner's `with` ends: the template and any child
             # left have nothing more to do while the summary and the report are written.
-            pool.close()
+            pool.stop()
             if interrupted:
                 rows += _still_unchanged(batch, entries, rows)
             write_summary(out / SUMMARY_FILE, rows, [c.name for c in checked.problem.hidden])
@@ -433,7 +422,7 @@ def _run_batch(
                 ids=[r.id for r in rows] if interrupted else [e.id for e in entries],
                 sandbox=backend,
                 seconds=seconds,
-                graded=sum(1 for r in rows if r.status == "graded"),
+                graded=sum(1 for r in rows if r.status is RowStatus.GRADED),
                 settings=settings,
                 earlier=earlier_runs(out, shard or WHOLE),
                 layout=layouts.names(),
@@ -441,7 +430,7 @@ def _run_batch(
             write_manifest(out, manifest)
             write_class_report(out)
     if broken:
-        missed = sum(1 for r in rows if r.status == "not_graded")
+        missed = sum(1 for r in rows if r.status is RowStatus.NOT_GRADED)
         raise GraderError(f"{broken}; {missed} submissions not graded, see {SUMMARY_FILE}")
     return Summary(
         layout=layouts.line(),
@@ -490,7 +479,7 @@ def _still_unchanged(batch: Batch, entries: Sequence[Entry], rows: Sequence[Row]
             continue
         stored = batch.up_to_date(entry, src.digest())
         if stored is not None:
-            kept.append(_row_from(stored, entry, "unchanged"))
+            kept.append(_row_from(stored, entry, RowStatus.UNCHANGED))
     return kept
 
 
@@ -593,7 +582,7 @@ def _stop(
     """Kill every child now, keep what finished, and let the workers go."""
     batch.stop.set()
     executor.shutdown(wait=False, cancel_futures=True)
-    batch.pool.close()  # the template takes every child it forked down with it
+    batch.pool.stop()  # the template takes every child it forked down with it
     # Only those a worker runs: a cancelled future counts as done only once a worker would
     # have picked it up, so waiting on one always took the whole STOP_SECONDS.
     done, _ = wait([f for f in pending if not f.cancelled()], timeout=STOP_SECONDS)

@@ -293,23 +293,25 @@ def world_reachable(path: str) -> bool:
     return mode & needed == needed
 
 
-def drop_privileges(plan: str, uid: int) -> None:
-    """Leave root as the parent planned: "uid" becomes ``uid``, "capabilities" drops them all.
+def become_user(uid: int) -> None:
+    """Leave root for ``uid`` (and its group), which clears every capability.
 
-    The parent plans ("uid" only where the interpreter is world-readable, see
-    world_reachable) because it must hand the temporary folder to the same identity.
+    The parent chooses this only where the interpreter is world-readable (see
+    world_reachable), because it must hand the temporary folder to the same identity.
     """
-    if plan == "uid":
-        os.setgroups([])
-        os.setresgid(uid, uid, uid)
-        os.setresuid(uid, uid, uid)  # from root to another uid clears every capability
-    elif plan == "capabilities":
-        arch = _arch()
-        if arch is None:
-            raise OSError(ENOSYS, "cannot drop capabilities on this architecture")
-        header = struct.pack("<Ii", 0x20080522, 0)  # _LINUX_CAPABILITY_VERSION_3, this process
-        data = bytes(24)  # two {effective, permitted, inheritable} sets, all zero
-        _syscall(arch[1]["capset"], ctypes.c_char_p(header), ctypes.c_char_p(data))
+    os.setgroups([])
+    os.setresgid(uid, uid, uid)
+    os.setresuid(uid, uid, uid)
+
+
+def drop_capabilities() -> None:
+    """Stay uid 0 but drop every capability, where another uid could not run Python."""
+    arch = _arch()
+    if arch is None:
+        raise OSError(ENOSYS, "cannot drop capabilities on this architecture")
+    header = struct.pack("<Ii", 0x20080522, 0)  # _LINUX_CAPABILITY_VERSION_3, this process
+    data = bytes(24)  # two {effective, permitted, inheritable} sets, all zero
+    _syscall(arch[1]["capset"], ctypes.c_char_p(header), ctypes.c_char_p(data))
 
 
 def die_with_parent(parent: int) -> None:

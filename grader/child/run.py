@@ -233,43 +233,46 @@ def _load(path: str, function: str) -> Any:
 
 
 def _confine(config: dict[str, Any]) -> dict[str, Any]:
-    """Apply limits and the backend's walls; numpy is already imported, the submission not."""
-    backend = config["backend"]
-    applied: dict[str, Any] = {"backend": backend}
+    """Apply the limits and walls the parent decided; numpy is imported, the submission not.
+
+    The parent says yes or no to each wall: nothing here reads a backend's name.
+    """
+    applied: dict[str, Any] = {"backend": config["backend"]}
     if config.get("cgroup_fd") is not None:
         confine.join_task_limit(config["cgroup_fd"])
     applied["tasks"] = config["tasks_rule"]
     applied["writes"] = config["writes_rule"]
     private = config.get("private")
-    if backend == "bwrap" and not config.get("forked"):
+    if config["alone"]:
         applied["namespaces"] = "all of bwrap's"
+    uid = config["drop_to_uid"]
     if private:
         # Before leaving root (or the template's capability): namespaces need it.
-        uid = config["uid"] if config["drop"] == "uid" else os.getuid()
-        gid = config["uid"] if config["drop"] == "uid" else os.getgid()
+        owner = (os.getuid(), os.getgid()) if uid is None else (uid, uid)
         try:
-            applied["namespaces"] = confine.private_folder(uid=uid, gid=gid, **private)
+            applied["namespaces"] = confine.private_folder(uid=owner[0], gid=owner[1], **private)
             applied["writes"] = f"{private['size'] >> 20} MB in all (tmpfs)"
         except OSError as exc:
             applied["namespaces"] = f"shared ({exc.strerror})"
     confine.apply_limits(config["limits"])
-    if config["drop"]:
-        confine.drop_privileges(config["drop"], config["uid"])
-        applied["dropped"] = config["drop"]
+    if uid is not None:
+        confine.become_user(uid)
+        applied["dropped"] = "uid"
+    elif config["drop_capabilities"]:
+        confine.drop_capabilities()
+        applied["dropped"] = "capabilities"
     # After the last change of identity, which would clear it; before seccomp, which
     # refuses this prctl. No child outlives its grader (or its template).
     if config.get("parent"):
         confine.die_with_parent(config["parent"])
-    if backend == "none":
-        # Nothing refuses fork and setsid here: what the submission starts dies with it.
+    if config["own_pids"]:
         confine.own_pid_namespace()
-    if backend == "landlock":
+    if config["landlock"]:
         applied["landlock_abi"] = confine.apply_landlock(read=config["read"], write=config["write"])
-    if backend in ("landlock", "bwrap"):
+    if config["seccomp"]:
         # Signals cannot leave Landlock's scope from ABI 6, nor bwrap's PID namespace where
         # the child is alone in it (a fork shares its template's).
-        alone = backend == "bwrap" and not config.get("forked")
-        scoped = alone or applied.get("landlock_abi", 0) >= 6
+        scoped = config["alone"] or applied.get("landlock_abi", 0) >= 6
         applied["seccomp"] = confine.apply_seccomp(allow_signals=bool(scoped))
     if config.get("forked"):
         applied["forked"] = True

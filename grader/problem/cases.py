@@ -583,7 +583,7 @@ def load_reference(problem: Problem) -> Reference:
 def _guard_loaded(root: Path, names: set[str]) -> None:
     """Refuse modules of the problem folder that the reference loaded, if a child could
     read them: the guard before the child started saw only the imports written out."""
-    from grader.sandbox.walls import exposed_files
+    from grader.sandbox.guard import exposed_files
 
     files = []
     for name in names:

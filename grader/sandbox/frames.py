@@ -24,9 +24,19 @@ MAX_ITEMS = 32
 MAX_STRING = 4096
 MAX_INT = 2**53
 
-# What may come before the submission has been sent any input, and what only after.
-BEFORE_INPUT = frozenset({"confined", "confine_error", "loaded", "load_error"})
-AFTER_INPUT = frozenset({"result", "done"})
+
+class Event(Enum):
+    """What a frame says, as the child names it in its header."""
+
+    CONFINED = "confined"  # the walls are up; with the walls the child reports
+    CONFINE_ERROR = "confine_error"  # the walls could not go up: the settings' failure
+    LOADED = "loaded"  # the submission was imported
+    LOAD_ERROR = "load_error"  # it could not be
+    RESULT = "result"  # one case's answer
+    DONE = "done"  # every case answered
+
+
+_EVENTS = {e.value: e for e in Event}
 LOAD_KINDS = frozenset(
     {"syntax", "missing_function", "not_callable", "bad_signature", "memory", "import_exception"}
 )
@@ -71,7 +81,7 @@ class Frame:
     does later can change it, and a table of half a megabyte is not copied once more.
     """
 
-    event: str
+    event: Event
     header: Mapping[str, Any]
     payload: bytes | memoryview = b""
 
@@ -147,7 +157,7 @@ def parse_header(data: bytes) -> dict[str, Any]:
         raise ProtocolError("header is not an object")
     _check(header, 0)
     event = header.get("event")
-    if not isinstance(event, str) or event not in BEFORE_INPUT | AFTER_INPUT:
+    if not isinstance(event, str) or event not in _EVENTS:
         raise ProtocolError("unknown event")
     return header
 
@@ -194,7 +204,7 @@ class FrameReader:
             if end < start + nbytes:
                 self.need = start + nbytes - pos
                 break
-            out.append(Frame(header["event"], header, view[start : start + nbytes]))
+            out.append(Frame(_EVENTS[header["event"]], header, view[start : start + nbytes]))
             pos = start + nbytes
         self.buf = bytearray(view[pos:])
         return out
@@ -234,28 +244,28 @@ class Conversation:
         """Check that ``frame`` may come now, and move on; raise ProtocolError if not."""
         event, header = frame.event, frame.header
         if self.phase is Phase.STARTING:
-            if event not in ("confined", "confine_error"):
-                raise ProtocolError(f"{event} before the confinement report")
+            if event not in (Event.CONFINED, Event.CONFINE_ERROR):
+                raise ProtocolError(f"{event.value} before the confinement report")
             self.phase = Phase.CONFINED
         elif self.phase is Phase.CONFINED:
-            if event not in ("loaded", "load_error"):
-                raise ProtocolError(f"{event} while importing")
-            if event == "load_error":
+            if event not in (Event.LOADED, Event.LOAD_ERROR):
+                raise ProtocolError(f"{event.value} while importing")
+            if event is Event.LOAD_ERROR:
                 if header.get("kind") not in LOAD_KINDS:
                     raise ProtocolError("unknown load error")
                 _typed(header)
-            self.phase = Phase.LOADED if event == "loaded" else Phase.DONE
+            self.phase = Phase.LOADED if event is Event.LOADED else Phase.DONE
         elif self.phase is Phase.LOADED:
-            if event == "result":
+            if event is Event.RESULT:
                 if not self.upcoming or _int(header, "case") != self.upcoming[0]:
                     raise ProtocolError("result out of turn")
                 if header.get("kind") not in RESULT_KINDS:
                     raise ProtocolError("unknown result kind")
                 _typed(header)
                 self.answered.add(self.upcoming.pop(0))
-            elif event == "done" and not self.upcoming:
+            elif event is Event.DONE and not self.upcoming:
                 self.phase = Phase.DONE
             else:
-                raise ProtocolError(f"{event} before every case answered")
+                raise ProtocolError(f"{event.value} before every case answered")
         else:
-            raise ProtocolError(f"{event} after the last case")
+            raise ProtocolError(f"{event.value} after the last case")

@@ -30,16 +30,17 @@ from grader.sandbox.spawn import (
 )
 from grader.sandbox.walls import (
     CHILD_DIR,
-    FALLBACK_REQUIRED,
     SANDBOX_UID,
+    Backend,
     Choice,
+    Privilege,
     bwrap_command,
     child_env,
+    fall_back,
     import_paths,
     landlock_usable,
     privilege_plan,
     python_command,
-    second_choice,
 )
 
 ZYGOTE_SCRIPT = CHILD_DIR / "zygote.py"
@@ -101,10 +102,12 @@ class ForkedProcess:
 class Template:
     """One template process and its control socket: started at once, ready to fork later."""
 
-    def __init__(self, *, root: str, backend: str) -> None:
+    def __init__(self, *, root: str, backend: Backend) -> None:
         ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
         prefix = (
-            bwrap_command(root, capabilities=TEMPLATE_CAPABILITIES) if backend == "bwrap" else []
+            bwrap_command(root, capabilities=TEMPLATE_CAPABILITIES)
+            if backend is Backend.BWRAP
+            else []
         )
         cmd = [
             *prefix,
@@ -233,11 +236,12 @@ class _Ledger:
 
 
 class Pool:
-    """A template process, restarted when it dies, and the children it forked.
+    """A template process, restarted when it dies, and the children it forked: a Spawner.
 
     Making a Pool starts the template's process and returns at once, so that the caller
     imports and loads what it needs while the template imports numpy; the first fork (or
-    ``wait_ready``) waits for it.
+    ``wait_ready``) waits for it. Whoever makes it closes it, with `with`; a batch that
+    is told to stop only ``stop``s it.
     """
 
     def __init__(self, *, choice: Choice, limits: Limits) -> None:
@@ -249,8 +253,8 @@ class Pool:
         # Why the batch cannot go on, once the template cannot be brought back.
         self.broken = ""
         self.template_dead = False
-        # Set by close(): from then on nothing is forked or restarted (a Ctrl-C's stop
-        # closes the pool while workers may still be asking for forks).
+        # Set by stop(): from then on nothing is forked or restarted (a Ctrl-C's stop
+        # comes while workers may still be asking for forks).
         self.closed = False
         self.choice = choice
         self.outer = choice.backend
@@ -283,17 +287,15 @@ class Pool:
                 self._fall_back(str(exc))
             # Each fork walls itself in with Landlock where the kernel has it; inside bwrap,
             # that also keeps one submission's folder from the next one's.
-            self.inner = "landlock" if landlock_usable() and self.outer != "none" else self.outer
+            walled = landlock_usable() and self.outer is not Backend.NONE
+            self.inner = Backend.LANDLOCK if walled else self.outer
             self._listen()
             self.ready = True
 
     def _fall_back(self, why: str) -> None:
         """Start the template again under the second choice, where bwrap may be given up."""
-        choice = self.choice
-        if choice.backend != "bwrap" or choice.fallback is None:
-            raise GraderError(f"the template process could not start: {why}")
-        second = second_choice(require=choice.fallback == FALLBACK_REQUIRED)
-        self.notes.append(f"bubblewrap could not start here ({why}); used {second}")
+        second, note = fall_back(self.choice.fallback, why, failed="the template process")
+        self.notes.append(note)
         self.outer = second
         self.template = Template(root=self.root, backend=second)
         try:
@@ -373,13 +375,12 @@ class Pool:
             backend=self.inner,
             group=group,
             forked=True,
-            private=self.outer != "none",
+            private=self.outer is not Backend.NONE,
+            # Inside bwrap: uid 65534 already, with only the template's capability to drop.
+            drop=Privilege.CAPABILITIES if self.outer is Backend.BWRAP else None,
         )
         if group is not None:
             config["cgroup_fd"] = 4  # where the template puts it, see zygote.py
-        if self.outer == "bwrap":
-            # uid 65534 already, with only the template's capability left to drop.
-            config["drop"] = "capabilities"
         return config
 
     def _fork(self, request: dict[str, Any], fds: list[int]) -> dict[str, Any]:
@@ -393,13 +394,17 @@ class Pool:
             return {"op": "fork_failed", "error": "no answer from the template process"}
         return box[0]
 
-    def spawn(
-        self, *, tmp: str, submission: str, function: str, limits: Limits, backend: str
-    ) -> Started:
-        """Fork a child for one submission; the Session's ``spawner``."""
-        del backend  # the pool decided its walls when it started
+    @property
+    def backend(self) -> Backend:
+        """The walls around the template, and so around every fork (Landlock aside)."""
         self.wait_ready()
-        if self.outer != "bwrap" and privilege_plan(self.inner) == "uid":
+        return self.outer
+
+    def spawn(self, *, tmp: str, submission: str, function: str) -> Started:
+        """Fork a child for one submission in ``tmp``, a folder under ``root``."""
+        limits = self.limits
+        self.wait_ready()
+        if self.outer is not Backend.BWRAP and privilege_plan(self.inner) is Privilege.UID:
             for path in (tmp, submission):
                 os.chown(path, SANDBOX_UID, SANDBOX_UID)
         request = {"op": "fork", "tmp": tmp, "path": submission, "function": function}
@@ -446,18 +451,27 @@ class Pool:
             self.ledger.adopt(proc)
         return Started(proc, result_r, time.monotonic())
 
+    def fall_back(self, why: str) -> str:
+        """A fork's bubblewrap cannot fail apart from its template's, which fell back
+        already (wait_ready): a fork that says so is not believed."""
+        raise GraderError(f"the bwrap sandbox could not start: {why}")
+
     def describe(self) -> str:
         """Return the walls around each child, e.g. 'bwrap + landlock'."""
         self.wait_ready()
-        if self.inner == self.outer:
-            return self.outer
+        if self.inner is self.outer:
+            return str(self.outer)
         return f"{self.outer} + {self.inner}"
 
-    def close(self) -> None:
-        """Stop the template (it kills its children as it dies) and delete the batch folder."""
+    def stop(self) -> None:
+        """Stop the template now (it kills its children as it dies); fork nothing more."""
         with self.lock:
             template, self.template_dead, self.closed = self.template, True, True
         template.close()
+
+    def close(self) -> None:
+        """Stop, and delete the batch folder: for the Pool's owner, when its `with` ends."""
+        self.stop()
         tempdirs.remove_tree(self.root)
 
     def __enter__(self) -> Pool:

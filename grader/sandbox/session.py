@@ -13,7 +13,6 @@ import json
 import math
 import os
 import selectors
-import signal
 import subprocess
 import time
 from collections.abc import Mapping, Sequence
@@ -22,15 +21,11 @@ from enum import Enum
 from typing import TYPE_CHECKING, Any
 
 from grader.errors import GraderError
-from grader.sandbox.frames import Conversation, Frame, FrameReader, Phase, ProtocolError
+from grader.sandbox.frames import Conversation, Event, Frame, FrameReader, Phase, ProtocolError
 from grader.sandbox.limits import Limits
-from grader.sandbox.spawn import Launch, Started, private_folder
+from grader.sandbox.spawn import Direct, Launch, Started, private_folder
 from grader.sandbox.tempdirs import remove_tree
-from grader.sandbox.walls import (
-    FALLBACK_REQUIRED,
-    Choice,
-    second_choice,
-)
+from grader.sandbox.walls import Backend, Choice
 
 if TYPE_CHECKING:
     from grader.compare import Array
@@ -64,15 +59,31 @@ class Kind(Enum):
     NOT_RUN = "not_run"
 
 
+class Stage(Enum):
+    """Where a child was when it stopped without answering a case."""
+
+    IMPORT = "import"  # importing the submission, the first time
+    RELOAD = "reload"  # importing it again, in a child started after a case failed
+    CALL = "call"  # running a case
+
+
 @dataclass(frozen=True)
 class Raw:
-    """The validated answer for one case, straight from the child."""
+    """The validated answer for one case, straight from the child.
+
+    ``info`` holds what the child said of it (an exception's name, a reason); ``ended``,
+    ``stage`` and ``returncode`` are the parent's own record of how the child stopped,
+    for a case it never answered.
+    """
 
     kind: Kind
     seconds: float = 0.0
     array: Array | None = None
     dtype: str | None = None
     info: dict[str, Any] = field(default_factory=dict)
+    ended: EndState | None = None
+    stage: Stage | None = None
+    returncode: int | None = None
 
 
 # Stands for the cases a run never got to, such as all of them when the parent found the
@@ -108,18 +119,10 @@ class Run:
     results: dict[int, Raw]
     stdout: Capture
     stderr: Capture
-    backend: str
+    backend: Backend
     spawns: int = 0
     confinement: dict[str, Any] = field(default_factory=dict)
     notes: list[str] = field(default_factory=list)
-
-
-def signal_name(returncode: int) -> str:
-    """Return e.g. 'SIGSEGV' for a negative return code."""
-    try:
-        return signal.Signals(-returncode).name
-    except ValueError:
-        return f"signal {-returncode}"
 
 
 class Budget:
@@ -279,7 +282,7 @@ class _Talk:
                 except (ValueError, TypeError, KeyError, IndexError, OverflowError) as exc:
                     # The frame passed the reader's checks and still could not be used:
                     # whatever it held, it is the child's doing, not a failure of ours.
-                    raise ProtocolError(f"unusable {frame.event} frame") from exc
+                    raise ProtocolError(f"unusable {frame.event.value} frame") from exc
                 if self.ending is not None:
                     return
 
@@ -288,20 +291,20 @@ class _Talk:
         self.order.accept(frame)
         event, header = frame.event, frame.header
         info = {k: v for k, v in header.items() if k not in ("event", "nbytes")}
-        if event == "confine_error":
+        if event is Event.CONFINE_ERROR:
             # Sent before any of the submission ran: the child's own start failed (its walls,
             # or its memory reserve under the limits given): the settings', not the learner's.
             raise GraderError(
                 f"the child could not start under the {self.run.backend} sandbox: "
                 f"{header.get('message')}"
             )
-        if event == "confined":
+        if event is Event.CONFINED:
             self.run.confinement = info
-        elif event == "load_error":
+        elif event is Event.LOAD_ERROR:
             for c in self.cases:
                 self.run.results[c.id] = Raw(Kind.LOAD_ERROR, info=info)
             self.ending = Ending(EndState.LOAD_ERROR)
-        elif event == "loaded":
+        elif event is Event.LOADED:
             # Only now does the child learn any input; the first case runs from here on.
             self.budget.start(now)
             self.case_started = now
@@ -312,13 +315,13 @@ class _Talk:
             self.write_request(self.child.proc.stdin.fileno())
             if self.pending:
                 self.sel.register(self.child.proc.stdin, selectors.EVENT_WRITE, "stdin")
-        elif event == "result":
+        elif event is Event.RESULT:
             cid = header["case"]
             self.run.results[cid] = _raw(
                 header, frame.payload, self.allowed[cid], now - self.case_started
             )
             self.case_started = now  # the next case runs from here on
-        elif event == "done":
+        elif event is Event.DONE:
             self.drain()
             self.ending = Ending(EndState.DONE, None, True)
         if self.loaded:
@@ -432,32 +435,24 @@ class Session:
     """One submission's private folder and children, from its Launch on.
 
     The first child was started by the Launch, before the parent imported numpy: it
-    imports numpy and the submission while the parent loads the problem.
+    imports numpy and the submission while the parent loads the problem. The children
+    after it come from the Launch's spawner, each in a fresh folder.
     """
 
-    def __init__(self, launch: Launch, *, fallback: str | None = None) -> None:
-        self.limits = launch.limits
-        self.backend = launch.backend
-        self.function = launch.function
-        # Where bwrap turns out not to work, the backend to use instead (auto mode only).
-        self.fallback = fallback
-        self.spawner = launch.spawner
-        self.source = launch.source
-        self.tmp_root = launch.tmp_root
+    def __init__(self, launch: Launch, limits: Limits) -> None:
+        self.launch = launch
+        self.limits = limits
         self.tmp = launch.tmp
         self.notes: list[str] = []
-        self.child: Child | None = Child(launch.first, self.limits)
+        self.child: Child | None = Child(launch.first, limits)
 
     def _spawn(self) -> Child:
         """Start another child, in a fresh folder: nothing the last one wrote is left for it."""
+        launch = self.launch
         remove_tree(self.tmp)
-        self.tmp, submission = private_folder(self.source, self.tmp_root)
-        started = self.spawner(
-            tmp=self.tmp,
-            submission=str(submission),
-            function=self.function,
-            limits=self.limits,
-            backend=self.backend,
+        self.tmp, submission = private_folder(launch.source, launch.spawner.root)
+        started = launch.spawner.spawn(
+            tmp=self.tmp, submission=str(submission), function=launch.function
         )
         return Child(started, self.limits)
 
@@ -480,7 +475,7 @@ class Session:
             results={},
             stdout=Capture(self.limits.output_bytes),
             stderr=Capture(self.limits.output_bytes),
-            backend=self.backend,
+            backend=self.launch.spawner.backend,
         )
         budget = Budget(self.limits.budget_seconds)
         remaining = list(cases)
@@ -509,13 +504,9 @@ class Session:
     def _fall_back(self, run: Run) -> None:
         """Switch backend after bubblewrap failed to start, or stop with its message."""
         message = bytes(run.stderr.data).decode(errors="replace").strip().splitlines()
-        first = message[0] if message else "bwrap failed"
-        if self.fallback is None:
-            raise GraderError(f"the bwrap sandbox could not start: {first}")
-        backend = second_choice(require=self.fallback == FALLBACK_REQUIRED)
-        self.notes.append(f"bubblewrap could not start here ({first}); used {backend}")
-        self.backend, self.fallback = backend, None
-        run.backend = self.backend
+        spawner = self.launch.spawner
+        self.notes.append(spawner.fall_back(message[0] if message else "bwrap failed"))
+        run.backend = spawner.backend
         run.stderr = Capture(self.limits.output_bytes)
         run.stdout = Capture(self.limits.output_bytes)
 
@@ -530,7 +521,7 @@ def _record(
 ) -> bool:
     """Record how a child ended into ``run``; return True if a new child should go on."""
     state = ending.state
-    info: dict[str, Any] = {"returncode": rc, "state": state, "phase": "call"}
+    stopped = functools.partial(Raw, ended=state, returncode=rc)
     if state is EndState.DONE:
         return False
     if state is EndState.LOAD_ERROR:
@@ -538,7 +529,7 @@ def _record(
             # A file that loaded once and fails to load again did so on purpose or by
             # accident, after it had seen inputs: nothing of what it said is shown.
             for c in remaining:
-                run.results[c.id] = Raw(Kind.CRASH, info={**info, "phase": "reload"})
+                run.results[c.id] = stopped(Kind.CRASH, stage=Stage.RELOAD)
         return False
     if ending.case is None and state is EndState.BUDGET:
         _not_run(run, remaining)
@@ -546,16 +537,17 @@ def _record(
     if not ending.loaded:
         # The child died or hung before it could run anything: at import time.
         kind = Kind.TIMEOUT if state is EndState.TIMEOUT else Kind.CRASH
+        stage = Stage.IMPORT if first else Stage.RELOAD
         for c in remaining:
-            run.results[c.id] = Raw(kind, info={**info, "phase": "import" if first else "reload"})
+            run.results[c.id] = stopped(kind, stage=stage)
         return False
     if ending.case is None:
         # After every answer was in, a malformed frame: nothing more can be trusted.
         for c in remaining:
-            run.results.setdefault(c.id, Raw(Kind.CRASH, info=info))
+            run.results.setdefault(c.id, stopped(Kind.CRASH, stage=Stage.CALL))
         return False
     kind = Kind.TIMEOUT if state in (EndState.TIMEOUT, EndState.BUDGET) else Kind.CRASH
-    run.results[ending.case] = Raw(kind, info=info)
+    run.results[ending.case] = stopped(kind, stage=Stage.CALL)
     if state is EndState.BUDGET:
         _not_run(run, remaining)
         return False
@@ -566,6 +558,6 @@ def run_submission(
     *, source: bytes, cases: Sequence[CaseInput], limits: Limits, function: str, choice: Choice
 ) -> Run:
     """Run every case of one submission in a fresh session."""
-    launch = Launch(source=source, limits=limits, backend=choice.backend, function=function)
-    with Session(launch, fallback=choice.fallback) as session:
+    launch = Launch(source=source, function=function, spawner=Direct(choice, limits))
+    with Session(launch, limits) as session:
         return session.run(cases)

@@ -25,8 +25,12 @@ from grader.sandbox.limits import Limits
 from grader.sandbox.walls import (
     CHILD_DIR,
     SANDBOX_UID,
+    Backend,
+    Choice,
+    Privilege,
     bwrap_command,
     child_env,
+    fall_back,
     import_paths,
     privilege_plan,
     python_command,
@@ -52,10 +56,10 @@ class Process(Protocol):
     def kill_tree(self) -> None: ...
 
 
-def parent_pid(backend: str) -> int:
+def parent_pid(backend: Backend) -> int:
     """Return the pid a child started now sees as its parent: this process, or bwrap's init."""
     # Inside bwrap's PID namespace the command is pid 2, a child of bwrap's own init.
-    return 1 if backend == "bwrap" else os.getpid()
+    return 1 if backend is Backend.BWRAP else os.getpid()
 
 
 class _Keeper:
@@ -131,15 +135,15 @@ class _Popen(subprocess.Popen[bytes]):
         return code
 
 
-def tasks_rule(limits: Limits, group: tasks.TaskGroup | None, backend: str) -> str:
+def tasks_rule(limits: Limits, group: tasks.TaskGroup | None, backend: Backend) -> str:
     """Return how the task limit holds, as the report states it."""
     if group is not None:
         return f"{limits.tasks} (pids cgroup)"
-    if backend == "none":
+    if backend is Backend.NONE:
         return "none"
     # RLIMIT_NPROC counts a user's processes, and does not bind the real root: neither a
     # Landlock child that stays uid 0 nor bwrap's uid 65534 when that maps to root outside.
-    binding = os.geteuid() != 0 or privilege_plan(backend) == "uid"
+    binding = os.geteuid() != 0 or privilege_plan(backend) is Privilege.UID
     return f"{limits.tasks} processes of its user (RLIMIT_NPROC)" + (
         "" if binding else ", not binding root"
     )
@@ -149,30 +153,42 @@ def child_config(
     *,
     tmp: str,
     limits: Limits,
-    backend: str,
+    backend: Backend,
     group: tasks.TaskGroup | None,
     forked: bool = False,
     private: bool = False,
+    drop: Privilege | None = None,
 ) -> dict[str, Any]:
     """Return what the child applies to itself before it imports the submission.
 
-    ``private``: the child takes its own namespaces and a size-limited tmpfs on ``tmp``
-    (where bwrap does not give them already).
+    Every wall is decided here and sent as a plain yes or no: the child applies what it is
+    told and knows no backend. ``private``: the child takes its own namespaces and a
+    size-limited tmpfs on ``tmp`` (where bwrap does not give them already). ``drop``: how
+    to leave root, where the caller knows better than the backend (a fork inside bwrap).
     """
     child_limits = {
         "cpu_seconds": limits.cpu_seconds,
         "memory_bytes": limits.memory_mb * 1024 * 1024,
         "file_bytes": limits.file_size_mb * 1024 * 1024,
     }
-    if group is None and backend != "none":
+    if group is None and backend is not Backend.NONE:
         child_limits["tasks"] = limits.tasks
     write_bytes = limits.write_mb * 1024 * 1024
+    # Alone in bubblewrap's namespaces: not a fork, which shares its template's.
+    alone = backend is Backend.BWRAP and not forked
+    plan = privilege_plan(backend) if drop is None else drop
     return {
-        "backend": backend,
+        "backend": backend.value,  # reported back as it was, never acted on
         "limits": child_limits,
-        "read": read_paths() if backend == "landlock" else [],
-        "uid": SANDBOX_UID,
-        "drop": privilege_plan(backend),
+        "landlock": backend is Backend.LANDLOCK,
+        "read": read_paths() if backend is Backend.LANDLOCK else [],
+        "seccomp": backend is not Backend.NONE,
+        "alone": alone,
+        # Nothing refuses fork and setsid without a sandbox: what the submission starts
+        # must die with it.
+        "own_pids": backend is Backend.NONE,
+        "drop_to_uid": SANDBOX_UID if plan is Privilege.UID else None,
+        "drop_capabilities": plan is Privilege.CAPABILITIES,
         "write": [tmp, os.devnull],
         "forked": forked,
         "sys_path": import_paths(),
@@ -180,7 +196,7 @@ def child_config(
         "tasks_rule": tasks_rule(limits, group, backend),
         "writes_rule": (
             f"{limits.write_mb} MB in all (tmpfs)"
-            if backend == "bwrap" and not forked
+            if alone
             else f"{limits.file_size_mb} MB per file only"
         ),
         "private": (
@@ -200,7 +216,7 @@ class Started(NamedTuple):
 
 
 def spawn_child(
-    *, tmp: str, submission: str, function: str, limits: Limits, backend: str
+    *, tmp: str, submission: str, function: str, limits: Limits, backend: Backend
 ) -> Started:
     """Start a fresh interpreter for one submission, behind ``backend``."""
     # The submission's own other modules, written beside it by private_folder.
@@ -209,7 +225,7 @@ def spawn_child(
         for name in sorted(os.listdir(tmp))
         if name.endswith(".py") and os.path.join(tmp, name) != submission
     ]
-    if privilege_plan(backend) == "uid":
+    if privilege_plan(backend) is Privilege.UID:
         for path in (tmp, submission, *modules):
             os.chown(path, SANDBOX_UID, SANDBOX_UID)
     read_fd, write_fd = os.pipe()
@@ -218,7 +234,11 @@ def spawn_child(
     # group is how whatever it started is found and killed with it.
     group = tasks.new_group(limits.tasks)
     config = child_config(
-        tmp=tmp, limits=limits, backend=backend, group=group, private=backend == "landlock"
+        tmp=tmp,
+        limits=limits,
+        backend=backend,
+        group=group,
+        private=backend is Backend.LANDLOCK,
     )
     config["parent"] = parent_pid(backend)
     at = time.monotonic()
@@ -229,7 +249,7 @@ def spawn_child(
             write_bytes=limits.write_mb * 1024 * 1024,
             modules=modules,
         )
-        if backend == "bwrap"
+        if backend is Backend.BWRAP
         else []
     )
     cmd = [
@@ -266,7 +286,53 @@ def spawn_child(
     return Started(proc, read_fd, at)
 
 
-Spawner = Callable[..., Started]
+class Spawner(Protocol):
+    """What starts a submission's children: one interpreter each (Direct), or a fork of a
+    batch's template (sandbox/pool.Pool)."""
+
+    @property
+    def backend(self) -> Backend:
+        """The walls the children start behind now."""
+        ...
+
+    @property
+    def root(self) -> str | None:
+        """Where the children's private folders go; None: a folder of their own."""
+        ...
+
+    def spawn(self, *, tmp: str, submission: str, function: str) -> Started:
+        """Start a child on ``submission`` (a file in ``tmp``) that calls ``function``."""
+        ...
+
+    def fall_back(self, why: str) -> str:
+        """Leave bubblewrap, which could not start (saying ``why``): return the note that
+        says what is used instead, or raise GraderError where nothing else may be."""
+        ...
+
+
+class Direct:
+    """Starts each child as an interpreter of its own, behind the chosen backend."""
+
+    root: str | None = None
+
+    def __init__(self, choice: Choice, limits: Limits) -> None:
+        self.backend: Backend = choice.backend
+        self.fallback = choice.fallback
+        self.limits = limits
+
+    def spawn(self, *, tmp: str, submission: str, function: str) -> Started:
+        return spawn_child(
+            tmp=tmp,
+            submission=submission,
+            function=function,
+            limits=self.limits,
+            backend=self.backend,
+        )
+
+    def fall_back(self, why: str) -> str:
+        self.backend, note = fall_back(self.fallback, why, failed="the bwrap sandbox")
+        self.fallback = None  # once: the second choice has no third
+        return note
 
 
 def private_folder(
@@ -296,26 +362,14 @@ class Launch:
         self,
         *,
         source: bytes,
-        limits: Limits,
-        backend: str,
         function: str,
-        spawner: Spawner = spawn_child,
-        tmp_root: str | None = None,
+        spawner: Spawner,
         beside: Sequence[tuple[str, bytes]] = (),
     ) -> None:
-        self.limits = limits
-        self.backend = backend
+        self.source = source
         self.function = function
         self.spawner = spawner
-        self.source = source
-        self.tmp_root = tmp_root
-        self.tmp, self.submission = private_folder(source, tmp_root, beside)
-        self.first = spawner(
-            tmp=self.tmp,
-            submission=str(self.submission),
-            function=function,
-            limits=limits,
-            backend=backend,
-        )
+        self.tmp, self.submission = private_folder(source, spawner.root, beside)
+        self.first = spawner.spawn(tmp=self.tmp, submission=str(self.submission), function=function)
         # While the child's interpreter starts: what graders that died left behind.
         tempdirs.sweep_once()

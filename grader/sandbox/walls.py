@@ -10,9 +10,7 @@ from __future__ import annotations
 import functools
 import importlib.util
 import os
-import re
 import shutil
-import stat
 import subprocess
 import sys
 import sysconfig
@@ -23,6 +21,7 @@ from typing import NamedTuple
 
 from grader.errors import GraderError
 from grader.files import PACKAGE
+from grader.records import Word
 
 CHILD_DIR = PACKAGE / "child"
 # The unprivileged identity inside bubblewrap's user namespace ("nobody").
@@ -30,6 +29,29 @@ SANDBOX_UID = 65534
 # Environment variables the child keeps: some machines set the OpenBLAS core type because
 # older builds crash without it.
 PASSTHROUGH_ENV = ("OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE")
+
+
+class Backend(Word):
+    """The walls a child runs behind."""
+
+    BWRAP = "bwrap"  # bubblewrap: namespaces and a read-only view of the machine
+    LANDLOCK = "landlock"  # Landlock and seccomp, which the child applies to itself
+    NONE = "none"  # a plain child process, within its limits only
+
+
+class Fallback(Word):
+    """What `--sandbox auto` uses when bubblewrap is installed but cannot start."""
+
+    ANY = "landlock, else none"
+    REQUIRED = "landlock, else stop"  # --require-sandbox
+
+
+class Privilege(Word):
+    """How a Landlock child started by root leaves root."""
+
+    KEEP = ""  # not root, or not Landlock: nothing to leave
+    UID = "uid"  # become an unprivileged uid (stronger; needs a world-readable interpreter)
+    CAPABILITIES = "capabilities"  # stay uid 0 with every capability dropped
 
 
 def python_command() -> list[str]:
@@ -67,196 +89,16 @@ def read_paths() -> list[str]:
 
 
 @functools.cache
-def privilege_plan(backend: str) -> str:
-    """Return how a Landlock child started by root leaves root: "uid", "capabilities" or ""."""
-    if backend != "landlock" or os.geteuid() != 0:
-        return ""
+def privilege_plan(backend: Backend) -> Privilege:
+    """Return how a Landlock child started by root leaves root."""
+    if backend is not Backend.LANDLOCK or os.geteuid() != 0:
+        return Privilege.KEEP
     # An unprivileged uid is stronger, but only works where it can still import the stdlib.
     from grader.child import confine  # ctypes: loaded only where Landlock is in play
 
-    return "uid" if all(confine.world_reachable(p) for p in read_paths()) else "capabilities"
-
-
-def check_hidden_unreachable(protected: Sequence[Path]) -> None:
-    """Refuse to grade if any protected file could be read by a child; name the first."""
-    found = exposed_files(protected)
-    if found:
-        more = f" (and {len(found) - 1} more; `grader check` lists them)" if len(found) > 1 else ""
-        raise GraderError(f"{found[0]}{more}")
-
-
-def check_private(path: Path, what: str) -> None:
-    """Refuse a folder the grader writes staff-only material to (a batch's --out) if a
-    child could read it: the next submission graded would find the class's results there."""
-    found = _exposed_place(path, _reachable())
-    if found:
-        raise GraderError(f"{what} {found[0]}")
-
-
-class Exposure(NamedTuple):
-    """A protected folder or file that a child could read, and why."""
-
-    path: Path
-    why: str
-
-    def __str__(self) -> str:
-        return f"{self.path} {self.why}"
-
-
-def exposed_files(protected: Sequence[Path]) -> list[Exposure]:
-    """Return why each protected folder or file could be read by a child; [] if none could.
-
-    A folder is judged where it really is: a linked hidden_tests/ that resolves outside
-    what the child reads is fine. A file must be a plain file of its own: a symbolic link or
-    a second hard link is another name, perhaps inside site-packages, which a path check on
-    this side never sees; and its real place, compared by path and by the identity (device
-    and inode) of every folder above it, must not lie inside what the child reads, so that
-    a bind mount or a linked parent is seen too.
-    """
-    reach = _reachable()
-    found: list[Exposure] = []
-    for place in protected:
-        if not place.is_dir():  # a module the reference imports; a linked folder is a folder
-            found += _exposed_file(place, reach)
-            continue
-        folders, files = _walk(place)
-        # Every folder too, __pycache__ included: the grader's own import of the reference
-        # writes its bytecode there, and a linked one would carry it where children read.
-        for folder in folders:
-            found += _exposed_place(folder, reach)
-        for path in files:
-            found += _exposed_file(path, reach)
-    return found
-
-
-class _Reach(NamedTuple):
-    """What the child may read: as resolved paths, as folders' (device, inode), and the
-    roots of the mounts inside them, by (device, inode), each with where it is mounted."""
-
-    paths: tuple[str, ...]
-    folders: frozenset[tuple[int, int]]
-    mounted: dict[tuple[int, int], str]
-
-
-def _reachable() -> _Reach:
-    paths = tuple(os.path.realpath(p) for p in read_paths())
-    folders = set()
-    for p in paths:
-        try:
-            info = os.stat(p)
-        except OSError:
-            continue
-        if stat.S_ISDIR(info.st_mode):
-            folders.add((info.st_dev, info.st_ino))
-    return _Reach(paths, frozenset(folders), _mounts_inside(paths))
-
-
-def _mounts_inside(paths: Sequence[str]) -> dict[tuple[int, int], str]:
-    """Return the root of every mount whose mount point lies inside ``paths``.
-
-    A bind mount puts a folder (or one file) from anywhere at a place inside what the child
-    reads; bwrap's binds carry such mounts along, and Landlock allows by place. The mount's
-    root, seen through its mount point, has the identity of the folder or file it shows.
-    """
-    try:
-        with open("/proc/self/mountinfo", encoding="utf-8", errors="surrogateescape") as f:
-            lines = f.read().splitlines()
-    except OSError:
-        return {}
-    mounted: dict[tuple[int, int], str] = {}
-    for line in lines:
-        fields = line.split(" ")
-        if len(fields) < 5:
-            continue
-        # Spaces and other odd characters are written as octal escapes (\040).
-        point = re.sub(r"\\([0-7]{3})", lambda m: chr(int(m[1], 8)), fields[4])
-        if not any(point == p or point.startswith(p.rstrip("/") + "/") for p in paths):
-            continue
-        try:
-            info = os.stat(point)
-        except OSError:
-            continue
-        mounted[(info.st_dev, info.st_ino)] = point
-    return mounted
-
-
-def _walk(folder: Path) -> tuple[list[Path], list[Path]]:
-    """Return every folder and every file below ``folder``, following linked folders once."""
-    folders: list[Path] = []
-    files: list[Path] = []
-    seen: set[tuple[int, int]] = set()
-    for top, dirs, names in os.walk(folder, followlinks=True):
-        info = os.stat(top)
-        if (info.st_dev, info.st_ino) in seen:  # a link back up: walk no folder twice
-            dirs.clear()
-            continue
-        seen.add((info.st_dev, info.st_ino))
-        folders.append(Path(top))
-        files += [Path(top, name) for name in names]
-    return folders, files
-
-
-def _exposed_place(path: Path, reach: _Reach) -> list[Exposure]:
-    """Return why the real place of ``path`` lies inside what the child reads, if it does."""
-    real = os.path.realpath(path)
-    for allowed in reach.paths:
-        if real == allowed or real.startswith(allowed.rstrip("/") + "/"):
-            return [
-                Exposure(
-                    path,
-                    f"is inside {allowed}, which the sandbox lets submissions read; "
-                    "keep the problem folder outside the Python installation",
-                )
-            ]
-    above = Path(real)
-    for parent in (above, *above.parents):
-        try:
-            info = os.stat(parent)
-        except OSError:
-            continue
-        identity = (info.st_dev, info.st_ino)
-        if identity in reach.folders:
-            return [
-                Exposure(
-                    path,
-                    f"is inside {parent}, a folder the sandbox lets submissions read under "
-                    "another name (a bind mount or a link)",
-                )
-            ]
-        if identity in reach.mounted:
-            return [
-                Exposure(
-                    path,
-                    f"is mounted at {reach.mounted[identity]}, inside what the sandbox lets "
-                    "submissions read",
-                )
-            ]
-    return []
-
-
-def _exposed_file(path: Path, reach: _Reach) -> list[Exposure]:
-    """Return why one protected file could be read by a child, if it could."""
-    try:
-        info = os.lstat(path)
-    except OSError as exc:
-        return [Exposure(path, f"cannot be examined: {exc.strerror}")]
-    if stat.S_ISLNK(info.st_mode):
-        return [
-            Exposure(
-                path,
-                f"is a symbolic link (to {os.readlink(path)}); the hidden cases and the "
-                "solutions must be plain files, which submissions cannot reach by another name",
-            )
-        ]
-    if stat.S_ISREG(info.st_mode) and info.st_nlink > 1:
-        return [
-            Exposure(
-                path,
-                f"has {info.st_nlink} hard links; another name for it may lie where "
-                "submissions read: copy it so that it has one",
-            )
-        ]
-    return _exposed_place(path, reach)
+    if all(confine.world_reachable(p) for p in read_paths()):
+        return Privilege.UID
+    return Privilege.CAPABILITIES
 
 
 def bwrap_command(
@@ -340,8 +182,12 @@ def landlock_usable() -> bool:
 class Choice(NamedTuple):
     """The backend to start with, and what to fall back to if bubblewrap cannot start."""
 
-    backend: str
-    fallback: str | None = None
+    backend: Backend
+    fallback: Fallback | None = None
+
+
+AUTO = "auto"  # --sandbox auto: the best backend this machine has
+SANDBOX_CHOICES = (AUTO, *(b.value for b in Backend))
 
 
 def resolve_backend(requested: str, *, require: bool) -> Choice:
@@ -351,11 +197,20 @@ def resolve_backend(requested: str, *, require: bool) -> Choice:
     beforehand, which would cost a whole extra interpreter start on every grading; what to
     fall back to is settled only if it fails.
     """
-    if requested == "none" and require:
+    if requested != AUTO:
+        return Choice(_usable(Backend(requested), require=require))
+    if shutil.which("bwrap") is not None:
+        return Choice(Backend.BWRAP, fallback=Fallback.REQUIRED if require else Fallback.ANY)
+    return Choice(second_choice(require))
+
+
+def _usable(backend: Backend, *, require: bool) -> Backend:
+    """Return ``backend``, asked for by name, once it is known to work here."""
+    if backend is Backend.NONE and require:
         raise GraderError("--sandbox none contradicts --require-sandbox")
-    if requested == "bwrap" and shutil.which("bwrap") is None:
+    if backend is Backend.BWRAP and shutil.which("bwrap") is None:
         raise GraderError("--sandbox bwrap: bubblewrap (bwrap) is not installed")
-    if requested == "landlock" and not landlock_usable():
+    if backend is Backend.LANDLOCK and not landlock_usable():
         from grader.child import confine
 
         if not confine.seccomp_supported():
@@ -363,26 +218,31 @@ def resolve_backend(requested: str, *, require: bool) -> Choice:
                 f"--sandbox landlock: the seccomp allowlist has no table for {os.uname().machine}"
             )
         raise GraderError("--sandbox landlock: this kernel has no usable Landlock")
-    if requested != "auto":
-        return Choice(requested)
-    if shutil.which("bwrap") is not None:
-        return Choice("bwrap", fallback=FALLBACK_REQUIRED if require else FALLBACK_ANY)
-    return Choice(second_choice(require))
+    return backend
 
 
-FALLBACK_ANY, FALLBACK_REQUIRED = "landlock, else none", "landlock, else stop"
-
-
-def second_choice(require: bool) -> str:
+def second_choice(require: bool) -> Backend:
     """Return the backend to use without bubblewrap: Landlock, else none unless required."""
     if landlock_usable():
-        return "landlock"
+        return Backend.LANDLOCK
     if require:
         raise GraderError(
             "no sandbox is available (install bubblewrap, or use a kernel with Landlock) "
             "and --require-sandbox was given"
         )
-    return "none"
+    return Backend.NONE
+
+
+def fall_back(fallback: Fallback | None, why: str, *, failed: str) -> tuple[Backend, str]:
+    """Return the backend to use now that bubblewrap could not start, and the note saying
+    so; where the choice allows no fallback, stop with ``failed`` and bubblewrap's words.
+
+    The one policy for a single child (a Session) and for a batch's template (a Pool).
+    """
+    if fallback is None:
+        raise GraderError(f"{failed} could not start: {why}")
+    second = second_choice(require=fallback is Fallback.REQUIRED)
+    return second, f"bubblewrap could not start here ({why}); used {second}"
 
 
 def child_env(tmp: str) -> dict[str, str]:

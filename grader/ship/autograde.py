@@ -17,7 +17,7 @@ from grader.problem.layout import FUNCTION_NAME, protected_paths, starter_text
 from grader.problem.schema import unknown_key
 from grader.problem.yamlsafe import load_file
 from grader.problem.yamlsafe import shown as shown_value
-from grader.records import Cause
+from grader.records import Cause, Mode
 from grader.report import to_results
 from grader.results import Results, not_graded
 from grader.sandbox.limits import Limits
@@ -131,7 +131,7 @@ def _grade(root: Path, source: Path, limits: Limits, choice: Choice) -> Results:
         grade(
             submission=src,
             problem_root=source,
-            mode="submit",
+            mode=Mode.SUBMIT,
             limits=limits,
             choice=choice,
         )

@@ -17,8 +17,8 @@ import numpy as np
 from grader.compare import Array, compare, count_wrong
 from grader.problem.cases import Case
 from grader.problem.layout import FUNCTION_NAME
-from grader.records import LOAD_OUTCOMES, CaseResult, Diagnosis, Mismatch, Outcome
-from grader.sandbox.session import EndState, Kind, Raw, signal_name
+from grader.records import LOAD_OUTCOMES, CaseResult, Diagnosis, Mismatch, Outcome, signal_name
+from grader.sandbox.session import EndState, Kind, Raw, Stage
 from grader.submission.source import Source, Static
 from grader.verdict.diagnose import diagnose
 from grader.verdict.vocabulary import (
@@ -262,7 +262,6 @@ def _judge_table(
 def _classify(raw: Raw) -> tuple[Outcome, str, dict[str, str]]:
     """Return the outcome, the vocabulary key and its names for an answer that is no table."""
     info = raw.info
-    phase = info.get("phase")
     if raw.kind is Kind.EXCEPTION:
         name = _exception_name(info)
         key = "raised_file_limit" if info.get("errno") == errno.EFBIG else "raised"
@@ -281,26 +280,26 @@ def _classify(raw: Raw) -> tuple[Outcome, str, dict[str, str]]:
         key = keys.get(str(reason), "too_large" if reason == "too_large" else "not_numbers")
         return Outcome.BAD_VALUE, key, {}
     if raw.kind is Kind.TIMEOUT:
-        if phase == "reload":
+        if raw.stage is Stage.RELOAD:
             return Outcome.CRASH, "reload_failed", {}
-        return Outcome.TIMEOUT, "import_timeout" if phase == "import" else "timeout", {}
-    forged = info.get("state") is EndState.PROTOCOL
-    if info.get("returncode") == CHILD_OUT_OF_MEMORY and not forged:
+        return Outcome.TIMEOUT, "import_timeout" if raw.stage is Stage.IMPORT else "timeout", {}
+    forged = raw.ended is EndState.PROTOCOL
+    if raw.returncode == CHILD_OUT_OF_MEMORY and not forged:
         return Outcome.MEMORY_LIMIT, "memory", {}
-    return Outcome.CRASH, *_crash_key(info)
+    return Outcome.CRASH, *_crash_key(raw)
 
 
-def _crash_key(info: dict[str, object]) -> tuple[str, dict[str, str]]:
-    rc = info.get("returncode")
-    if info.get("state") is EndState.PROTOCOL:
+def _crash_key(raw: Raw) -> tuple[str, dict[str, str]]:
+    rc = raw.returncode
+    if raw.ended is EndState.PROTOCOL:
         return "channel", {}
-    if info.get("phase") == "reload":
+    if raw.stage is Stage.RELOAD:
         return "reload_failed", {}
     if rc == -signal.SIGXCPU:
         return "cpu_limit", {}
     if rc == -signal.SIGXFSZ:
         return "file_limit", {}
-    if info.get("phase") == "import":
+    if raw.stage is Stage.IMPORT:
         return "import_exited", {}
     if isinstance(rc, int) and rc < 0:
         name = signal_name(rc)
@@ -319,8 +318,8 @@ def _visible_message(raw: Raw, src: Source, key: str, slots: dict[str, str]) -> 
     if raw.kind is Kind.BAD_VALUE and key == "not_numbers":
         return f"returned something that is not a table of numbers ({info.get('type')})"
     if raw.kind is Kind.CRASH and key in ("exited", "import_exited", "signal"):
-        rc = info.get("returncode")
-        phase = "while being imported" if info.get("phase") == "import" else "during the call"
+        rc = raw.returncode
+        phase = "while being imported" if raw.stage is Stage.IMPORT else "during the call"
         if isinstance(rc, int) and rc < 0:
             return f"the process was killed by {signal_name(rc)} {phase}"
         return f"the process exited {phase} (exit status {rc}) before returning a result"

@@ -89,7 +89,6 @@ def test_a_variant_that_cannot_load_is_never_run(
 ) -> None:
     """A wrong variant whose static check fails is judged from its source, as run and
     submit judge it: no input is sent to it."""
-    import grader.author.audit
 
     root = _copy(tmp_path)
     (root / "solutions" / "wrong" / "unclosed.py").write_text("def sinusoidal_positions(p, d:\n")
@@ -97,14 +96,17 @@ def test_a_variant_that_cannot_load_is_never_run(
     corpus.write_text(
         corpus.read_text() + "wrong/unclosed: {run: [syntax_error], submit: [syntax_error]}\n"
     )
+    from grader.sandbox.session import Session
+
     ran: list[bytes] = []
-    real = grader.author.audit.execute
+    real = Session.run
 
-    def execute(**kwargs: object) -> object:
-        ran.append(kwargs["source"])  # type: ignore[arg-type]
-        return real(**kwargs)  # type: ignore[arg-type]
+    def run(self: Session, cases: list[object]) -> object:
+        if cases:  # inputs sent
+            ran.append(self.launch.source)
+        return real(self, cases)  # type: ignore[arg-type]
 
-    monkeypatch.setattr(grader.author.audit, "execute", execute)
+    monkeypatch.setattr(Session, "run", run)
     code, out, _ = cli("audit", "--problem", root, "--format", "json")
     doc = json.loads(out)
     (row,) = [v for v in doc["variants"] if v["name"] == "wrong/unclosed"]

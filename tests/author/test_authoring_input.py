@@ -383,7 +383,7 @@ def test_a_crowded_or_huge_suite_is_one_issue(
     cli: Cli, problem_copy: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """Entries past the bound are not even listed; bytes past the bound are not read."""
-    import grader.sandbox.walls
+    import grader.sandbox.guard
 
     def walks_all(paths: object) -> list[object]:
         raise AssertionError("the guard walks every entry of the folder")
@@ -392,7 +392,7 @@ def test_a_crowded_or_huge_suite_is_one_issue(
     for n in range(20):
         (problem_copy / "hidden_tests" / f"notes_{n}.txt").write_text("")
     with monkeypatch.context() as patch:
-        patch.setattr(grader.sandbox.walls, "exposed_files", walks_all)
+        patch.setattr(grader.sandbox.guard, "exposed_files", walks_all)
         assert _check(cli, problem_copy) == [
             "hidden_tests/: (folder): holds more than 20 entries; not read"
         ]

@@ -16,6 +16,7 @@ from hypothesis import strategies as st
 from grader.sandbox.frames import (
     MAX_HEADER,
     Conversation,
+    Event,
     Frame,
     FrameReader,
     Phase,
@@ -151,7 +152,7 @@ def test_frame_record_keeps_payload_apart() -> None:
     """A frame's payload is its own bytes, not a view of the reader's buffer."""
     reader = FrameReader(payload_cap=16)
     (got,) = reader.feed(GOOD[0])
-    assert got == Frame("confined", {"event": "confined", "backend": "landlock", "nbytes": 0})
+    assert got == Frame(Event.CONFINED, {"event": "confined", "backend": "landlock", "nbytes": 0})
     assert not reader.pending
 
 
