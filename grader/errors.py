@@ -1,4 +1,9 @@
-"""The exceptions the grader raises for usage and configuration problems."""
+"""The exceptions the grader raises for usage and configuration problems, and the exit
+statuses every command ends with (docs/exit-codes.md)."""
+
+# 0: graded and passed (or done); 1: graded and failed, or nothing gradable; 2: usage,
+# configuration or the machine; 3: a bug of the grader. A stop signal ends as 128 + N.
+EXIT_PASSED, EXIT_FAILED, EXIT_USAGE, EXIT_INTERNAL = 0, 1, 2, 3
 
 
 class GraderError(Exception):
@@ -9,13 +14,13 @@ class GraderError(Exception):
     reported as case outcomes.
     """
 
-    status = 2
+    status = EXIT_USAGE
 
 
 class NothingToGrade(GraderError):
     """The command ran, and found nothing it could grade (exit 1)."""
 
-    status = 1
+    status = EXIT_FAILED
 
 
 class Refused(GraderError):

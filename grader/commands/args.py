@@ -1,0 +1,220 @@
+"""What every command's arguments share: value types, common options, the limits they
+make, and the record that ties a command's options to its handler."""
+
+from __future__ import annotations
+
+import argparse
+import re
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any, NamedTuple, NoReturn
+
+from grader.errors import EXIT_USAGE
+
+
+def positive_float(text: str) -> float:
+    """Parse a number > 0, naming the bad value otherwise."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a number: {text!r}") from None
+    if not value > 0 or value != value or value == float("inf"):
+        raise argparse.ArgumentTypeError(f"must be a finite number > 0, got {text!r}")
+    return value
+
+
+def positive_int(text: str) -> int:
+    """Parse a whole number > 0, naming the bad value otherwise."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a whole number: {text!r}") from None
+    if value <= 0:
+        raise argparse.ArgumentTypeError(f"must be > 0, got {text!r}")
+    return value
+
+
+def positions_arg(text: str) -> list[int]:
+    """Parse '3,1,4' or a range 'START:STOP[:STEP]' into a list of positions.
+
+    A range is held to the declared bounds by its ends before it is expanded: 0:1e13 is
+    refused in one line, not after filling the memory. The rest is add-case's to check.
+    """
+    from grader.problem.schema import INPUTS, Invalid, check_range
+    from grader.problem.yamlsafe import shown
+
+    text = text.strip()
+    try:
+        if ":" not in text:
+            return [_whole(p) for p in text.split(",") if p.strip()]
+        parts = [_whole(p) for p in text.split(":")]
+        if len(parts) not in (2, 3) or (len(parts) == 3 and parts[2] == 0):
+            raise ValueError
+    except ValueError:
+        raise argparse.ArgumentTypeError(
+            f"positions must be integers separated by commas, or START:STOP[:STEP]; "
+            f"got {shown(text)}"
+        ) from None
+    try:
+        positions = check_range(INPUTS.field("positions"), range(*parts))
+    except Invalid as bad:
+        raise argparse.ArgumentTypeError(str(bad)) from None
+    return list(positions)
+
+
+# A whole number as an author types one: 300000, or 3e5 (Python's int() takes no exponent).
+_EXPONENT = re.compile(r"^[+-]?\d+(?:\.\d*)?[eE]\+?\d{1,3}$")
+
+
+def _whole(text: str) -> int:
+    """Return ``text`` as a whole number, written out or with an exponent; else ValueError."""
+    text = text.strip()
+    if _EXPONENT.match(text):
+        import decimal  # here: only add-case takes positions, and every command parses
+
+        value = decimal.Decimal(text)  # exact; the exponent has at most 3 digits
+        if value != value.to_integral_value():
+            raise ValueError(text)
+        return int(value)
+    return int(text)
+
+
+def at_most(kind: Callable[[str], float], most: float, unit: str) -> Callable[[str], Any]:
+    """Return ``kind`` refusing values above ``most``: a limit no grading needs is a typo,
+    and some would overflow the kernel's own limits."""
+
+    def parse(text: str) -> Any:
+        value = kind(text)
+        if value > most:
+            raise argparse.ArgumentTypeError(f"must be at most {most:g} {unit}, got {text!r}")
+        return value
+
+    parse.__name__ = kind.__name__  # argparse names the type in its messages
+    return parse
+
+
+def port_number(text: str) -> int:
+    """Parse a TCP port, 0 to 65535 (0: any free one), naming the bad value otherwise."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a port number: {text!r}") from None
+    if not 0 <= value <= 65535:
+        raise argparse.ArgumentTypeError(f"a port is 0 to 65535, got {text!r}")
+    return value
+
+
+def shard_arg(text: str) -> str:
+    """Parse 'K/N' (1 <= K <= N) or 'auto', naming the bad value otherwise."""
+    from grader.batch.manifest import parse_shard
+
+    if text == "auto":
+        return text
+    try:
+        parse_shard(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(
+            f"must be K/N with 1 <= K <= N (e.g. 2/8), or auto; got {text!r}"
+        ) from None
+    return text
+
+
+class Parser(argparse.ArgumentParser):
+    """argparse, with a usage error said in one line (and exit 2)."""
+
+    def error(self, message: str) -> NoReturn:
+        self.exit(EXIT_USAGE, f"{self.prog}: error: {message} (see {self.prog} --help)\n")
+
+
+Step = Callable[[argparse.ArgumentParser], None]
+
+
+def problem_args(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "--problem", metavar="DIR", help="problem folder (default: $GRADER_PROBLEM, then the repo)"
+    )
+
+
+def format_args(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--format", choices=("text", "json"), default="text")
+
+
+def submission_args(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "file",
+        type=Path,
+        help="the submission: a .py file, a notebook (.ipynb), a .zip, or a folder of them",
+    )
+
+
+def grading_args(p: argparse.ArgumentParser) -> None:
+    """Sandbox and limits: every command that runs untrusted code takes them."""
+    p.add_argument(
+        "--sandbox",
+        choices=("auto", "bwrap", "landlock", "none"),
+        default="auto",
+        help="isolation backend (default auto: bwrap, else landlock, else none)",
+    )
+    p.add_argument(
+        "--require-sandbox",
+        action="store_true",
+        help="refuse to grade without a sandbox instead of warning",
+    )
+    from grader.sandbox.limits import FLAGS, default
+
+    metavars = {"s": "SECONDS", "MB": "MB", "bytes": "BYTES"}
+    for flag in FLAGS:
+        value = default(flag)
+        number = positive_float if isinstance(value, float) else positive_int
+        p.add_argument(
+            flag.flag,
+            type=at_most(number, flag.most, flag.unit),
+            default=value,
+            metavar=metavars[flag.unit],
+            help=f"{flag.what} (default {value:g})",
+        )
+
+
+def jobs_args(what: str, default: str = "one per usable CPU") -> Step:
+    def step(p: argparse.ArgumentParser) -> None:
+        p.add_argument(
+            "--jobs",
+            type=positive_int,
+            default=None,
+            metavar="N",
+            help=f"{what} graded at once (default: {default})",
+        )
+
+    return step
+
+
+def limits_of(args: argparse.Namespace) -> Any:
+    from grader.sandbox.limits import Limits
+
+    return Limits(
+        case_seconds=args.timeout,
+        startup_seconds=args.startup_timeout,
+        cpu_seconds=args.cpu,
+        memory_mb=args.memory,
+        file_size_mb=args.max_file_size,
+        output_bytes=args.max_output,
+        budget_seconds=args.budget,
+    )
+
+
+class Command(NamedTuple):
+    """A subcommand: its name, its one-line help, the steps that add its arguments, and what
+    runs it.
+
+    ``handler`` is called with the parsed arguments, then with what ``needs`` names, in
+    that order: "root" (the problem folder, found from --problem) and "choice" (the
+    sandbox backend, resolved from --sandbox). Only commands with ``in_bundle`` run in a
+    learner bundle, which has no hidden cases.
+    """
+
+    name: str
+    help: str
+    steps: tuple[Step, ...]
+    handler: Callable[..., int]
+    needs: tuple[str, ...] = ("root", "choice")
+    in_bundle: bool = False

@@ -1,0 +1,199 @@
+"""The author's commands: `check` the problem, `audit` the suite, `add-case`, and
+`bundle` what ships to learners and to Gradescope."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+from grader.commands.args import (
+    Command,
+    format_args,
+    grading_args,
+    jobs_args,
+    limits_of,
+    positions_arg,
+    problem_args,
+)
+from grader.errors import EXIT_FAILED, EXIT_PASSED
+from grader.ship.visibility import VISIBILITIES
+
+
+def _bundle_args(p: argparse.ArgumentParser) -> None:
+    p.add_argument("kind", choices=("learner", "gradescope"))
+    p.add_argument("out", type=Path, metavar="OUT", help="a folder, or a path ending in .zip")
+    p.add_argument(
+        "--visibility",
+        choices=VISIBILITIES,
+        default="visible",
+        help="Gradescope: when learners see each test (default visible)",
+    )
+    p.add_argument(
+        "--stdout-visibility",
+        choices=VISIBILITIES,
+        default="hidden",
+        help="Gradescope: when learners see the autograder output (default hidden)",
+    )
+    p.add_argument(
+        "--force",
+        action="store_true",
+        help="replace OUT if it is a bundle already (a zip, or a folder this command wrote)",
+    )
+
+
+def _add_case_args(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "--positions",
+        type=positions_arg,
+        required=True,
+        metavar="LIST",
+        help="the positions: integers separated by commas (3,1,4), or a range START:STOP or "
+        "START:STOP:STEP as in Python (0:100:7; STOP is left out)",
+    )
+    p.add_argument(
+        "--d-model",
+        type=int,
+        required=True,
+        metavar="N",
+        help="the width of the table: an even integer >= 2",
+    )
+    p.add_argument(
+        "--name",
+        help="case name: lowercase letters, digits, _ or - (default: case_NN, NN its number)",
+    )
+    p.add_argument(
+        "--why",
+        required=True,
+        metavar="SENTENCE",
+        help="the mistake the case is meant to catch, kept in its file for the next author "
+        "(required: a case nobody can explain is soon a case nobody dares remove)",
+    )
+    p.add_argument(
+        "--no-audit", action="store_true", help="write the case without grading the corpus on it"
+    )
+    p.add_argument(
+        "--force",
+        action="store_true",
+        help="keep the case even if correct solutions of the corpus fail it",
+    )
+
+
+def _audit(args: argparse.Namespace, root: Path, choice: Any) -> int:
+    from grader.author.audit import audit, audit_json, render_audit
+
+    result = audit(problem_root=root, limits=limits_of(args), choice=choice, jobs=args.jobs or 0)
+    if args.format == "json":
+        sys.stdout.write(json.dumps(audit_json(result), indent=2) + "\n")
+    else:
+        sys.stdout.write(render_audit(result))
+    return EXIT_PASSED if result.clean else EXIT_FAILED
+
+
+def _check(args: argparse.Namespace, root: Path, choice: Any) -> int:
+    from grader.author.check import check
+
+    print(check(root, limits=limits_of(args), choice=choice))
+    return EXIT_PASSED
+
+
+def _bundle(args: argparse.Namespace, root: Path, choice: Any) -> int:
+    from grader.author.add_case import suite_issues
+    from grader.problem.cases import ProblemInvalid, check_problem
+    from grader.ship.bundle import build_gradescope, build_learner
+
+    check_problem(root)  # every issue of the files first, before anything is graded
+    # Nothing ships whose cases correct code fails, graded as learners' files would be.
+    unfit = suite_issues(root, limits=limits_of(args), choice=choice)
+    if unfit:
+        raise ProblemInvalid(unfit)
+
+    if args.kind == "learner":
+        names = build_learner(root, args.out, force=args.force)
+        print(f"learner bundle written to {args.out}: {len(names)} files, checked to hold no")
+        print("hidden case and not the reference's code:")
+    else:
+        names = build_gradescope(
+            root,
+            args.out,
+            visibility=args.visibility,
+            stdout_visibility=args.stdout_visibility,
+            force=args.force,
+        )
+        print(f"Gradescope autograder written to {args.out}: {len(names)} files:")
+    for name in names:
+        print(f"  {name}")
+    return EXIT_PASSED
+
+
+def _add_case(args: argparse.Namespace, root: Path) -> int:
+    from grader.author.add_case import (
+        add_case,
+        new_case_report,
+        record_known_failing,
+        update_statement,
+    )
+
+    path = add_case(
+        root, positions=args.positions, d_model=args.d_model, name=args.name, why=args.why
+    )
+    if not args.no_audit:
+        from grader.sandbox.walls import resolve_backend
+
+        try:
+            choice = resolve_backend(args.sandbox, require=args.require_sandbox)
+            text, failing = new_case_report(root, path, limits=limits_of(args), choice=choice)
+        except BaseException:
+            path.unlink()  # nothing written unless the case was judged (or judging was skipped)
+            raise
+        names = [name for name, _ in failing]
+        if failing and not args.force:
+            path.unlink()
+            print(text, end="")
+            print(
+                f"refused: correct variants fail it ({', '.join(names)}), so the case or its "
+                "tolerance is wrong; nothing written (--force keeps it anyway)",
+                file=sys.stderr,
+            )
+            return EXIT_FAILED
+        print(f"wrote {path.relative_to(root)}")
+        print(text, end="")
+        if failing:
+            record_known_failing(path, failing)
+            print(
+                f"WARNING: kept with --force; correct variants fail it: {', '.join(names)} "
+                "(recorded in the case's known_failing)"
+            )
+    else:
+        print(f"wrote {path.relative_to(root)}")
+    update_statement(root)
+    return EXIT_PASSED
+
+
+CHECK = Command(
+    "check",
+    "validate the problem files, and grade the reference and correct variants on them (authors)",
+    (problem_args, grading_args),
+    _check,
+)
+AUDIT = Command(
+    "audit",
+    "grade the solution corpus on the hidden cases: kill matrix and margins (authors)",
+    (problem_args, format_args, grading_args, jobs_args("variants")),
+    _audit,
+)
+BUNDLE = Command(
+    "bundle",
+    "build a learner bundle or a Gradescope autograder zip",
+    (problem_args, _bundle_args, grading_args),
+    _bundle,
+)
+ADD_CASE = Command(
+    "add-case",
+    "add a hidden case and audit it (authors)",
+    (problem_args, grading_args, _add_case_args),
+    _add_case,
+    needs=("root",),
+)

@@ -1,0 +1,258 @@
+"""Course staff's commands: `batch` a class, rebuild its `report`, `merge` shards, and
+`autograde` as Gradescope's run_autograder."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import signal
+import sys
+from pathlib import Path
+from typing import Any
+
+from grader.commands.args import (
+    Command,
+    grading_args,
+    jobs_args,
+    limits_of,
+    problem_args,
+    shard_arg,
+)
+from grader.errors import EXIT_FAILED, EXIT_INTERNAL, EXIT_PASSED, EXIT_USAGE
+from grader.stops import exit_status, stopped_by, stopped_line
+
+
+def _batch_args(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "paths",
+        nargs="+",
+        type=Path,
+        metavar="DIR_OR_FILE",
+        help="a learner's .py, notebook, .zip or folder, or a class folder of them, or a "
+        "course platform's export (Canvas, Moodle, Blackboard, Gradescope, GitHub Classroom)",
+    )
+    p.add_argument(
+        "--layout",
+        choices=("canvas", "moodle", "blackboard", "gradescope", "classroom", "flat"),
+        default=None,
+        help="read class folders in this platform's layout (default: recognised from the "
+        "names; flat: a file or folder per learner)",
+    )
+    p.add_argument(
+        "--out",
+        type=Path,
+        required=True,
+        metavar="DIR",
+        help="folder for results/ and summary.csv; rerun with the same one to resume",
+    )
+    p.add_argument(
+        "--progress",
+        action=argparse.BooleanOptionalAction,
+        default=None,
+        help="show a progress bar (default: when stderr is a terminal)",
+    )
+
+
+def _shard_args(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "--shard",
+        type=shard_arg,
+        default=None,
+        metavar="K/N|auto",
+        help="grade only the K-th of N shares of the class, chosen by a hash of each id; "
+        "auto reads a Kubernetes Indexed Job's or a Slurm array's variables",
+    )
+
+
+def _report_args(p: argparse.ArgumentParser) -> None:
+    p.add_argument("out", type=Path, metavar="OUT", help="a batch's --out folder")
+
+
+def _merge_args(p: argparse.ArgumentParser) -> None:
+    p.add_argument("outs", nargs="+", type=Path, metavar="OUT", help="each shard's --out")
+    p.add_argument("--out", type=Path, required=True, metavar="DIR", help="where they go")
+
+
+def _autograde_args(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "--root",
+        type=Path,
+        default=None,
+        metavar="DIR",
+        help="the autograder root (default: $AUTOGRADER_ROOT, then /autograder)",
+    )
+
+
+def _batch(args: argparse.Namespace, root: Path, choice: Any) -> int:
+    # Only the pool's own light modules before it starts: the template process then imports
+    # numpy while this one imports the batch runner, which brings in the whole sandbox stack.
+    from grader.sandbox.pool import Pool
+
+    # The pool's one owner: started before the imports below, closed however they end.
+    with Pool(choice=choice, limits=limits_of(args)) as pool:
+        from grader.batch.outdir import RESULTS_DIR, SUMMARY_FILE, RowStatus
+        from grader.batch.run import run_batch
+        from grader.batch.shard import resolve_shard
+        from grader.pipeline import check_limits
+
+        shard = resolve_shard(args.shard, os.environ)
+        check_limits(root, limits_of(args), choice)
+
+        summary = run_batch(
+            pool=pool,
+            shard=shard,
+            paths=args.paths,
+            out=args.out,
+            problem_root=root,
+            limits=limits_of(args),
+            jobs=args.jobs or 0,
+            progress=args.progress,
+            layout=args.layout,
+        )
+    if summary.layout:
+        print(summary.layout)
+    for note in summary.notes:
+        print(f"warning: {note}", file=sys.stderr)
+    for row in sorted(summary.rows, key=lambda r: r.relpath):
+        if row.status is RowStatus.NOT_GRADED:
+            print(f"not graded: {row.relpath}: {row.reason}")
+    total = len(summary.rows)
+    graded = summary.count(RowStatus.GRADED)
+    unchanged, missed = summary.count(RowStatus.UNCHANGED), summary.count(RowStatus.NOT_GRADED)
+    print(
+        ("" if shard is None else f"shard {shard}: ")
+        + f"{total} submissions: {graded} graded, {unchanged} unchanged since "
+        f"the last run, {missed} not graded; sandbox: {summary.backend}; "
+        f"{summary.seconds:.1f} s ({graded / max(summary.seconds, 1e-9):.1f} graded per second)"
+    )
+    if summary.resettled:
+        print(
+            f"graded again: {summary.resettled} unchanged submissions whose results were "
+            "graded under other settings (limits, sandbox, tolerance, examples, suite or "
+            "grader version)"
+        )
+    print(f"results: {args.out / RESULTS_DIR}/ and {args.out / SUMMARY_FILE}")
+    _print_class_report(args.out)
+    if summary.interrupted:
+        signum = stopped_by() or signal.SIGINT
+        print(
+            f"{stopped_line(signum)}: {summary.found - total} of {summary.found} submissions "
+            "not graded yet; run the same command again to resume (finished results are kept)",
+            file=sys.stderr,
+        )
+        return exit_status(signum)
+    return _batch_status(summary, whole=shard is None)
+
+
+def _batch_status(summary: Any, *, whole: bool) -> int:
+    """Return a finished batch's place in the exit table, saying why when it is not 0.
+
+    Nothing gradable is said of a whole class only: one share may hold nobody, or only a
+    learner who handed in no code, and a job runner must not stop the other shares for it.
+    """
+    from grader.batch.outdir import RowStatus
+    from grader.records import Cause
+
+    again = "run the same command again to grade them (the others are kept)"
+    bugs, lost = summary.lost(Cause.GRADER), summary.lost(Cause.ENVIRONMENT)
+    if bugs:
+        print(
+            f"grader: {bugs} submissions not graded because of a bug of the grader "
+            f"(GRADER_DEBUG=1 shows it; please report it); {again}",
+            file=sys.stderr,
+        )
+        return EXIT_INTERNAL
+    if lost:
+        print(
+            f"grader: {lost} submissions not graded because of this machine or its setup "
+            f"(each reason is in summary.csv); {again}",
+            file=sys.stderr,
+        )
+        return EXIT_USAGE
+    if whole and not summary.count(RowStatus.GRADED) and not summary.count(RowStatus.UNCHANGED):
+        print("grader: nothing gradable: no submission could be graded", file=sys.stderr)
+        return EXIT_FAILED
+    return EXIT_PASSED
+
+
+def _print_class_report(out: Path) -> None:
+    from grader.batch.outdir import REPORT_HTML, REPORT_MD
+
+    print(f"class report: {out / REPORT_HTML} and {out / REPORT_MD}")
+
+
+def _report(args: argparse.Namespace) -> int:
+    from grader.batch.classreport import scope, write_class_report
+
+    report = write_class_report(args.out)
+    print(f"class report of {scope(report)}")
+    _print_class_report(args.out)
+    return EXIT_PASSED
+
+
+def _merge(args: argparse.Namespace) -> int:
+    from grader.batch.classreport import scope, write_class_report
+    from grader.batch.merge import merge
+    from grader.batch.outdir import RESULTS_DIR, SUMMARY_FILE
+
+    manifest = merge(args.outs, into=args.out)
+    report = write_class_report(args.out)
+    print(f"merged {len(manifest.runs)} shards into {args.out}: {scope(report)}")
+    print(f"results: {args.out / RESULTS_DIR}/ and {args.out / SUMMARY_FILE}")
+    _print_class_report(args.out)
+    return EXIT_PASSED
+
+
+def _autograde(args: argparse.Namespace) -> int:
+    import os
+
+    from grader.records import Cause
+    from grader.sandbox.walls import resolve_backend
+    from grader.ship.autograde import autograde
+
+    root = args.root or Path(os.environ.get("AUTOGRADER_ROOT", "/autograder"))
+    doc = autograde(
+        root=root,
+        limits=limits_of(args),
+        choose=lambda: resolve_backend(args.sandbox, require=args.require_sandbox),
+    )
+    top = sum(t.max_score for t in doc.tests)
+    print(f"score {doc.score:g}/{top:g} written to {root}/results/results.json")
+    # The learner's result is written either way; the status tells the staff whose failure.
+    statuses: dict[Cause | None, int] = {Cause.GRADER: EXIT_INTERNAL, Cause.ENVIRONMENT: EXIT_USAGE}
+    return statuses.get(doc.cause, EXIT_PASSED)
+
+
+BATCH = Command(
+    "batch",
+    "grade many submissions on the hidden cases (course staff)",
+    (
+        problem_args,
+        grading_args,
+        _batch_args,
+        jobs_args("submissions", "three per usable CPU, fewer if memory is short"),
+        _shard_args,
+    ),
+    _batch,
+)
+REPORT = Command(
+    "report",
+    "rebuild a batch output's class report from its results (course staff)",
+    (_report_args,),
+    _report,
+    needs=(),
+)
+MERGE = Command(
+    "merge",
+    "combine the outputs of every shard into one, with its class report (course staff)",
+    (_merge_args,),
+    _merge,
+    needs=(),
+)
+AUTOGRADE = Command(
+    "autograde",
+    "Gradescope's run_autograder: grade ROOT/submission into ROOT/results/results.json",
+    (grading_args, _autograde_args),
+    _autograde,
+    needs=(),
+)
