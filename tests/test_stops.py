@@ -26,6 +26,7 @@ import pytest
 
 from grader.sandbox import tasks
 from grader.sandbox.pool import Template
+from grader.sandbox.walls import Backend
 from tests.conftest import CORPUS, NEEDS_BWRAP, ROOT, SAMPLES, backends
 
 GRADER = [sys.executable, "-m", "grader"]
@@ -477,7 +478,7 @@ def test_a_template_closed_while_bubblewrap_starts_leaves_nothing(tmp_path: Path
     root.mkdir()
     os.chmod(root, 0o711)
     for _ in range(60):
-        template = Template(root=str(root), backend="bwrap")
+        template = Template(root=str(root), backend=Backend.BWRAP)
         pid = template.proc.pid
         deadline = time.monotonic() + 1.0
         # Closed as soon as bubblewrap has cloned: the moment it used to lose its child.

@@ -564,7 +564,7 @@ def test_ctrl_c_while_the_pool_starts_leaves_nothing(
 
     from grader.sandbox import pool
     from grader.sandbox.limits import Limits
-    from grader.sandbox.walls import Choice
+    from grader.sandbox.walls import Backend, Choice
 
     def interrupted(*args: object, **kwargs: object) -> None:
         raise KeyboardInterrupt
@@ -573,33 +573,27 @@ def test_ctrl_c_while_the_pool_starts_leaves_nothing(
     monkeypatch.setattr(pool.subprocess, "Popen", interrupted)
     open_before = set(os.listdir("/proc/self/fd"))
     with pytest.raises(KeyboardInterrupt):
-        pool.Pool(choice=Choice("none"), limits=Limits())
+        pool.Pool(choice=Choice(Backend.NONE), limits=Limits())
     assert list(tmp_path.iterdir()) == []
     assert set(os.listdir("/proc/self/fd")) <= open_before
 
 
 def test_a_closed_pool_forks_and_restarts_nothing(tmp_path: Path) -> None:
-    """A Ctrl-C's stop closes the pool while workers may still ask for forks: they get an
-    error at once, and the closed template is neither restarted nor counted as broken."""
+    """A Ctrl-C's stop stops the pool while workers may still ask for forks: they get an
+    error at once, and the stopped template is neither restarted nor counted as broken."""
     from grader.errors import GraderError
     from grader.sandbox.limits import Limits
     from grader.sandbox.pool import Pool
-    from grader.sandbox.walls import Choice
+    from grader.sandbox.walls import Backend, Choice
 
     submission = tmp_path / "sub.py"
     submission.write_text("def sinusoidal_positions(p, d):\n    return []\n")
-    pool = Pool(choice=Choice("none"), limits=Limits())
-    pool.wait_ready()
-    pool.close()
-    with pytest.raises(GraderError, match="stopping"):
-        pool.spawn(
-            tmp=str(tmp_path),
-            submission=str(submission),
-            function="f",
-            limits=Limits(),
-            backend="none",
-        )
-    assert (pool.restarts, pool.broken) == (0, "")
+    with Pool(choice=Choice(Backend.NONE), limits=Limits()) as pool:
+        pool.wait_ready()
+        pool.stop()
+        with pytest.raises(GraderError, match="stopping"):
+            pool.spawn(tmp=str(tmp_path), submission=str(submission), function="f")
+        assert (pool.restarts, pool.broken) == (0, "")
 
 
 # A batch whose Ctrl-C lands inside a finalizer, where Python swallows KeyboardInterrupt.
