@@ -25,7 +25,7 @@ from pathlib import Path
 import pytest
 
 from grader.sandbox import tasks
-from grader.sandbox.pool import Template
+from grader.sandbox.template import Template
 from grader.sandbox.walls import Backend
 from tests.conftest import CORPUS, NEEDS_BWRAP, ROOT, SAMPLES, backends
 

@@ -51,7 +51,8 @@ from grader.results import Results, not_graded
 from grader.sandbox.capacity import available_mb, usable_cpus
 from grader.sandbox.guard import check_private, guard
 from grader.sandbox.limits import Limits
-from grader.sandbox.pool import Pool, Unreported
+from grader.sandbox.pool import Pool
+from grader.sandbox.template import Unreported
 from grader.stops import STOP_SIGNALS, ignore_stops, pressed, writing
 from grader.submission.reader import read
 from grader.submission.source import Source, protected_files

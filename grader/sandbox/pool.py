@@ -11,12 +11,10 @@ from __future__ import annotations
 import contextlib
 import json
 import os
-import signal
 import socket
-import subprocess
 import threading
 import time
-from typing import IO, Any
+from typing import Any
 
 from grader.errors import GraderError
 from grader.sandbox import tasks, tempdirs
@@ -24,215 +22,27 @@ from grader.sandbox.limits import Limits
 from grader.sandbox.spawn import (
     Started,
     child_config,
-    on_keeper,
-    parent_pid,
     widen_pipe,
 )
+from grader.sandbox.template import (
+    MAX_RESTARTS,
+    READY_SECONDS,
+    ForkedProcess,
+    Ledger,
+    Template,
+    TemplateFailed,
+)
 from grader.sandbox.walls import (
-    CHILD_DIR,
     SANDBOX_UID,
     Backend,
     Choice,
     Privilege,
-    bwrap_command,
-    child_env,
     fall_back,
-    import_paths,
     landlock_usable,
     privilege_plan,
-    python_command,
 )
 
-ZYGOTE_SCRIPT = CHILD_DIR / "zygote.py"
-READY_SECONDS = 30.0
-# A template that keeps dying is a failure of the batch itself, not of a submission.
-MAX_RESTARTS = 3
-# The template holds this inside bwrap's user namespace only to give each fork its own
-# namespaces and tmpfs; every fork drops it before its submission is imported.
-TEMPLATE_CAPABILITIES = ("CAP_SYS_ADMIN",)
 STOPPING = "the batch is stopping: no more children are started"
-
-
-class ForkedProcess:
-    """A child forked by the template: Popen's interface, served over the control socket."""
-
-    def __init__(
-        self, pool: Pool, pid: int, pipes: tuple[int, int, int], group: tasks.TaskGroup | None
-    ) -> None:
-        self.pool = pool
-        self.pid = pid
-        self.group = group
-        self.stdin: IO[bytes] | None = os.fdopen(pipes[0], "wb", buffering=0)
-        self.stdout: IO[bytes] | None = os.fdopen(pipes[1], "rb", buffering=0)
-        self.stderr: IO[bytes] | None = os.fdopen(pipes[2], "rb", buffering=0)
-        self.returncode: int | None = None
-        # Set when the template died under this child: the grader's failure, not the child's.
-        self.lost = ""
-        self.exited = threading.Event()
-
-    def finish(self, returncode: int, lost: str = "") -> None:
-        """Record how the child ended (the template reaped it, or the template is gone)."""
-        self.returncode, self.lost = returncode, lost
-        if self.group is not None:
-            tasks.release(self.group.path)
-        self.exited.set()
-
-    def wait(self, timeout: float | None = None) -> int:
-        """Wait until the template reports this child's exit; return its return code.
-
-        With a timeout, raise subprocess.TimeoutExpired as Popen.wait does; without one,
-        give up after READY_SECONDS, as the template must report within that. A child lost
-        with its template raises GraderError, so that its submission is marked, not judged.
-        """
-        if not self.exited.wait(READY_SECONDS if timeout is None else timeout):
-            if timeout is not None:
-                raise subprocess.TimeoutExpired(f"forked child {self.pid}", timeout)
-            raise Unreported("the template process stopped reporting on its children")
-        if self.lost:
-            raise GraderError(self.lost)
-        assert self.returncode is not None
-        return self.returncode
-
-    def kill_tree(self) -> None:
-        """Ask the template to kill this child's process group."""
-        if not self.exited.is_set():
-            self.pool.send({"op": "kill", "pid": self.pid})
-
-
-class Template:
-    """One template process and its control socket: started at once, ready to fork later."""
-
-    def __init__(self, *, root: str, backend: Backend) -> None:
-        ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
-        prefix = (
-            bwrap_command(root, capabilities=TEMPLATE_CAPABILITIES)
-            if backend is Backend.BWRAP
-            else []
-        )
-        cmd = [
-            *prefix,
-            *python_command(),
-            str(ZYGOTE_SCRIPT),
-            str(theirs.fileno()),
-            json.dumps(import_paths()),
-            str(parent_pid(backend)),
-        ]
-        try:
-            self.proc = on_keeper(
-                subprocess.Popen,
-                cmd,
-                stdin=subprocess.DEVNULL,
-                stdout=subprocess.DEVNULL,
-                stderr=subprocess.PIPE,
-                pass_fds=(theirs.fileno(),),
-                start_new_session=True,
-                cwd=root,
-                env=child_env(root),
-            )
-        except BaseException:
-            # A Ctrl-C or a failed start: nothing will close this Template, so its socket
-            # goes now (a template already forked sees it close and leaves).
-            ours.close()
-            raise
-        finally:
-            theirs.close()
-        self.control = ours
-
-    def wait_ready(self) -> None:
-        """Wait until the template has imported numpy; raise _TemplateFailed if it died."""
-        self.control.settimeout(READY_SECONDS)
-        try:
-            ready = self.control.recv(65536)
-        except OSError:
-            ready = b""
-        self.control.settimeout(None)
-        if ready != b'{"op": "ready"}':
-            self._kill()
-            _, err = self.proc.communicate()
-            first = (err.decode(errors="replace").strip().splitlines() or ["no message"])[0]
-            self.control.close()
-            raise _TemplateFailed(first)
-
-    def close(self) -> None:
-        """Stop the template; its children die with it."""
-        with contextlib.suppress(OSError):
-            self.control.shutdown(socket.SHUT_RDWR)
-        self.control.close()
-        self._kill()
-        self.proc.wait()
-        if self.proc.stderr is not None:
-            self.proc.stderr.close()
-
-    def _kill(self) -> None:
-        """Kill the template's process group, not only the process this side started.
-
-        bubblewrap clones its sandbox's first process, which then waits on an eventfd until
-        bubblewrap has written it; only after that does it set its death signal and leave
-        the group (--new-session). Killed in between (a batch that ends moments after it
-        starts: a bad --shard, an empty class, a stop signal), bubblewrap left that process
-        waiting for ever, alone, its parent pid 1. The group is still ours to signal: its
-        leader is not reaped yet.
-        """
-        if self.proc.returncode is None:
-            with contextlib.suppress(ProcessLookupError, PermissionError):
-                os.killpg(self.proc.pid, signal.SIGKILL)
-        self.proc.kill()
-
-
-class _Ledger:
-    """What the template still owes the pool: answers to fork requests, and children's exits.
-
-    The reader thread and the workers both use it, always under the pool's lock.
-    """
-
-    def __init__(self) -> None:
-        self.pending: dict[int, tuple[threading.Event, list[dict[str, Any]]]] = {}
-        self.children: dict[int, ForkedProcess] = {}
-        # Exits reported before the worker that asked for the fork registered its child.
-        self.early_exits: dict[int, int] = {}
-        self.next_id = 0
-
-    def expect(self) -> tuple[int, threading.Event, list[dict[str, Any]]]:
-        """Open a fork request: its id, and the event and box its answer will arrive in."""
-        event = threading.Event()
-        box: list[dict[str, Any]] = []
-        request_id, self.next_id = self.next_id, self.next_id + 1
-        self.pending[request_id] = (event, box)
-        return request_id, event, box
-
-    def forget(self, request_id: int) -> None:
-        """Stop waiting for an answer (the fork, if it comes, finds its pipes closed and ends)."""
-        self.pending.pop(request_id, None)
-
-    def record(self, message: dict[str, Any]) -> None:
-        """File one message of the template where it belongs."""
-        if message["op"] in ("forked", "fork_failed"):
-            event, box = self.pending.pop(message["id"], (threading.Event(), []))
-            box.append(message)
-            event.set()
-        elif message["op"] == "exited":
-            child = self.children.pop(message["pid"], None)
-            if child is None:
-                self.early_exits[message["pid"]] = message["returncode"]
-            else:
-                child.finish(message["returncode"])
-
-    def adopt(self, proc: ForkedProcess) -> None:
-        """Follow a newly forked child, or finish it at once if its exit came first."""
-        if proc.pid in self.early_exits:
-            proc.finish(self.early_exits.pop(proc.pid))
-        else:
-            self.children[proc.pid] = proc
-
-    def fail_all(self, reason: str) -> None:
-        """Fail everything a dead template will never report on."""
-        for child in self.children.values():
-            child.finish(-9, lost=f"{reason} while this submission was graded")
-        self.children.clear()
-        for event, box in self.pending.values():
-            box.append({"op": "fork_failed", "error": reason})
-            event.set()
-        self.pending.clear()
 
 
 class Pool:
@@ -247,7 +57,7 @@ class Pool:
     def __init__(self, *, choice: Choice, limits: Limits) -> None:
         self.limits = limits
         self.lock = threading.Lock()
-        self.ledger = _Ledger()
+        self.ledger = Ledger()
         self.notes: list[str] = []
         self.restarts = 0
         # Why the batch cannot go on, once the template cannot be brought back.
@@ -281,7 +91,7 @@ class Pool:
                 return
             try:
                 self.template.wait_ready()
-            except _TemplateFailed as exc:
+            except TemplateFailed as exc:
                 if self.closed:  # closed while it started: not bubblewrap's failure
                     raise GraderError(STOPPING) from None
                 self._fall_back(str(exc))
@@ -300,7 +110,7 @@ class Pool:
         self.template = Template(root=self.root, backend=second)
         try:
             self.template.wait_ready()
-        except _TemplateFailed as again:
+        except TemplateFailed as again:
             raise GraderError(f"the template process could not start: {again}") from None
 
     def _listen(self) -> None:
@@ -361,7 +171,7 @@ class Pool:
         try:
             self.template = Template(root=self.root, backend=self.outer)
             self.template.wait_ready()
-        except _TemplateFailed as exc:
+        except TemplateFailed as exc:
             self.broken = f"the template process could not be restarted: {exc}"
             raise GraderError(self.broken) from None
         self.template_dead = False
@@ -446,7 +256,7 @@ class Pool:
 
     def _adopt(self, pid: int, ours: list[int], group: tasks.TaskGroup | None) -> Started:
         stdin_w, stdout_r, stderr_r, result_r = ours
-        proc = ForkedProcess(self, pid, (stdin_w, stdout_r, stderr_r), group)
+        proc = ForkedProcess(self.send, pid, (stdin_w, stdout_r, stderr_r), group)
         with self.lock:
             self.ledger.adopt(proc)
         return Started(proc, result_r, time.monotonic())
@@ -479,14 +289,3 @@ class Pool:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
-
-
-class Unreported(GraderError):
-    """A child's exit was never reported, though its template lives: the batch retries the
-    submission once in a fresh fork before it counts the row as lost. (Seen once, on a
-    loaded machine: a kill that reached a fork before its setsid found no process group;
-    the template now kills the fork by its pid too.)"""
-
-
-class _TemplateFailed(Exception):
-    """The template process ended before it said it was ready."""

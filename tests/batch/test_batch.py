@@ -562,7 +562,7 @@ def test_ctrl_c_while_the_pool_starts_leaves_nothing(
     """A Ctrl-C while the template process starts: no batch folder and no socket are left."""
     import tempfile
 
-    from grader.sandbox import pool
+    from grader.sandbox import pool, template
     from grader.sandbox.limits import Limits
     from grader.sandbox.walls import Backend, Choice
 
@@ -570,7 +570,7 @@ def test_ctrl_c_while_the_pool_starts_leaves_nothing(
         raise KeyboardInterrupt
 
     monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
-    monkeypatch.setattr(pool.subprocess, "Popen", interrupted)
+    monkeypatch.setattr(template.subprocess, "Popen", interrupted)
     open_before = set(os.listdir("/proc/self/fd"))
     with pytest.raises(KeyboardInterrupt):
         pool.Pool(choice=Choice(Backend.NONE), limits=Limits())
@@ -886,7 +886,7 @@ def test_a_child_whose_exit_went_unreported_is_graded_again(
     """The template did not report one child's exit: that learner is graded once more in a
     fresh fork, not counted as lost."""
     import grader.batch.run
-    from grader.sandbox.pool import Unreported
+    from grader.sandbox.template import Unreported
 
     real = grader.batch.run.Batch._graded
     missed: list[str] = []
