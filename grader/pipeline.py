@@ -26,7 +26,8 @@ if TYPE_CHECKING:
 
     from grader.problem.cases import Case, Checked
     from grader.records import CaseResult, Report
-    from grader.sandbox.session import CaseInput, Run, Session
+    from grader.sandbox.answers import CaseInput, Run
+    from grader.sandbox.session import Session
 
 
 PRINTED_WARNING = "your file printed output; it is not shown for hidden cases"
@@ -130,7 +131,7 @@ def check_limits(problem_root: Path, limits: Limits, choice: Choice) -> None:
 
 def inputs(cases: Sequence[Case]) -> list[CaseInput]:
     """Return what the child may know of the cases: their inputs, numbered."""
-    from grader.sandbox.session import CaseInput
+    from grader.sandbox.answers import CaseInput
 
     return [CaseInput(i, c.positions, c.d_model) for i, c in enumerate(cases)]
 
@@ -240,7 +241,7 @@ class Verdicts(NamedTuple):
 
     def of(self, cases: Sequence[Case], *, start: int = 0) -> tuple[CaseResult, ...]:
         """Judge ``cases``, which the request held from position ``start`` on."""
-        from grader.sandbox.session import NOT_ANSWERED
+        from grader.sandbox.answers import NOT_ANSWERED
         from grader.verdict.judge import judge
 
         said = slots(self.limits, self.src.name)

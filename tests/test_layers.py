@@ -83,8 +83,8 @@ def _state_words() -> set[str]:
     by a row."""
     from grader.batch.outdir import RowStatus
     from grader.records import Mode
+    from grader.sandbox.answers import EndState, Stage
     from grader.sandbox.frames import Event
-    from grader.sandbox.session import EndState, Stage
     from grader.sandbox.walls import Backend, Fallback, Privilege
 
     kinds = (Event, EndState, Stage, Backend, Fallback, Privilege, Mode, RowStatus)

@@ -25,8 +25,8 @@ from grader.pipeline import slots
 from grader.problem.cases import Case, Checked, check_expected, load_problem
 from grader.problem.layout import FUNCTION_NAME
 from grader.records import Outcome
+from grader.sandbox.answers import Kind, Raw
 from grader.sandbox.limits import Limits
-from grader.sandbox.session import Kind, Raw
 from grader.submission.source import Source, Static
 from grader.verdict.judge import judge
 from grader.verdict.vocabulary import Block, bits

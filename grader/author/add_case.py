@@ -17,8 +17,8 @@ from grader.problem.cases import (
     validate_input,
 )
 from grader.problem.layout import HIDDEN_DIR, STATEMENT_FILE, statement_text
+from grader.sandbox.conversation import compact_positions
 from grader.sandbox.limits import Limits
-from grader.sandbox.session import compact_positions
 from grader.sandbox.walls import Choice
 
 

@@ -17,10 +17,10 @@ from grader.problem.cases import Case, Checked, check_problem
 from grader.problem.layout import CORPUS_FILE, FUNCTION_NAME, REFERENCE_FILE, protected_paths
 from grader.problem.yamlsafe import load_file
 from grader.records import Outcome
+from grader.sandbox.answers import NOT_ANSWERED, Kind
 from grader.sandbox.capacity import usable_cpus
 from grader.sandbox.guard import guard
 from grader.sandbox.limits import Limits
-from grader.sandbox.session import NOT_ANSWERED, Kind
 from grader.sandbox.spawn import Direct
 from grader.sandbox.walls import Choice
 from grader.submission.source import read_submission

@@ -18,7 +18,7 @@ from grader.compare import Array, compare, count_wrong
 from grader.problem.cases import Case
 from grader.problem.layout import FUNCTION_NAME
 from grader.records import LOAD_OUTCOMES, CaseResult, Diagnosis, Mismatch, Outcome, signal_name
-from grader.sandbox.session import EndState, Kind, Raw, Stage
+from grader.sandbox.answers import EndState, Kind, Raw, Stage
 from grader.submission.source import Source, Static
 from grader.verdict.diagnose import diagnose
 from grader.verdict.vocabulary import (

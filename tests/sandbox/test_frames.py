@@ -13,6 +13,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from grader.sandbox.conversation import compact_positions
 from grader.sandbox.frames import (
     MAX_HEADER,
     Conversation,
@@ -23,7 +24,6 @@ from grader.sandbox.frames import (
     ProtocolError,
     parse_header,
 )
-from grader.sandbox.session import compact_positions
 
 
 def frame(header: dict[str, Any], payload: bytes = b"") -> bytes:

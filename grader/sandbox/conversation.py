@@ -1,0 +1,295 @@
+"""One conversation with one child: its result channel read frame by frame, its deadlines,
+the request written as it reads, until every case has answered or it stops."""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+import json
+import math
+import os
+import selectors
+import subprocess
+import time
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from grader.errors import GraderError
+from grader.sandbox.answers import (
+    Budget,
+    CaseInput,
+    Ending,
+    EndState,
+    Kind,
+    Raw,
+    Run,
+)
+from grader.sandbox.frames import Conversation, Event, Frame, FrameReader, Phase, ProtocolError
+from grader.sandbox.limits import Limits
+from grader.sandbox.spawn import Started
+
+
+class Child:
+    """One child process: started early, sent the inputs once it has loaded, read until done."""
+
+    def __init__(self, started: Started, limits: Limits) -> None:
+        self.proc = started.proc
+        self.results_fd = started.results_fd
+        self.started = started.at
+        self.limits = limits
+
+    def kill(self) -> None:
+        """Kill the child and everything in its process group, then reap it."""
+        self.proc.kill_tree()
+        self.proc.wait()
+
+    def close(self) -> None:
+        self.kill()
+        for stream in (self.proc.stdin, self.proc.stdout, self.proc.stderr):
+            if stream is not None:
+                with contextlib.suppress(OSError):
+                    stream.close()
+        with contextlib.suppress(OSError):
+            os.close(self.results_fd)
+
+    def serve(self, cases: Sequence[CaseInput], run: Run, budget: Budget) -> Ending:
+        """Read the child's frames into ``run`` until every case has answered or it stops.
+
+        Whatever the child writes is data: a frame out of bounds or out of order ends the
+        conversation as EndState.PROTOCOL, never as an exception of the grader.
+        """
+        talk = _Talk(self, cases, run, budget)
+        try:
+            return talk.loop()
+        except ProtocolError as exc:
+            return Ending(EndState.PROTOCOL, talk.order.current, talk.loaded, detail=str(exc))
+        finally:
+            talk.sel.close()
+
+
+class _Talk:
+    """One conversation with one child: its selector, its deadlines, what it said so far."""
+
+    def __init__(self, child: Child, cases: Sequence[CaseInput], run: Run, budget: Budget):
+        proc = child.proc
+        assert proc.stdin and proc.stdout and proc.stderr
+        self.child, self.cases, self.run, self.budget = child, cases, run, budget
+        self.allowed = {c.id: c for c in cases}
+        self.reader = FrameReader(payload_cap=max(c.max_elements for c in cases) * 8)
+        self.order = Conversation([c.id for c in cases])
+        self.sel = selectors.DefaultSelector()
+        self.sel.register(child.results_fd, selectors.EVENT_READ, "results")
+        self.sel.register(proc.stdout, selectors.EVENT_READ, "stdout")
+        self.sel.register(proc.stderr, selectors.EVENT_READ, "stderr")
+        os.set_blocking(proc.stdin.fileno(), False)
+        self.pending = memoryview(b"")
+        limits = child.limits
+        self.deadline = child.started + limits.startup_seconds
+        # However the frames come, the child gets no more than its start-up plus every case's
+        # time: a submission that forges progress frames still meets this wall.
+        self.hard_deadline = self.deadline + limits.case_seconds * len(cases)
+        self.case_started = 0.0
+        self.ending: Ending | None = None
+
+    @property
+    def loaded(self) -> bool:
+        return self.order.phase not in (Phase.STARTING, Phase.CONFINED)
+
+    def loop(self) -> Ending:
+        while self.ending is None:
+            now = time.monotonic()
+            if self.budget.spent(now):
+                return Ending(EndState.BUDGET, self.order.current, self.loaded)
+            limit = min(self.deadline, self.hard_deadline, self.budget.end or self.hard_deadline)
+            if now >= limit:
+                return self.stopped(EndState.TIMEOUT)
+            for key, _ in self.sel.select(limit - now):
+                if key.data == "stdin":
+                    self.write_request(key.fd)
+                else:
+                    self.read(key)
+                if self.ending is not None:
+                    break
+        return self.ending
+
+    def write_request(self, fd: int) -> None:
+        """Write what the pipe takes of the request; close the child's stdin once all is in."""
+        try:
+            sent = os.write(fd, self.pending)
+        except BlockingIOError:
+            sent = 0
+        except BrokenPipeError:
+            sent = len(self.pending)
+        self.pending = self.pending[sent:]
+        if not self.pending:
+            stdin = self.child.proc.stdin
+            assert stdin is not None
+            with contextlib.suppress(KeyError):  # registered only if the pipe was full once
+                self.sel.unregister(stdin)
+            stdin.close()
+
+    def read(self, key: selectors.SelectorKey) -> None:
+        chunk = os.read(key.fd, 1 << 20)
+        if key.data == "stdout":
+            self.run.stdout.feed(chunk)
+        elif key.data == "stderr":
+            self.run.stderr.feed(chunk)
+        if not chunk:
+            self.sel.unregister(key.fileobj)
+            if key.data == "results":
+                self.ending = self.stopped(EndState.CRASH)
+            return
+        if key.data == "results":
+            for frame in self.reader.feed(chunk):
+                try:
+                    self.on_frame(frame)
+                except (ValueError, TypeError, KeyError, IndexError, OverflowError) as exc:
+                    # The frame passed the reader's checks and still could not be used:
+                    # whatever it held, it is the child's doing, not a failure of ours.
+                    raise ProtocolError(f"unusable {frame.event.value} frame") from exc
+                if self.ending is not None:
+                    return
+
+    def on_frame(self, frame: Frame) -> None:
+        now = time.monotonic()
+        self.order.accept(frame)
+        event, header = frame.event, frame.header
+        info = {k: v for k, v in header.items() if k not in ("event", "nbytes")}
+        if event is Event.CONFINE_ERROR:
+            # Sent before any of the submission ran: the child's own start failed (its walls,
+            # or its memory reserve under the limits given): the settings', not the learner's.
+            raise GraderError(
+                f"the child could not start under the {self.run.backend} sandbox: "
+                f"{header.get('message')}"
+            )
+        if event is Event.CONFINED:
+            self.run.confinement = info
+        elif event is Event.LOAD_ERROR:
+            for c in self.cases:
+                self.run.results[c.id] = Raw(Kind.LOAD_ERROR, info=info)
+            self.ending = Ending(EndState.LOAD_ERROR)
+        elif event is Event.LOADED:
+            # Only now does the child learn any input; the first case runs from here on.
+            self.budget.start(now)
+            self.case_started = now
+            self.pending = memoryview(_request(tuple(self.cases)))
+            assert self.child.proc.stdin is not None
+            # Most requests fit the pipe: written at once, without waiting to be told the
+            # pipe is writable; a larger one goes on as the child reads.
+            self.write_request(self.child.proc.stdin.fileno())
+            if self.pending:
+                self.sel.register(self.child.proc.stdin, selectors.EVENT_WRITE, "stdin")
+        elif event is Event.RESULT:
+            cid = header["case"]
+            self.run.results[cid] = _raw(
+                header, frame.payload, self.allowed[cid], now - self.case_started
+            )
+            self.case_started = now  # the next case runs from here on
+        elif event is Event.DONE:
+            self.drain()
+            self.ending = Ending(EndState.DONE, None, True)
+        if self.loaded:
+            self.deadline = now + self.child.limits.case_seconds
+
+    def stopped(self, state: EndState) -> Ending:
+        """Classify a child that stopped talking: every answer in counts as done."""
+        self.drain()
+        order = self.order
+        if order.phase is Phase.LOADED and not order.upcoming:
+            return Ending(EndState.DONE, None, True)
+        # Only the first child's stderr, before it said anything, is bubblewrap's own: later,
+        # what was written there may be a submission's, and is never repeated.
+        first = self.run.spawns == 1
+        stderr = bytes(self.run.stderr.data)
+        if first and order.phase is Phase.STARTING and stderr.startswith(b"bwrap:"):
+            return Ending(EndState.SANDBOX_FAILED)
+        if state is EndState.CRASH:
+            # The result channel closed; the process may live on (it closed it itself, say):
+            # wait for it only until the deadline.
+            limit = min(self.deadline, self.hard_deadline, self.budget.end or self.hard_deadline)
+            try:
+                self.child.proc.wait(timeout=max(limit - time.monotonic(), 0.01))
+            except subprocess.TimeoutExpired:
+                state = EndState.TIMEOUT
+        return Ending(state, order.current, self.loaded)
+
+    def drain(self) -> None:
+        """Keep what the child printed before it stopped (it flushes before "done")."""
+        proc = self.child.proc
+        assert proc.stdout and proc.stderr
+        for stream, capture in ((proc.stdout, self.run.stdout), (proc.stderr, self.run.stderr)):
+            with contextlib.suppress(OSError, ValueError):
+                os.set_blocking(stream.fileno(), False)
+                while not capture.dropped and (chunk := os.read(stream.fileno(), 1 << 20)):
+                    capture.feed(chunk)
+
+
+def _raw(
+    header: Mapping[str, Any], payload: bytes | memoryview, case: CaseInput, seconds: float
+) -> Raw:
+    """Validate a result frame into a Raw, with the payload as a fresh float64 array.
+
+    The time is the child's own measurement of the call when it is plausible (frames often
+    arrive together, so arrival times say little); it is shown on visible examples only,
+    never judged.
+    """
+    timed = header.get("seconds")
+    if isinstance(timed, float) and 0.0 <= timed <= seconds + 1.0:
+        seconds = timed
+    kind = header["kind"]
+    info = {
+        k: v for k, v in header.items() if k not in ("event", "case", "kind", "nbytes", "seconds")
+    }
+    if kind != "ok":
+        return Raw(Kind(kind), seconds, info=info)
+    shape = header.get("shape")
+    if (
+        not isinstance(shape, list)
+        or len(shape) > 4
+        # Each axis bounded too: a zero elsewhere must not let one hold an enormous number.
+        or not all(
+            isinstance(n, int) and not isinstance(n, bool) and 0 <= n <= case.max_elements
+            for n in shape
+        )
+    ):
+        raise ProtocolError("bad shape")
+    count = math.prod(shape)
+    if count > case.max_elements or count * 8 != len(payload):
+        raise ProtocolError("payload does not match its shape")
+    import numpy as np  # here, not at the top: the parent imports it after the child starts
+
+    # Read-only, over bytes this function owns: nothing the child does can change it.
+    array = np.frombuffer(payload, dtype=np.float64).reshape(shape)
+    dtype = header.get("dtype")
+    return Raw(Kind.OK, seconds, array, dtype if isinstance(dtype, str) else None)
+
+
+def compact_positions(positions: Sequence[int]) -> list[int] | dict[str, list[int]]:
+    """Return the positions as a list, or as ``{range: [start, stop(, step)]}`` when they
+    are one: the form a request and a case file use, which the schema turns back into the very same
+    positions."""
+    if len(positions) > 2 and (step := positions[1] - positions[0]):
+        stop = positions[-1] + (1 if step > 0 else -1)
+        if tuple(positions) == tuple(range(positions[0], stop, step)):
+            return {"range": [positions[0], stop] if step == 1 else [positions[0], stop, step]}
+    return list(positions)
+
+
+@functools.lru_cache(maxsize=32)
+def _request(cases: tuple[CaseInput, ...]) -> bytes:
+    """Return the request for these cases; a batch sends the same one to every child."""
+    return json.dumps(
+        {
+            "cases": [
+                {
+                    "id": c.id,
+                    # A range spares every child decoding thousands of numbers, which
+                    # costs more than some of the cases themselves.
+                    "positions": compact_positions(c.positions),
+                    "d_model": c.d_model,
+                    "max_elements": c.max_elements,
+                }
+                for c in cases
+            ]
+        }
+    ).encode()
