@@ -24,7 +24,8 @@ from grader.submission.source import Source, Static, check_source
 if TYPE_CHECKING:
     from concurrent.futures import Future
 
-    from grader.problem.cases import Case, Checked
+    from grader.problem.casefile import Case
+    from grader.problem.cases import Checked
     from grader.records import CaseResult, Report
     from grader.sandbox.answers import CaseInput, Run
     from grader.sandbox.session import Session

@@ -22,7 +22,8 @@ from hypothesis import strategies as st
 
 from grader.compare import Array
 from grader.pipeline import slots
-from grader.problem.cases import Case, Checked, check_expected, load_problem
+from grader.problem.casefile import Case
+from grader.problem.cases import Checked, check_expected, load_problem
 from grader.problem.layout import FUNCTION_NAME
 from grader.records import Outcome
 from grader.sandbox.answers import Kind, Raw

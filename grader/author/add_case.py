@@ -9,13 +9,8 @@ from pathlib import Path
 import yaml
 
 from grader.errors import GraderError, Refused
-from grader.problem.cases import (
-    NAME_RE,
-    Case,
-    Issue,
-    load_problem,
-    validate_input,
-)
+from grader.problem.casefile import NAME_RE, Case, validate_input
+from grader.problem.cases import Issue, load_problem
 from grader.problem.layout import HIDDEN_DIR, STATEMENT_FILE, statement_text
 from grader.sandbox.conversation import compact_positions
 from grader.sandbox.limits import Limits

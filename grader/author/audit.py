@@ -13,7 +13,8 @@ import numpy as np
 from grader.compare import Array
 from grader.errors import GraderError, Refused
 from grader.pipeline import answer, describe_backend, start
-from grader.problem.cases import Case, Checked, check_problem
+from grader.problem.casefile import Case
+from grader.problem.cases import Checked, check_problem
 from grader.problem.layout import CORPUS_FILE, FUNCTION_NAME, REFERENCE_FILE, protected_paths
 from grader.problem.yamlsafe import load_file
 from grader.records import Outcome

@@ -3,13 +3,10 @@
 from __future__ import annotations
 
 import importlib.util
-import itertools
-import math
 import os
-import re
 import stat
 import sys
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -17,6 +14,16 @@ from typing import TYPE_CHECKING, Any
 from grader.errors import GraderError, Refused
 from grader.files import not_regular
 from grader.names import display
+from grader.problem.casefile import (
+    MAX_ISSUES_PER_FILE,
+    Bad,
+    Bads,
+    Case,
+    kind_of,
+    parse_case,
+    tolerance_of,
+    unknown_keys,
+)
 from grader.problem.layout import (
     EXAMPLES_FILE,
     FUNCTION_NAME,
@@ -24,50 +31,17 @@ from grader.problem.layout import (
     REFERENCE_FILE,
     is_learner_bundle,
 )
-from grader.problem.schema import INPUTS, InvalidInputs, check_inputs, closest_key, unknown_key
-from grader.problem.yamlsafe import Loaded, Place, cut, key_text, line_of, load_file, shown
+from grader.problem.yamlsafe import Loaded, Place, cut, line_of, load_file
 from grader.records import DEFAULT_ATOL, DEFAULT_RTOL, Tolerance
 
 if TYPE_CHECKING:  # numpy loads in check_expected, once the child has been started
     from grader.compare import Array
 
-NAME_RE = re.compile(r"^[a-z0-9][a-z0-9_\-]{0,63}$")
-# Bounds of the other fields of a case (its inputs' are in grader/problem/schema.py).
-MAX_WHY = 500
-MAX_SCORE = 1000
-MAX_KNOWN_FAILING = 32
-VARIANT_RE = re.compile(r"^(?:reference|(?:correct|wrong)/[A-Za-z0-9_][A-Za-z0-9_\-]{0,63})$")
 # Bounds of the hidden suite, so that `check` takes bounded time and memory on any folder:
 # how many case files, how many bytes in all, how many entries of the folder are looked at.
 MAX_CASE_FILES = 200
 MAX_SUITE_BYTES = 2 << 20
 MAX_FOLDER_ENTRIES = 10 * MAX_CASE_FILES
-# Issues listed per file: the first ones, in the file's order, then a line saying there are more.
-MAX_ISSUES_PER_FILE = 20
-
-
-@dataclass(frozen=True)
-class Case:
-    """One graded call: its inputs, where it came from, and how it is checked.
-
-    ``known_failing`` lists (variant, why) pairs: solutions known to fail this case, and why.
-    """
-
-    name: str
-    why: str
-    positions: tuple[int, ...]
-    d_model: int
-    tolerance: Tolerance
-    visible: bool
-    source: str
-    expected: tuple[tuple[float, ...], ...] | None = None
-    max_score: float = 1.0
-    known_failing: tuple[tuple[str, str], ...] = ()
-
-    @property
-    def shape(self) -> tuple[int, int]:
-        """Return the shape a correct answer has."""
-        return (len(self.positions), self.d_model)
 
 
 @dataclass(frozen=True)
@@ -87,16 +61,6 @@ class Problem:
     def reference_path(self) -> Path:
         """Return the path of the trusted reference solution."""
         return self.root / REFERENCE_FILE
-
-
-def validate_input(positions: object, d_model: object) -> tuple[tuple[int, ...], int]:
-    """Check inputs against their declaration (grader/problem/schema.py); return them normalised.
-
-    Raises ValueError with a sentence per wrong field, each naming the offending value. A
-    range is checked by its ends before it is expanded.
-    """
-    values = check_inputs({"positions": positions, "d_model": d_model})
-    return values["positions"], values["d_model"]
 
 
 @dataclass(frozen=True)
@@ -146,239 +110,6 @@ class ProblemInvalid(GraderError):
         )
 
 
-def _table(raw: object, shape: tuple[int, int]) -> tuple[tuple[float, ...], ...]:
-    """Validate a stored table: rows of finite numbers, in the shape the input needs."""
-    if not isinstance(raw, list) or not all(isinstance(row, list) for row in raw):
-        raise _Bad("expected", "must be a table: a list of rows, each a list of numbers")
-    rows = []
-    for row in raw:
-        if not all(isinstance(v, int | float) and not isinstance(v, bool) for v in row):
-            raise _Bad("expected", "must hold numbers only")
-        rows.append(tuple(float(v) for v in row))
-    found = (len(rows), len(rows[0]) if rows else 0)
-    if found != shape or any(len(row) != shape[1] for row in rows):
-        raise _Bad("expected", f"has shape {found}, but the input needs {shape}")
-    if not all(math.isfinite(v) for row in rows for v in row):
-        raise _Bad("expected", "holds NaN or infinity")
-    return tuple(rows)
-
-
-class _Bad(Exception):
-    """A field of one file is wrong; carries the field's dotted name, and its line if known."""
-
-    def __init__(self, field: str, message: str, line: int | None = None) -> None:
-        super().__init__(message)
-        self.field = field
-        self.line = line
-
-
-def _number(value: object) -> float | None:
-    """Return a YAML value as a number, or None; "1e-3" counts.
-
-    YAML 1.1 reads 1e-3 (no dot) as a string, and authors write tolerances that way.
-    """
-    if isinstance(value, bool):
-        return None
-    if isinstance(value, int | float):
-        return float(value)
-    if isinstance(value, str) and len(value) <= 100:
-        try:
-            return float(value)
-        except ValueError:
-            return None
-    return None
-
-
-TOLERANCE_KEYS = ("rtol", "atol")
-
-
-def _tolerance(raw: object, base: Tolerance, bads: list[_Bad], prefix: str = "") -> Tolerance:
-    """Return the tolerance ``raw`` sets over ``base``; add what is wrong with it to ``bads``."""
-    if raw is None:
-        return base
-    where = f"{prefix}tolerance"
-    if not isinstance(raw, dict):
-        bads.append(_Bad(where, f"takes only rtol and atol, got {shown(raw)}"))
-        return base
-    bads += _unknown(raw, TOLERANCE_KEYS, f"{where}.")
-    values: dict[str, float] = {"rtol": base.rtol, "atol": base.atol}
-    for key in TOLERANCE_KEYS:
-        if key not in raw:
-            continue
-        number = _number(raw[key])
-        if number is None or not 0 <= number < 1:
-            bads.append(
-                _Bad(f"{where}.{key}", f"must be a number in [0, 1), got {shown(raw[key])}")
-            )
-        else:
-            values[key] = number
-    return Tolerance(**values)
-
-
-def _unknown(raw: dict[object, object], allowed: Sequence[str], prefix: str = "") -> list[_Bad]:
-    """Return an issue for each key of ``raw`` not ``allowed``, with the likeliest meant one."""
-    unknown = (key for key in raw if key not in allowed)
-    # No more than can be listed: a mapping of 100 000 keys costs 100 000 suggestions else.
-    return [
-        _Bad(f"{prefix}{key_text(key)}", unknown_key(key, allowed))
-        for key in itertools.islice(unknown, MAX_ISSUES_PER_FILE + 1)
-    ]
-
-
-def _missing(raw: dict[object, object], needed: Sequence[str], prefix: str = "") -> list[_Bad]:
-    """Return an issue for each needed key that is missing and no unknown key stands for."""
-    # A typo ("postions") is one issue, said where it is, with the key it stands for.
-    meant = {closest_key(key, needed) for key in raw if key not in needed}
-    return [
-        _Bad(f"{prefix}{key}", "missing key")
-        for key in needed
-        if key not in raw and key not in meant
-    ]
-
-
-CASE_KEYS = ("name", "why", "input", "expected", "tolerance", "max_score")
-# Only a hidden case may name the solutions known to fail it.
-HIDDEN_KEYS = (*CASE_KEYS, "known_failing")
-REQUIRED_KEYS = ("name", "why", "input")
-
-
-class _Bads(Exception):
-    """Everything wrong with one case, each with its field."""
-
-    def __init__(self, bads: list[_Bad]) -> None:
-        super().__init__("; ".join(str(b) for b in bads))
-        self.bads = bads
-
-
-def _case(raw: object, *, where: str, visible: bool, base: Tolerance, probe: bool = False) -> Case:
-    """Validate one case; raise _Bads listing every field that is wrong, not the first."""
-    if not isinstance(raw, dict):
-        raise _Bads([_Bad("(top)", f"a case must be a mapping, got {_kind(raw)}")])
-    allowed = CASE_KEYS if visible else HIDDEN_KEYS
-    bads = _unknown(raw, allowed) + _missing(raw, REQUIRED_KEYS)
-    name, why = raw.get("name"), raw.get("why")
-    if "name" in raw and (not isinstance(name, str) or not NAME_RE.match(name)):
-        bads.append(_Bad("name", f"must be lowercase letters, digits, _ or -, got {shown(name)}"))
-    bads += _sentence(raw, "why")
-    positions, d_model = _inputs(raw, bads)
-    expected = None
-    if raw.get("expected") is not None:
-        if positions:
-            try:
-                expected = _table(raw["expected"], (len(positions), d_model))
-            except _Bad as bad:
-                bads.append(bad)
-    elif visible and not probe:
-        bads.append(_Bad("expected", "a visible example must list its expected values"))
-    max_score = _max_score(raw, bads)
-    tolerance = _tolerance(raw.get("tolerance"), base, bads)
-    known = () if visible else _known_failing(raw.get("known_failing", []), bads)
-    if bads:
-        raise _Bads(bads)
-    assert isinstance(name, str) and isinstance(why, str)
-    return Case(
-        name=name,
-        why=why.strip(),
-        positions=positions,
-        d_model=d_model,
-        tolerance=tolerance,
-        visible=visible,
-        source=where,
-        expected=expected,
-        max_score=max_score,
-        known_failing=known,
-    )
-
-
-def _kind(value: object) -> str:
-    """Return the kind of a YAML value as a message names it."""
-    return "nothing (null)" if value is None else type(value).__name__
-
-
-def _sentence(raw: dict[object, object], key: str, prefix: str = "") -> list[_Bad]:
-    """Return what is wrong with a one-sentence field, if it is present."""
-    if key not in raw:
-        return []
-    text = raw[key]
-    if not isinstance(text, str) or not text.strip():
-        return [_Bad(f"{prefix}{key}", f"must be a non-empty sentence, got {shown(text)}")]
-    if len(text) > MAX_WHY:
-        return [_Bad(f"{prefix}{key}", f"must be at most {MAX_WHY} characters, got {len(text)}")]
-    return []
-
-
-def _inputs(raw: dict[object, object], bads: list[_Bad]) -> tuple[tuple[int, ...], int]:
-    """Return a case's checked inputs, or ((), 0) after adding each wrong field to ``bads``."""
-    if "input" not in raw:
-        return (), 0
-    inp = raw["input"]
-    if not isinstance(inp, dict):
-        bads.append(_Bad("input", f"must be a mapping of {', '.join(INPUTS.names)}"))
-        return (), 0
-    wrong = _unknown(inp, INPUTS.names, "input.") + _missing(inp, INPUTS.names, "input.")
-    bads += wrong
-    try:
-        values = check_inputs({k: v for k, v in inp.items() if isinstance(k, str)})
-    except InvalidInputs as invalid:
-        bads += [_Bad(f"input.{p.field}" if p.field else "input", str(p)) for p in invalid.problems]
-        return (), 0
-    if wrong:
-        return (), 0
-    return values["positions"], values["d_model"]
-
-
-def _max_score(raw: dict[object, object], bads: list[_Bad]) -> float:
-    """Return the case's score: finite, above 0 and at most MAX_SCORE (else 1, and an issue)."""
-    value = raw.get("max_score", 1.0)
-    number = float(value) if isinstance(value, int | float) and not isinstance(value, bool) else 0
-    if not (math.isfinite(number) and 0 < number <= MAX_SCORE):
-        bads.append(
-            _Bad(
-                "max_score",
-                f"must be a finite number > 0 and at most {MAX_SCORE}, got {shown(value)}",
-            )
-        )
-        return 1.0
-    return number
-
-
-def _known_failing(raw: object, bads: list[_Bad]) -> tuple[tuple[str, str], ...]:
-    """Return the (variant, why) pairs of ``known_failing``; add what is wrong to ``bads``."""
-    if not isinstance(raw, list) or len(raw) > MAX_KNOWN_FAILING:
-        bads.append(
-            _Bad(
-                "known_failing",
-                f"must be a list of at most {MAX_KNOWN_FAILING} mappings {{variant, why}}, "
-                f"got {shown(raw)}",
-            )
-        )
-        return ()
-    pairs: list[tuple[str, str]] = []
-    for i, entry in enumerate(raw):
-        where = f"known_failing[{i}]"
-        if not isinstance(entry, dict):
-            bads.append(_Bad(where, f"must be a mapping {{variant, why}}, got {shown(entry)}"))
-            continue
-        wrong = _unknown(entry, ("variant", "why"), f"{where}.")
-        wrong += _missing(entry, ("variant", "why"), f"{where}.") + _sentence(
-            entry, "why", f"{where}."
-        )
-        variant = entry.get("variant")
-        if "variant" in entry and not (isinstance(variant, str) and VARIANT_RE.match(variant)):
-            wrong.append(
-                _Bad(
-                    f"{where}.variant",
-                    f"must be reference, correct/NAME or wrong/NAME, got {shown(variant)}",
-                )
-            )
-        elif variant in [v for v, _ in pairs]:
-            wrong.append(_Bad(f"{where}.variant", f"{shown(variant)} is listed twice"))
-        bads += wrong
-        if not wrong:
-            pairs.append((str(variant), str(entry["why"]).strip()))
-    return tuple(pairs)
-
-
 # What is kept of a file's places once its own issues are located. Later issues (a stored
 # table the reference disagrees with, a name used twice) are about a case's own keys: a
 # case file's top, and in examples.yaml two levels down (examples, [i], the case's keys).
@@ -386,13 +117,13 @@ PLACES_KEPT = {EXAMPLES_FILE: 2}
 
 
 def _read(path: Path) -> Loaded:
-    """Load one YAML file of the problem; _Bad, with its field and line, if it cannot be."""
+    """Load one YAML file of the problem; Bad, with its field and line, if it cannot be."""
     try:
         loaded = load_file(path)
     except Refused as refused:
-        raise _Bad(refused.field, str(refused), refused.line) from None
+        raise Bad(refused.field, str(refused), refused.line) from None
     if loaded.empty:
-        raise _Bad("(file)", "the file is empty")
+        raise Bad("(file)", "the file is empty")
     return loaded
 
 
@@ -424,21 +155,21 @@ def _examples_file(
     base = Tolerance(DEFAULT_RTOL, DEFAULT_ATOL)
     try:
         loaded = _read(root / EXAMPLES_FILE)
-    except _Bad as bad:
+    except Bad as bad:
         return base, [], [], [Issue(EXAMPLES_FILE, bad.field, str(bad), bad.line)], None
     top = loaded.data
     if not isinstance(top, dict):
-        message = f"must be a mapping with the keys {', '.join(EXAMPLES_KEYS)}, got {_kind(top)}"
+        message = f"must be a mapping with the keys {', '.join(EXAMPLES_KEYS)}, got {kind_of(top)}"
         return base, [], [], [Issue(EXAMPLES_FILE, "(top)", message)], loaded
-    bads = _unknown(top, EXAMPLES_KEYS)
-    base = _tolerance(top.get("tolerance"), base, bads)
+    bads = unknown_keys(top, EXAMPLES_KEYS)
+    base = tolerance_of(top.get("tolerance"), base, bads)
     examples = top.get("examples")
     if not isinstance(examples, list) or not examples:
-        bads.append(_Bad("examples", "must be a non-empty list"))
+        bads.append(Bad("examples", "must be a non-empty list"))
         examples = []
     probes = top.get("probes") or []
     if not isinstance(probes, list):
-        bads.append(_Bad("probes", "must be a list"))
+        bads.append(Bad("probes", "must be a list"))
         probes = []
     issues = [Issue(EXAMPLES_FILE, b.field, str(b)) for b in bads]
     return base, examples, probes, issues, loaded
@@ -452,8 +183,10 @@ def _public_cases(
     for i, raw in enumerate(raws):
         where = f"{EXAMPLES_FILE}: {kind}[{i}]"
         try:
-            cases.append(_case(raw, where=where, visible=True, base=base, probe=kind == "probes"))
-        except _Bads as bads:
+            cases.append(
+                parse_case(raw, where=where, visible=True, base=base, probe=kind == "probes")
+            )
+        except Bads as bads:
             issues += [
                 Issue(EXAMPLES_FILE, f"{kind}[{i}].{bad.field}", str(bad)) for bad in bads.bads
             ]
@@ -509,10 +242,10 @@ def _hidden_cases(
         loaded = None
         try:
             loaded = _read(path)
-            hidden.append(_case(loaded.data, where=where, visible=False, base=base))
-        except _Bad as bad:
+            hidden.append(parse_case(loaded.data, where=where, visible=False, base=base))
+        except Bad as bad:
             found.append(Issue(where, bad.field, str(bad), bad.line))
-        except _Bads as bads:
+        except Bads as bads:
             found += [Issue(where, bad.field, str(bad)) for bad in bads.bads]
         issues += _located(where, loaded, found, places)
     return hidden

@@ -13,7 +13,8 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 
 from grader.errors import GraderError, Refused
 from grader.files import TEMPLATES, delete
-from grader.problem.cases import Case, check_problem
+from grader.problem.casefile import Case
+from grader.problem.cases import check_problem
 from grader.problem.layout import (
     BUNDLE_FILE,
     EXAMPLES_FILE,

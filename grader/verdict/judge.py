@@ -15,7 +15,7 @@ import signal
 import numpy as np
 
 from grader.compare import Array, compare, count_wrong
-from grader.problem.cases import Case
+from grader.problem.casefile import Case
 from grader.problem.layout import FUNCTION_NAME
 from grader.records import LOAD_OUTCOMES, CaseResult, Diagnosis, Mismatch, Outcome, signal_name
 from grader.sandbox.answers import EndState, Kind, Raw, Stage

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from grader.problem import cases
+from grader.problem import casefile, cases
 from grader.problem.cases import load_problem
 from tests.conftest import CORPUS, ROOT, Cli
 
@@ -431,7 +431,7 @@ def test_a_file_lists_its_first_issues_and_says_there_are_more(
     keys = "".join(f"extra_{n}: 1\n" for n in range(5000))
     _case(problem_copy, "11_keys.yaml", f"name: keys\nwhy: w\n{VALID}{keys}")
     issues = _issues_of(cli, problem_copy, "11_keys.yaml")
-    assert len(issues) == cases.MAX_ISSUES_PER_FILE + 1
+    assert len(issues) == casefile.MAX_ISSUES_PER_FILE + 1
     assert issues[0].startswith("hidden_tests/11_keys.yaml:4: extra_0: unknown key 'extra_0'")
     assert (
         issues[-1] == "hidden_tests/11_keys.yaml: (file): more issues, not listed: fix these first"

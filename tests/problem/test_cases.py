@@ -8,12 +8,12 @@ from typing import Any
 import numpy as np
 import pytest
 
+from grader.problem.casefile import validate_input
 from grader.problem.cases import (
     ProblemInvalid,
     check_problem,
     load_problem,
     load_reference,
-    validate_input,
 )
 from tests.conftest import ROOT
 

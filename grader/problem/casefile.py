@@ -1,0 +1,290 @@
+"""One case of the problem: its record, and how one case's YAML mapping becomes one,
+each mistake of its author collected as a Bad with its field."""
+
+from __future__ import annotations
+
+import itertools
+import math
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from grader.problem.schema import INPUTS, InvalidInputs, check_inputs, closest_key, unknown_key
+from grader.problem.yamlsafe import key_text, shown
+from grader.records import Tolerance
+
+NAME_RE = re.compile(r"^[a-z0-9][a-z0-9_\-]{0,63}$")
+# Bounds of the other fields of a case (its inputs' are in grader/problem/schema.py).
+MAX_WHY = 500
+MAX_SCORE = 1000
+MAX_KNOWN_FAILING = 32
+VARIANT_RE = re.compile(r"^(?:reference|(?:correct|wrong)/[A-Za-z0-9_][A-Za-z0-9_\-]{0,63})$")
+# Issues listed per file: the first ones, in the file's order, then a line saying there are more.
+MAX_ISSUES_PER_FILE = 20
+
+
+@dataclass(frozen=True)
+class Case:
+    """One graded call: its inputs, where it came from, and how it is checked.
+
+    ``known_failing`` lists (variant, why) pairs: solutions known to fail this case, and why.
+    """
+
+    name: str
+    why: str
+    positions: tuple[int, ...]
+    d_model: int
+    tolerance: Tolerance
+    visible: bool
+    source: str
+    expected: tuple[tuple[float, ...], ...] | None = None
+    max_score: float = 1.0
+    known_failing: tuple[tuple[str, str], ...] = ()
+
+    @property
+    def shape(self) -> tuple[int, int]:
+        """Return the shape a correct answer has."""
+        return (len(self.positions), self.d_model)
+
+
+def validate_input(positions: object, d_model: object) -> tuple[tuple[int, ...], int]:
+    """Check inputs against their declaration (grader/problem/schema.py); return them normalised.
+
+    Raises ValueError with a sentence per wrong field, each naming the offending value. A
+    range is checked by its ends before it is expanded.
+    """
+    values = check_inputs({"positions": positions, "d_model": d_model})
+    return values["positions"], values["d_model"]
+
+
+def _table(raw: object, shape: tuple[int, int]) -> tuple[tuple[float, ...], ...]:
+    """Validate a stored table: rows of finite numbers, in the shape the input needs."""
+    if not isinstance(raw, list) or not all(isinstance(row, list) for row in raw):
+        raise Bad("expected", "must be a table: a list of rows, each a list of numbers")
+    rows = []
+    for row in raw:
+        if not all(isinstance(v, int | float) and not isinstance(v, bool) for v in row):
+            raise Bad("expected", "must hold numbers only")
+        rows.append(tuple(float(v) for v in row))
+    found = (len(rows), len(rows[0]) if rows else 0)
+    if found != shape or any(len(row) != shape[1] for row in rows):
+        raise Bad("expected", f"has shape {found}, but the input needs {shape}")
+    if not all(math.isfinite(v) for row in rows for v in row):
+        raise Bad("expected", "holds NaN or infinity")
+    return tuple(rows)
+
+
+class Bad(Exception):
+    """A field of one file is wrong; carries the field's dotted name, and its line if known."""
+
+    def __init__(self, field: str, message: str, line: int | None = None) -> None:
+        super().__init__(message)
+        self.field = field
+        self.line = line
+
+
+def _number(value: object) -> float | None:
+    """Return a YAML value as a number, or None; "1e-3" counts.
+
+    YAML 1.1 reads 1e-3 (no dot) as a string, and authors write tolerances that way.
+    """
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, int | float):
+        return float(value)
+    if isinstance(value, str) and len(value) <= 100:
+        try:
+            return float(value)
+        except ValueError:
+            return None
+    return None
+
+
+TOLERANCE_KEYS = ("rtol", "atol")
+
+
+def tolerance_of(raw: object, base: Tolerance, bads: list[Bad], prefix: str = "") -> Tolerance:
+    """Return the tolerance ``raw`` sets over ``base``; add what is wrong with it to ``bads``."""
+    if raw is None:
+        return base
+    where = f"{prefix}tolerance"
+    if not isinstance(raw, dict):
+        bads.append(Bad(where, f"takes only rtol and atol, got {shown(raw)}"))
+        return base
+    bads += unknown_keys(raw, TOLERANCE_KEYS, f"{where}.")
+    values: dict[str, float] = {"rtol": base.rtol, "atol": base.atol}
+    for key in TOLERANCE_KEYS:
+        if key not in raw:
+            continue
+        number = _number(raw[key])
+        if number is None or not 0 <= number < 1:
+            bads.append(Bad(f"{where}.{key}", f"must be a number in [0, 1), got {shown(raw[key])}"))
+        else:
+            values[key] = number
+    return Tolerance(**values)
+
+
+def unknown_keys(raw: dict[object, object], allowed: Sequence[str], prefix: str = "") -> list[Bad]:
+    """Return an issue for each key of ``raw`` not ``allowed``, with the likeliest meant one."""
+    unknown = (key for key in raw if key not in allowed)
+    # No more than can be listed: a mapping of 100 000 keys costs 100 000 suggestions else.
+    return [
+        Bad(f"{prefix}{key_text(key)}", unknown_key(key, allowed))
+        for key in itertools.islice(unknown, MAX_ISSUES_PER_FILE + 1)
+    ]
+
+
+def _missing(raw: dict[object, object], needed: Sequence[str], prefix: str = "") -> list[Bad]:
+    """Return an issue for each needed key that is missing and no unknown key stands for."""
+    # A typo ("postions") is one issue, said where it is, with the key it stands for.
+    meant = {closest_key(key, needed) for key in raw if key not in needed}
+    return [
+        Bad(f"{prefix}{key}", "missing key")
+        for key in needed
+        if key not in raw and key not in meant
+    ]
+
+
+CASE_KEYS = ("name", "why", "input", "expected", "tolerance", "max_score")
+# Only a hidden case may name the solutions known to fail it.
+HIDDEN_KEYS = (*CASE_KEYS, "known_failing")
+REQUIRED_KEYS = ("name", "why", "input")
+
+
+class Bads(Exception):
+    """Everything wrong with one case, each with its field."""
+
+    def __init__(self, bads: list[Bad]) -> None:
+        super().__init__("; ".join(str(b) for b in bads))
+        self.bads = bads
+
+
+def parse_case(
+    raw: object, *, where: str, visible: bool, base: Tolerance, probe: bool = False
+) -> Case:
+    """Validate one case; raise Bads listing every field that is wrong, not the first."""
+    if not isinstance(raw, dict):
+        raise Bads([Bad("(top)", f"a case must be a mapping, got {kind_of(raw)}")])
+    allowed = CASE_KEYS if visible else HIDDEN_KEYS
+    bads = unknown_keys(raw, allowed) + _missing(raw, REQUIRED_KEYS)
+    name, why = raw.get("name"), raw.get("why")
+    if "name" in raw and (not isinstance(name, str) or not NAME_RE.match(name)):
+        bads.append(Bad("name", f"must be lowercase letters, digits, _ or -, got {shown(name)}"))
+    bads += _sentence(raw, "why")
+    positions, d_model = _inputs(raw, bads)
+    expected = None
+    if raw.get("expected") is not None:
+        if positions:
+            try:
+                expected = _table(raw["expected"], (len(positions), d_model))
+            except Bad as bad:
+                bads.append(bad)
+    elif visible and not probe:
+        bads.append(Bad("expected", "a visible example must list its expected values"))
+    max_score = _max_score(raw, bads)
+    tolerance = tolerance_of(raw.get("tolerance"), base, bads)
+    known = () if visible else _known_failing(raw.get("known_failing", []), bads)
+    if bads:
+        raise Bads(bads)
+    assert isinstance(name, str) and isinstance(why, str)
+    return Case(
+        name=name,
+        why=why.strip(),
+        positions=positions,
+        d_model=d_model,
+        tolerance=tolerance,
+        visible=visible,
+        source=where,
+        expected=expected,
+        max_score=max_score,
+        known_failing=known,
+    )
+
+
+def kind_of(value: object) -> str:
+    """Return the kind of a YAML value as a message names it."""
+    return "nothing (null)" if value is None else type(value).__name__
+
+
+def _sentence(raw: dict[object, object], key: str, prefix: str = "") -> list[Bad]:
+    """Return what is wrong with a one-sentence field, if it is present."""
+    if key not in raw:
+        return []
+    text = raw[key]
+    if not isinstance(text, str) or not text.strip():
+        return [Bad(f"{prefix}{key}", f"must be a non-empty sentence, got {shown(text)}")]
+    if len(text) > MAX_WHY:
+        return [Bad(f"{prefix}{key}", f"must be at most {MAX_WHY} characters, got {len(text)}")]
+    return []
+
+
+def _inputs(raw: dict[object, object], bads: list[Bad]) -> tuple[tuple[int, ...], int]:
+    """Return a case's checked inputs, or ((), 0) after adding each wrong field to ``bads``."""
+    if "input" not in raw:
+        return (), 0
+    inp = raw["input"]
+    if not isinstance(inp, dict):
+        bads.append(Bad("input", f"must be a mapping of {', '.join(INPUTS.names)}"))
+        return (), 0
+    wrong = unknown_keys(inp, INPUTS.names, "input.") + _missing(inp, INPUTS.names, "input.")
+    bads += wrong
+    try:
+        values = check_inputs({k: v for k, v in inp.items() if isinstance(k, str)})
+    except InvalidInputs as invalid:
+        bads += [Bad(f"input.{p.field}" if p.field else "input", str(p)) for p in invalid.problems]
+        return (), 0
+    if wrong:
+        return (), 0
+    return values["positions"], values["d_model"]
+
+
+def _max_score(raw: dict[object, object], bads: list[Bad]) -> float:
+    """Return the case's score: finite, above 0 and at most MAX_SCORE (else 1, and an issue)."""
+    value = raw.get("max_score", 1.0)
+    number = float(value) if isinstance(value, int | float) and not isinstance(value, bool) else 0
+    if not (math.isfinite(number) and 0 < number <= MAX_SCORE):
+        bads.append(
+            Bad(
+                "max_score",
+                f"must be a finite number > 0 and at most {MAX_SCORE}, got {shown(value)}",
+            )
+        )
+        return 1.0
+    return number
+
+
+def _known_failing(raw: object, bads: list[Bad]) -> tuple[tuple[str, str], ...]:
+    """Return the (variant, why) pairs of ``known_failing``; add what is wrong to ``bads``."""
+    if not isinstance(raw, list) or len(raw) > MAX_KNOWN_FAILING:
+        bads.append(
+            Bad(
+                "known_failing",
+                f"must be a list of at most {MAX_KNOWN_FAILING} mappings {{variant, why}}, "
+                f"got {shown(raw)}",
+            )
+        )
+        return ()
+    pairs: list[tuple[str, str]] = []
+    for i, entry in enumerate(raw):
+        where = f"known_failing[{i}]"
+        if not isinstance(entry, dict):
+            bads.append(Bad(where, f"must be a mapping {{variant, why}}, got {shown(entry)}"))
+            continue
+        wrong = unknown_keys(entry, ("variant", "why"), f"{where}.")
+        wrong += _missing(entry, ("variant", "why"), f"{where}.") + _sentence(
+            entry, "why", f"{where}."
+        )
+        variant = entry.get("variant")
+        if "variant" in entry and not (isinstance(variant, str) and VARIANT_RE.match(variant)):
+            wrong.append(
+                Bad(
+                    f"{where}.variant",
+                    f"must be reference, correct/NAME or wrong/NAME, got {shown(variant)}",
+                )
+            )
+        elif variant in [v for v, _ in pairs]:
+            wrong.append(Bad(f"{where}.variant", f"{shown(variant)} is listed twice"))
+        bads += wrong
+        if not wrong:
+            pairs.append((str(variant), str(entry["why"]).strip()))
+    return tuple(pairs)
