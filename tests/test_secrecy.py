@@ -274,16 +274,16 @@ def test_a_grader_failure_on_one_submission_is_its_row(
     cli: Cli, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """An unexpected failure while grading one learner costs that learner's row, no more."""
-    import grader.batch.run
+    import grader.batch.grading
 
-    real = grader.batch.run.grade_in_with_examples
+    real = grader.batch.grading.grade_in_with_examples
 
     def flaky(session: Any, **kwargs: Any) -> Any:
         if kwargs["src"].name == "b.py":
             raise RuntimeError("boom")
         return real(session, **kwargs)
 
-    monkeypatch.setattr(grader.batch.run, "grade_in_with_examples", flaky)
+    monkeypatch.setattr(grader.batch.grading, "grade_in_with_examples", flaky)
     folder = tmp_path / "class"
     folder.mkdir()
     for name in ("a.py", "b.py"):

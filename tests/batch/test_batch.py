@@ -600,7 +600,7 @@ def test_a_closed_pool_forks_and_restarts_nothing(tmp_path: Path) -> None:
 _CTRL_C_IN_A_FINALIZER = """
 import os, signal, sys
 sys.argv = ["grader", "batch", sys.argv[1], "--out", sys.argv[2], "--no-progress"]
-import grader.batch.run
+import grader.batch.workers
 import grader.entry
 
 class Pressed:
@@ -608,13 +608,13 @@ class Pressed:
         os.kill(os.getpid(), signal.SIGINT)
         sum(range(1000))  # the handler runs here, inside the finalizer
 
-grade_all = grader.batch.run._grade_all
+grade_all = grader.batch.workers.grade_all
 
 def pressed_at_the_start(*args, **kwargs):
     Pressed()  # dropped at once: its finalizer takes the Ctrl-C
     return grade_all(*args, **kwargs)
 
-grader.batch.run._grade_all = pressed_at_the_start
+grader.batch.workers.grade_all = pressed_at_the_start
 grader.entry.entry()
 """
 
@@ -885,10 +885,10 @@ def test_a_child_whose_exit_went_unreported_is_graded_again(
 ) -> None:
     """The template did not report one child's exit: that learner is graded once more in a
     fresh fork, not counted as lost."""
-    import grader.batch.run
+    import grader.batch.grading
     from grader.sandbox.template import Unreported
 
-    real = grader.batch.run.Batch._graded
+    real = grader.batch.grading.Batch._graded
     missed: list[str] = []
 
     def once(self: Any, src: Any, began: float) -> Any:
@@ -897,7 +897,7 @@ def test_a_child_whose_exit_went_unreported_is_graded_again(
             raise Unreported("the template process stopped reporting on its children")
         return real(self, src, began)
 
-    monkeypatch.setattr(grader.batch.run.Batch, "_graded", once)
+    monkeypatch.setattr(grader.batch.grading.Batch, "_graded", once)
     shutil.copy(CORPUS / "reference.py", tmp_path / "ada.py")
     code, _, err = cli("batch", tmp_path / "ada.py", "--out", tmp_path / "out")
     assert code == 0 and missed == ["ada.py"], err

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from grader.batch import run as batch
+from grader.batch import workers as batch
 from grader.sandbox import capacity
 from tests.conftest import CORPUS, Cli
 

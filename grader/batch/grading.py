@@ -1,0 +1,211 @@
+"""One submission of a batch: read it, reuse its results if nothing changed, else grade it
+in a fresh fork; whatever fails, it gets its row. And what a result depends on."""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import json
+import threading
+import time
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any
+
+from grader import results
+from grader.batch.discover import Entry
+from grader.batch.outdir import Row, RowStatus, result_path
+from grader.errors import GraderError
+from grader.pipeline import grade_in_with_examples, start
+from grader.problem.cases import Checked
+from grader.problem.layout import FUNCTION_NAME, protected_paths, starter_text
+from grader.records import Cause, Report
+from grader.report import to_results
+from grader.results import Results, not_graded
+from grader.sandbox.limits import Limits
+from grader.sandbox.pool import Pool
+from grader.sandbox.template import Unreported
+from grader.submission.reader import read
+from grader.submission.source import Source, protected_files
+
+
+def suite_digest(checked: Checked, *, examples: bool = False) -> str:
+    """Return a digest of what grading depends on: cases, tolerances and expected tables
+    (the hidden cases', or with ``examples`` the visible examples')."""
+    h = hashlib.sha256()
+    for case in checked.problem.examples if examples else checked.problem.hidden:
+        h.update(
+            repr((case.name, case.positions, case.d_model, case.tolerance, case.max_score)).encode()
+        )
+        h.update(checked.expected[case.name].tobytes())
+    return h.hexdigest()
+
+
+def row_from(doc: Results, entry: Entry, status: RowStatus) -> Row:
+    return Row.of(doc, entry.id, entry.relpath, status)
+
+
+def error_doc(
+    entry: Entry, checked: Checked, message: str, cause: Cause = Cause.SUBMISSION
+) -> Results:
+    """A results document for a learner whose submission could not be graded at all."""
+    cases = [(c.name, c.max_score) for c in checked.problem.hidden]
+    doc = not_graded(cases, message, submission=entry.id, cause=cause)
+    return doc.with_extra(path=entry.relpath, **_student(entry))
+
+
+def _student(entry: Entry) -> dict[str, Any]:
+    """Return what the results document records of the student, where an export says."""
+    s = entry.student
+    if s is None:
+        return {}
+    return {"student": {"id": s.id, "name": s.name, "late": s.late, "attempts": list(s.attempts)}}
+
+
+class Stopped(Exception):
+    """The batch was interrupted: a result finished after that is not kept."""
+
+
+def grading_settings(checked: Checked, limits: Limits, backend: str) -> dict[str, str]:
+    """Return everything a result depends on besides the file itself, by name.
+
+    Every limit (a new one joins without anyone listing it), the walls that actually held,
+    the tolerance, the examples and the suite, and the grader's version. Not --jobs, --out
+    or --no-progress, which change no verdict.
+    """
+    from grader import __version__
+
+    return {
+        **{name: f"{value:g}" for name, value in limits._asdict().items()},
+        "sandbox": backend,
+        "tolerance": checked.problem.tolerance.describe(),
+        "examples": suite_digest(checked, examples=True),
+        "suite": suite_digest(checked),
+        "grader": __version__,
+    }
+
+
+def settings_digest(settings: dict[str, str]) -> str:
+    """Return the resume key of ``settings``: a result graded under others is graded again."""
+    return hashlib.sha256(json.dumps(settings, sort_keys=True).encode()).hexdigest()
+
+
+@dataclass
+class Batch:
+    """A batch run in progress: where results go and what it depends on."""
+
+    out: Path
+    checked: Checked
+    pool: Pool
+    limits: Limits
+    suite: str
+    settings: dict[str, str]
+    # Set on a stop signal: children are being killed, so what they answer now is not a verdict.
+    stop: threading.Event = field(default_factory=threading.Event)
+
+    def __post_init__(self) -> None:
+        # The problem's own files, looked up once for the batch rather than per learner.
+        self.protected = protected_paths(self.checked.problem.root)
+        self.inodes = protected_files(self.protected)
+        self.starter = starter_text(self.checked.problem.root)
+        self.key = settings_digest(self.settings)
+        # Results of an unchanged file found graded under other settings, graded again.
+        self.resettled: list[str] = []
+
+    def read(self, path: Path) -> Source:
+        """Read what a learner handed in: a file, a notebook, a folder or a zip."""
+        return read(
+            path,
+            function=FUNCTION_NAME,
+            protected=self.protected,
+            inodes=self.inodes,
+            starter=self.starter,
+        )
+
+    def result_path(self, entry: Entry) -> Path:
+        return result_path(self.out, entry.id)
+
+    def up_to_date(self, entry: Entry, digest: str) -> Results | None:
+        """Return the stored results if they are for this very file and suite."""
+        try:
+            doc = results.read(self.result_path(entry))
+        except (OSError, ValueError):
+            return None
+        if doc.stamp.get("sha256") != digest:
+            return None
+        if doc.stamp.get("settings") == self.key:
+            return doc
+        self.resettled.append(entry.id)  # list.append is atomic: workers share it
+        return None
+
+    def grade_one(self, entry: Entry) -> Row:
+        """Grade one entry, or reuse its results; whatever fails, the entry gets its row."""
+        try:
+            return self._grade_one(entry)
+        except Stopped:
+            raise
+        except OSError as exc:
+            # A full disk or a quota while this learner's files were written: the machine's.
+            doc = error_doc(entry, self.checked, f"the grader failed: {exc}", Cause.ENVIRONMENT)
+            with contextlib.suppress(OSError):
+                self._write(entry, doc)
+            return row_from(doc, entry, RowStatus.NOT_GRADED)
+        except Exception as exc:  # noqa: BLE001 - one learner's failure must not end the batch
+            doc = error_doc(
+                entry, self.checked, f"the grader failed ({type(exc).__name__})", Cause.GRADER
+            )
+            with contextlib.suppress(OSError):
+                self._write(entry, doc)
+            return row_from(doc, entry, RowStatus.NOT_GRADED)
+
+    def _graded(self, src: Source, began: float) -> tuple[Report, dict[str, str]]:
+        """Grade one read file in a fresh fork: its report and its examples' outcomes."""
+        with start(src, self.pool, self.limits) as session:
+            return grade_in_with_examples(session, src=src, checked=self.checked, began=began)
+
+    def _grade_one(self, entry: Entry) -> Row:
+        began = time.monotonic()
+        if entry.path is None:
+            doc = error_doc(entry, self.checked, entry.problem)
+            self._write(entry, doc)
+            return row_from(doc, entry, RowStatus.NOT_GRADED)
+        try:
+            src = self.read(entry.path)
+        except GraderError as exc:
+            doc = error_doc(entry, self.checked, str(exc))
+            self._write(entry, doc)
+            return row_from(doc, entry, RowStatus.NOT_GRADED)
+        if src.inner:  # a folder or a zip: name the file graded in it
+            entry = replace(entry, relpath=f"{entry.relpath.rstrip('/')}/{src.inner}")
+        digest = src.digest()
+        stored = self.up_to_date(entry, digest)
+        if stored is not None:
+            return row_from(stored, entry, RowStatus.UNCHANGED)
+        try:
+            try:
+                report, examples = self._graded(src, began)
+            except Unreported:
+                report, examples = self._graded(src, time.monotonic())  # once more, afresh
+        except (GraderError, OSError) as exc:
+            if self.stop.is_set():
+                raise Stopped from None
+            # Not the learner's doing (the template died, a full disk): say so, and go on.
+            doc = error_doc(entry, self.checked, f"the grader failed: {exc}", Cause.ENVIRONMENT)
+            self._write(entry, doc)
+            return row_from(doc, entry, RowStatus.NOT_GRADED)
+        stamp = {
+            "sha256": digest,
+            "suite": self.suite,
+            "settings": self.key,
+            "id": entry.id,
+            "path": entry.relpath,
+            "examples": examples,
+        }
+        doc = to_results(report).with_extra(batch=stamp, **_student(entry))
+        self._write(entry, doc)
+        return row_from(doc, entry, RowStatus.GRADED)
+
+    def _write(self, entry: Entry, doc: Results) -> None:
+        if self.stop.is_set():
+            raise Stopped  # graded while its children were being killed: not a verdict
+        results.write(self.result_path(entry), doc)
