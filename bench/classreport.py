@@ -26,7 +26,8 @@ from pathlib import Path
 
 from speed import GRADER, PY, ROOT, make_class
 
-from grader.batch.classreport import build, write_class_report
+from grader.batch.classpage import write_class_report
+from grader.batch.classreport import build
 from grader.batch.manifest import class_digest, from_json, share_of, to_json
 from grader.batch.merge import merge
 

@@ -370,7 +370,7 @@ def test_a_merge_stopped_half_way_keeps_the_previous_one(
 _SIGNALS_AT = """
 import os, signal, sys
 sys.argv = ["grader", "batch", sys.argv[1], "--out", sys.argv[2], "--no-progress"]
-import grader.batch.workers, grader.batch.classreport, grader.sandbox.pool
+import grader.batch.workers, grader.batch.classpage, grader.sandbox.pool
 when, names = os.environ["AT"], os.environ["SIGNALS"].split(",")
 
 def sending(real):
@@ -386,7 +386,7 @@ if when == "template":
 elif when == "grading":
     grader.batch.workers.grade_all = sending(grader.batch.workers.grade_all)
 else:
-    report = grader.batch.classreport
+    report = grader.batch.classpage
     report.write_class_report = sending(report.write_class_report)
 import grader.entry
 grader.entry.entry()

@@ -234,7 +234,7 @@ def _write_outputs(
     seconds: float,
 ) -> None:
     """Write summary.csv, batch.json and the class report of this run."""
-    from grader.batch.classreport import write_class_report
+    from grader.batch.classpage import write_class_report
 
     out, problem = batch.out, batch.checked.problem
     write_summary(out / SUMMARY_FILE, rows, [c.name for c in problem.hidden])

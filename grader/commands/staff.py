@@ -182,7 +182,7 @@ def _print_class_report(out: Path) -> None:
 
 
 def _report(args: argparse.Namespace) -> int:
-    from grader.batch.classreport import scope, write_class_report
+    from grader.batch.classpage import scope, write_class_report
 
     report = write_class_report(args.out)
     print(f"class report of {scope(report)}")
@@ -191,7 +191,7 @@ def _report(args: argparse.Namespace) -> int:
 
 
 def _merge(args: argparse.Namespace) -> int:
-    from grader.batch.classreport import scope, write_class_report
+    from grader.batch.classpage import scope, write_class_report
     from grader.batch.merge import merge
     from grader.batch.outdir import RESULTS_DIR, SUMMARY_FILE
 
