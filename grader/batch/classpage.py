@@ -102,9 +102,15 @@ HEADLINE = [
 # ---- report.md ----
 
 
+# Learners' text (ids, names from an export, reasons naming their files) may hold what a
+# Markdown viewer would take for HTML or a link: escaped, it reads as written.
+_MD_ESCAPES = str.maketrans({c: "\\" + c for c in "\\<>[]"})
+
+
 def _wrap(text: str, indent: str = "", first: str | None = None) -> list[str]:
+    """Wrap a paragraph of report.md, its text escaped (see _MD_ESCAPES)."""
     return textwrap.wrap(
-        text,
+        text.translate(_MD_ESCAPES),
         WIDTH,
         initial_indent=indent if first is None else first,
         subsequent_indent=indent,

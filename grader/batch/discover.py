@@ -8,12 +8,13 @@ that says why it is not graded, rather than a warning alone. Every one gets an i
 
 from __future__ import annotations
 
+import os
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import NamedTuple
 
-from grader.batch.platforms import Copy, Student, detect, items_of, read_export
+from grader.batch.platforms import Student, detect, items_of, read_export
 from grader.errors import GraderError, Refused
 from grader.files import read_bounded
 from grader.names import make_ids, shown
@@ -99,7 +100,7 @@ def discover(
     several = len(paths) > 1
     passed_over = {p.resolve() for p in skip}
     for path in paths:
-        export = _downloaded(path, scratch) if len(paths) == 1 else None
+        export = _downloaded(path, scratch, layout) if len(paths) == 1 else None
         if export is not None:
             found += _class_folder(
                 export, "", protected, passed_over, strays, layout, scratch, layouts
@@ -129,12 +130,7 @@ def _class_folder(
     """Return a class folder's entries, in the layout its platform exported it in."""
     items = [p for p in items_of(folder) if p.is_symlink() or p.resolve() not in passed_over]
     chosen = layout or detect(folder, items)
-    sections = [
-        p
-        for p in items
-        if chosen == "flat" and layout is None and p.is_dir() and not p.is_symlink()
-        if detect(p, items_of(p)) != "flat"
-    ]
+    sections = _sections(items) if chosen == "flat" and layout is None else []
     if sections and scratch is not None:
         # Several exports (sections of one course) side by side: each read in its layout.
         found = []
@@ -157,7 +153,7 @@ def _class_folder(
         return _folder(folder, prefix, protected, passed_over, strays)
     own = scratch / f"export-{len(list(scratch.iterdir()))}"
     own.mkdir()
-    export = read_export(folder, chosen, own, copy=_copier(protected))
+    export = read_export(folder, chosen, own, copy=_Copier(protected))
     if layouts is not None:
         layouts.seen.append((chosen, export.matched, export.total))
     found = [
@@ -169,7 +165,21 @@ def _class_folder(
     return found + _folder(folder, prefix, protected, passed_over | rest, strays)
 
 
-def _downloaded(path: Path, scratch: Path | None) -> Path | None:
+def _sections(items: Sequence[Path]) -> list[Path]:
+    """Return the exports side by side in a class folder (sections of one course), or none.
+
+    Only a folder every one of whose folders is an export, and which holds no code of its
+    own: in a flat class, a learner's folder shaped like an export is that learner's.
+    """
+    folders = [p for p in items if p.is_dir() and not p.is_symlink()]
+    if not folders or any(p.suffix.lower() in GRADED_SUFFIXES for p in items if p.is_file()):
+        return []
+    if any(detect(p, items_of(p)) == "flat" for p in folders):
+        return []
+    return folders
+
+
+def _downloaded(path: Path, scratch: Path | None, layout: str | None) -> Path | None:
     """Return the folder a platform's download unzips to, when ``path`` is one (the .zip
     exactly as downloaded); None for anything else, a learner's own zip included."""
     if scratch is None or path.is_symlink() or not path.is_file():
@@ -184,29 +194,63 @@ def _downloaded(path: Path, scratch: Path | None) -> Path | None:
         return None  # graded as a learner's zip, whose row says what is wrong with it
     items = items_of(into)
     if len(items) == 1 and items[0].is_dir() and not items[0].is_symlink():
-        into = items[0]  # a download that holds one folder of the class
-        items = items_of(into)
-    return into if detect(into, items) != "flat" else None
+        inner = items_of(items[0])
+        if detect(items[0], inner) != "flat":  # a download that holds one folder of the class
+            into, items = items[0], inner
+    # A layout given for a download is taken at its word: a class of one student may look
+    # like a flat folder.
+    forced = layout is not None and layout != "flat"
+    return into if forced or detect(into, items) != "flat" else None
 
 
-def _copier(protected: Sequence[Path]) -> Copy:
-    """Return how a learner's file is copied into their folder: read as a submission is."""
+class _Copier:
+    """Copies a learner's files out of an export into their folder, read as a submission is.
 
-    def copy(source: Path, target: Path) -> None:
-        # A link, a FIFO, a file inside the problem: never copied, so never read; a
-        # student left with nothing else gets a row that says their folder holds no code.
-        if link_problem(source, protected):
+    A link, a FIFO, a file inside the problem, a file past its bound: never copied, so never
+    read; a student left with nothing gets a row that says their folder holds no code. A
+    folder is copied within bounds of depth, entries and bytes for each student's folder,
+    and whatever the export holds, nothing it does ends the batch.
+    """
+
+    def __init__(self, protected: Sequence[Path]) -> None:
+        self.protected = protected
+        self.spent: dict[Path, list[int]] = {}  # each student's folder: [bytes, entries]
+
+    def __call__(self, source: Path, target: Path) -> None:
+        self._copy(source, target, self.spent.setdefault(target.parent, [0, 0]), depth=0)
+
+    def _copy(self, source: Path, target: Path, spent: list[int], depth: int) -> None:
+        if spent[1] >= MAX_COPIED_ENTRIES or os.path.lexists(target):
+            return
+        spent[1] += 1
+        if source.is_dir() and not source.is_symlink():
+            if depth >= MAX_COPIED_DEPTH:
+                return
+            try:
+                target.mkdir()
+                children = sorted(source.iterdir())[:MAX_COPIED_ENTRIES]
+            except OSError:
+                return
+            for child in children:
+                if not is_cruft(child.name):
+                    self._copy(child, target / child.name, spent, depth + 1)
+            return
+        if link_problem(source, self.protected):
             return
         try:
-            target.write_bytes(read_bounded(source, MAX_COPIED_BYTES))
-        except Refused:
+            data = read_bounded(source, min(MAX_COPIED_BYTES, MAX_STUDENT_BYTES - spent[0]))
+            target.write_bytes(data)
+        except (Refused, OSError):
             return
+        spent[0] += len(data)
 
-    return copy
 
-
-# A learner's file copied out of an export: the largest a reader takes (a notebook of plots).
+# A learner's file copied out of an export: the largest a reader takes (a notebook of plots);
+# and what one student's folder may take in all, however many files and folders deep.
 MAX_COPIED_BYTES = 64 * 1024 * 1024
+MAX_STUDENT_BYTES = 256 * 1024 * 1024
+MAX_COPIED_ENTRIES = 1000
+MAX_COPIED_DEPTH = 12
 
 
 def _folder(

@@ -10,7 +10,7 @@ import threading
 import time
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from grader import results
 from grader.batch.discover import Entry
@@ -60,6 +60,21 @@ def _student(entry: Entry) -> dict[str, Any]:
     if s is None:
         return {}
     return {"student": {"id": s.id, "name": s.name, "late": s.late, "attempts": list(s.attempts)}}
+
+
+class Stored(NamedTuple):
+    """Results kept from an earlier run, and whether the export now says more of them."""
+
+    doc: Results
+    fresh: bool
+
+
+def refreshed(doc: Results, entry: Entry) -> Stored:
+    """Return stored results with what the export says of the student now, and whether
+    that differs from what they held: late, the other attempts, the graded file's path."""
+    stamp = {**doc.stamp, "path": entry.relpath}
+    now = doc.with_extra(batch=stamp, **_student(entry))
+    return Stored(now, now != doc)
 
 
 class Stopped(Exception):
@@ -125,8 +140,10 @@ class Batch:
     def result_path(self, entry: Entry) -> Path:
         return result_path(self.out, entry.id)
 
-    def up_to_date(self, entry: Entry, digest: str) -> Results | None:
-        """Return the stored results if they are for this very file and suite."""
+    def up_to_date(self, entry: Entry, digest: str) -> Stored | None:
+        """Return the stored results if they are for this very file and suite, with what
+        the export says of the student now (late, the other attempts, the file's path): a
+        re-download may say more of the same file (see refreshed)."""
         try:
             doc = results.read(self.result_path(entry))
         except (OSError, ValueError):
@@ -134,7 +151,7 @@ class Batch:
         if doc.stamp.get("sha256") != digest:
             return None
         if doc.stamp.get("settings") == self.key:
-            return doc
+            return refreshed(doc, entry)
         self.resettled.append(entry.id)  # list.append is atomic: workers share it
         return None
 
@@ -180,7 +197,9 @@ class Batch:
         digest = src.digest()
         stored = self.up_to_date(entry, digest)
         if stored is not None:
-            return row_from(stored, entry, RowStatus.UNCHANGED)
+            if stored.fresh:
+                self._write(entry, stored.doc)  # the same verdict, and the export's news
+            return row_from(stored.doc, entry, RowStatus.UNCHANGED)
         try:
             try:
                 report, examples = self._graded(src, began)

@@ -22,27 +22,35 @@ whether it was late (no penalty is applied):
 from __future__ import annotations
 
 import re
-import shutil
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from grader.errors import GraderError, Refused
-from grader.names import shown
+from grader.names import display, shown
 from grader.problem.yamlsafe import load_file
 from grader.submission.folder import is_cruft
 
 LAYOUTS = ("canvas", "moodle", "blackboard", "gradescope", "classroom", "flat")
-CANVAS = re.compile(r"^(?P<key>[a-z0-9]+)(?P<late>_LATE)?_(?P<user>\d+)_(?P<sub>\d+)_(?P<name>.+)$")
-CANVAS_AGAIN = re.compile(r"^(?P<stem>.+?)-(?P<n>\d+)(?P<suffix>\.[^.]+)?$")
-MOODLE = re.compile(r"^(?P<name>.+)_(?P<pid>\d+)_assignsubmission_(?P<kind>file|onlinetext)_$")
-BLACKBOARD = re.compile(
-    r"^(?P<head>.+)_attempt_(?P<when>\d{4}-\d{2}-\d{2}-\d{2}-\d{2}-\d{2})(?:_(?P<name>.+))?$"
+# ASCII digits only: \d would take other scripts' digits too (the mathematical bold
+# digits, say), and an id of those would pass for another. ``(?s)``: a name holding a
+# newline is still one name.
+CANVAS = re.compile(
+    r"(?s)^(?P<key>[a-z0-9]+)(?P<late>_LATE)?_(?P<user>[0-9]+)_(?P<sub>[0-9]+)_(?P<name>.+)$"
 )
-GRADESCOPE = re.compile(r"^submission_(?P<n>\d+)$")
+CANVAS_AGAIN = re.compile(r"(?s)^(?P<stem>.+?)-(?P<n>[0-9]+)(?P<suffix>\.[^.]+)?$")
+MOODLE = re.compile(
+    r"(?s)^(?P<name>.+)_(?P<pid>[0-9]+)_assignsubmission_(?P<kind>file|onlinetext)_$"
+)
+# The first `_attempt_DATE` is Blackboard's: what follows it is the name the student uploaded,
+# which may hold another (a file named `x_alice_attempt_2024-12-31-23-59-59_sol.py`).
+BLACKBOARD = re.compile(
+    r"(?s)^(?P<head>.+?)_attempt_(?P<when>[0-9]{4}(?:-[0-9]{2}){5})(?:_(?P<name>.+))?$"
+)
+GRADESCOPE = re.compile(r"^submission_(?P<n>[0-9]+)$")
 GRADESCOPE_METADATA = "submission_metadata.yml"
-RECEIPT_NAME = re.compile(r"^Name:\s*(?P<name>.*?)\s*\((?P<user>[^()]+)\)\s*$", re.MULTILINE)
 MAX_RECEIPT_BYTES = 64 * 1024
+RECEIPT_HEAD_LINES = 5  # Blackboard writes the student's Name: line first
 
 
 # Copies a learner's file into a student's folder, reading it through no link.
@@ -90,7 +98,7 @@ def detect(folder: Path, items: Sequence[Path]) -> str:
         "blackboard": sum(1 for p in items if BLACKBOARD.match(p.stem if p.is_file() else p.name)),
     }
     if _classroom_prefix(items):
-        counts["classroom"] = len(items)
+        counts["classroom"] = len(_repositories(items))
     layout, count = max(counts.items(), key=lambda kv: kv[1])
     # Most entries, and at least two: a flat class with one name shaped like Canvas's
     # stays flat.
@@ -127,7 +135,13 @@ def _restored(name: str) -> tuple[str, int]:
     again = CANVAS_AGAIN.match(name)
     if again is None:
         return name, 0
-    return again.group("stem") + (again.group("suffix") or ""), int(again.group("n"))
+    restored = again.group("stem") + (again.group("suffix") or "")
+    return (restored if _usable(restored) else name), int(again.group("n"))
+
+
+def _usable(name: str) -> bool:
+    """Return True for a name a file can have in a student's folder ('..-1' restores to '..')."""
+    return name not in ("", ".", "..") and "/" not in name and "\0" not in name
 
 
 def _canvas(folder: Path, items: list[Path], scratch: Path, copy: Copy, export: Export) -> None:
@@ -174,32 +188,50 @@ def _canvas(folder: Path, items: list[Path], scratch: Path, copy: Copy, export: 
 def _moodle(folder: Path, items: list[Path], scratch: Path, copy: Copy, export: Export) -> None:
     by_pid: dict[str, dict[str, Path]] = {}
     names: dict[str, str] = {}
+    folders: dict[str, list[str]] = {}
+    twice: set[str] = set()
     for item in items:
         parts = MOODLE.match(item.name) if item.is_dir() and not item.is_symlink() else None
         if parts is None:
             export.unmatched.append(item)
             continue
         export.matched += 1
-        by_pid.setdefault(parts.group("pid"), {})[parts.group("kind")] = item
-        names[parts.group("pid")] = parts.group("name")
+        pid, kind, name = parts.group("pid"), parts.group("kind"), parts.group("name")
+        if kind in by_pid.get(pid, {}) or names.get(pid, name) != name:
+            twice.add(pid)
+        by_pid.setdefault(pid, {})[kind] = item
+        names.setdefault(pid, name)
+        folders.setdefault(pid, []).append(shown(item.name))
     for pid, kinds in sorted(by_pid.items()):
         files = kinds.get("file")
+        problem = "" if files else "online text only; ask for a .py or .ipynb"
+        if pid in twice:
+            problem = claimed_twice(f"participant {pid}", folders[pid])
         export.students.append(
             Student(
                 id=f"moodle-{pid}",
                 name=names[pid],
-                path=files,
+                path=None if problem else files,
                 relpath=f"{shown(files.name)}/" if files else f"{shown(kinds['onlinetext'].name)}/",
-                problem="" if files else "online text only; ask for a .py or .ipynb",
+                problem=problem,
             )
         )
+
+
+def claimed_twice(who: str, places: Sequence[str]) -> str:
+    """Say why a row whose identity the export gives twice is not graded: a platform never
+    does, so the folder was edited, and which one is the student's is for staff to say."""
+    return (
+        f"the export gives {who} more than once ({', '.join(places[:3])}); "
+        "not graded: check the download"
+    )
 
 
 # ---- Blackboard ----
 
 
 def _blackboard(folder: Path, items: list[Path], scratch: Path, copy: Copy, export: Export) -> None:
-    attempts: dict[str, dict[str, list[Path]]] = {}
+    heads: dict[str, dict[str, list[Path]]] = {}
     for item in items:
         parts = BLACKBOARD.match(item.name) or (
             BLACKBOARD.match(item.stem) if item.suffix == ".txt" else None
@@ -208,28 +240,26 @@ def _blackboard(folder: Path, items: list[Path], scratch: Path, copy: Copy, expo
             export.unmatched.append(item)
             continue
         export.matched += 1
-        user = parts.group("head").rsplit("_", 1)[-1]
-        attempts.setdefault(user, {}).setdefault(parts.group("when"), []).append(item)
-    for user, by_time in sorted(attempts.items()):
+        heads.setdefault(parts.group("head"), {}).setdefault(parts.group("when"), []).append(item)
+    users = _blackboard_users(heads)
+    for head, by_time in sorted(heads.items()):
+        user = users[head]
         latest = max(by_time)
         files = by_time[latest]
         receipts = [p for p in files if p.suffix == ".txt" and not BLACKBOARD.match(p.name)]
-        name = _receipt_name(receipts[0], user) if receipts else ""
-        own = scratch / f"blackboard-{user}-{latest}"
+        said = _receipt(receipts[0]) if receipts else None
+        own = scratch / f"blackboard-{len(export.students)}"
         own.mkdir(parents=True)
         for item in files:
             parts = BLACKBOARD.match(item.name)
             if item in receipts or parts is None:
                 continue
             original = parts.group("name") or item.name
-            if item.is_dir():
-                shutil.copytree(item, own / original, symlinks=True)
-            else:
-                copy(item, own / original)
+            copy(item, own / (original if _usable(original) else item.name))
         export.students.append(
             Student(
                 id=f"blackboard-{user}",
-                name=name,
+                name=said[0] if said and said[1] == user else "",
                 path=own,
                 relpath=f"{shown(user)} attempt {latest}/",
                 attempts=tuple(f"attempt {when}" for when in sorted(by_time) if when != latest),
@@ -237,18 +267,55 @@ def _blackboard(folder: Path, items: list[Path], scratch: Path, copy: Copy, expo
         )
 
 
-def _receipt_name(receipt: Path, user: str) -> str:
-    """Return the student's name from Blackboard's receipt, or "" where it says none."""
+def _blackboard_users(heads: dict[str, dict[str, list[Path]]]) -> dict[str, str]:
+    """Return each `Assignment_username` head's username.
+
+    Both may hold underscores: the assignment is what every head of the export shares, up
+    to an underscore; a head alone is cut at its last underscore, unless its receipt names
+    a user the head ends with.
+    """
+    if len(heads) > 1:
+        cut = _shared_prefix(list(heads)).rfind("_") + 1
+        if cut and all(len(head) > cut for head in heads):
+            return {head: head[cut:] for head in heads}
+    users = {}
+    for head, by_time in heads.items():
+        user = head.rsplit("_", 1)[-1]
+        for item in (p for files in by_time.values() for p in files if p.suffix == ".txt"):
+            said = _receipt(item)
+            if said and head.endswith("_" + said[1]):
+                user = said[1]
+                break
+        users[head] = user
+    return users
+
+
+def _shared_prefix(names: Sequence[str]) -> str:
+    """Return the characters every one of ``names`` begins with."""
+    prefix = min(names, key=len) if names else ""
+    for name in names:
+        while not name.startswith(prefix):
+            prefix = prefix[:-1]
+    return prefix
+
+
+def _receipt(receipt: Path) -> tuple[str, str] | None:
+    """Return the student's name and username from Blackboard's receipt, which begins with
+    `Name: Full Name (username)`; None where it does not. Only the receipt's first lines are
+    read: what follows is the student's own text (comments, the file names)."""
     from grader.files import read_bounded
 
     try:
         text = read_bounded(receipt, MAX_RECEIPT_BYTES).decode("utf-8", "replace")
     except Refused:
-        return ""
-    for found in RECEIPT_NAME.finditer(text):
-        if found.group("user").strip() == user:
-            return found.group("name")[:200]
-    return ""
+        return None
+    for line in text.splitlines()[:RECEIPT_HEAD_LINES]:
+        body = line.removeprefix("Name:").strip()
+        if body == line.strip() or not body.endswith(")") or "(" not in body:
+            continue
+        name, _, user = body[:-1].rpartition("(")
+        return name.strip()[:200], user.strip()[:200]
+    return None
 
 
 # ---- Gradescope ----
@@ -275,6 +342,17 @@ def _gradescope(folder: Path, items: list[Path], scratch: Path, copy: Copy, expo
                     relpath=f"{item.name}/",
                 )
             )
+    _flag_twice(export.students)
+
+
+def _flag_twice(students: list[Student]) -> None:
+    """Leave ungraded, saying why, every row of an identity the export gives twice."""
+    places: dict[str, list[str]] = {}
+    for s in students:
+        places.setdefault(s.id, []).append(s.relpath.rstrip("/"))
+    for s in students:
+        if len(places[s.id]) > 1:
+            s.path, s.problem = None, claimed_twice(s.id, places[s.id])
 
 
 def _metadata(path: Path) -> dict[str, list[dict[str, str]]]:
@@ -283,7 +361,7 @@ def _metadata(path: Path) -> dict[str, list[dict[str, str]]]:
         doc = load_file(path).data
     except Refused as exc:
         line = f":{exc.line}" if exc.line else ""
-        raise GraderError(f"{GRADESCOPE_METADATA}{line}: {exc}") from None
+        raise GraderError(f"{GRADESCOPE_METADATA}{line}: {display(str(exc))}") from None
     if not isinstance(doc, dict):
         raise GraderError(f"{GRADESCOPE_METADATA}: not a mapping of submissions")
     found: dict[str, list[dict[str, str]]] = {}
@@ -302,28 +380,26 @@ def _metadata(path: Path) -> dict[str, list[dict[str, str]]]:
 # ---- GitHub Classroom ----
 
 
+def _repositories(items: Sequence[Path]) -> list[Path]:
+    return [p for p in items if p.is_dir() and not p.is_symlink() and (p / ".git").exists()]
+
+
 def _classroom_prefix(items: Sequence[Path]) -> str:
-    """Return the assignment prefix shared by every repository (`hw1-`), or ""."""
-    folders = [p for p in items if p.is_dir() and not p.is_symlink()]
-    if (
-        len(folders) < 2
-        or len(folders) < len(items)
-        or not all((p / ".git").exists() for p in folders)
-    ):
+    """Return the assignment prefix shared by the repositories (`hw1-`), or "": most entries
+    must be repositories (a stray file beside them is graded as flat)."""
+    folders = _repositories(items)
+    if len(folders) < 2 or 2 * len(folders) <= len(items):
         return ""
-    names = [p.name for p in folders]
-    prefix = names[0]
-    for name in names[1:]:
-        while not name.startswith(prefix):
-            prefix = prefix[:-1]
+    prefix = _shared_prefix([p.name for p in folders])
     cut = prefix.rfind("-")
     return prefix[: cut + 1] if cut > 0 else ""
 
 
 def _classroom(folder: Path, items: list[Path], scratch: Path, copy: Copy, export: Export) -> None:
     prefix = _classroom_prefix(items)
+    repositories = set(_repositories(items))
     for item in items:
-        if not (prefix and item.is_dir() and item.name.startswith(prefix)):
+        if not (prefix and item in repositories and item.name.startswith(prefix)):
             export.unmatched.append(item)
             continue
         export.matched += 1

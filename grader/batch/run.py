@@ -74,10 +74,16 @@ def _prepare_out(out: Path) -> None:
     if out.exists() and not out.is_dir():
         raise GraderError(f"--out {shown(out)!r} is a file; give a folder for the results")
     check_private(out, "--out")
+    found = out / RESULTS_DIR
     try:
-        (out / RESULTS_DIR).mkdir(parents=True, exist_ok=True)
+        found.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
-        raise GraderError(f"cannot create {shown(out / RESULTS_DIR)!r}: {exc.strerror}") from None
+        raise GraderError(f"cannot create {shown(found)!r}: {exc.strerror}") from None
+    # A link would carry every learner's results wherever it points.
+    if found.is_symlink() or not found.is_dir():
+        raise GraderError(
+            f"{shown(found)!r} is a link, not a folder: remove it, or use another --out"
+        )
 
 
 def run_batch(
@@ -292,5 +298,5 @@ def _still_unchanged(batch: Batch, entries: Sequence[Entry], rows: Sequence[Row]
             continue
         stored = batch.up_to_date(entry, src.digest())
         if stored is not None:
-            kept.append(row_from(stored, entry, RowStatus.UNCHANGED))
+            kept.append(row_from(stored.doc, entry, RowStatus.UNCHANGED))
     return kept

@@ -25,6 +25,7 @@ from yaml.resolver import Resolver
 
 from grader.errors import Refused
 from grader.files import read_bounded
+from grader.names import display
 
 # libyaml's parser where the machine has it: five times faster than the pure-Python one.
 _PARSER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
@@ -208,11 +209,13 @@ class _Builder:
     def node(self, event: yaml.NodeEvent) -> None:
         """Take a scalar, or open a collection, after checking what any node may not have."""
         if event.anchor is not None:
-            raise self.refused(event, f"anchors (&{cut(str(event.anchor), 40)}) are not allowed")
+            anchor = display(cut(str(event.anchor), 40))
+            raise self.refused(event, f"anchors (&{anchor}) are not allowed")
         tag = getattr(event, "tag", None)
         if tag is not None:
             written = re.sub(r"^tag:yaml\.org,2002:", "!!", str(tag))
-            raise self.refused(event, f"tags ({cut(written, 60)}) are not allowed")
+            # The file's own text: shown with its control characters escaped.
+            raise self.refused(event, f"tags ({display(cut(written, 60))}) are not allowed")
         self.nodes += 1
         if self.nodes > MAX_NODES:
             raise self.refused(event, f"holds more than {MAX_NODES} values")

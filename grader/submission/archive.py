@@ -28,18 +28,28 @@ CHUNK = 64 * 1024
 
 
 class Bounds(NamedTuple):
-    """How large a zip may be, how many entries it may hold, and how much it may write."""
+    """How large a zip may be, how many entries it may hold, and how much it may write.
+
+    ``ratio``: how many bytes an entry may write per byte stored, past its first MiB, or
+    None where the whole's bound is the only one. ``shorten``: a name too long for this
+    system is shortened (kept unique) rather than refused.
+    """
 
     zip_bytes: int
     entries: int
     written: int
+    ratio: int | None = MAX_RATIO
+    shorten: bool = False
 
 
 MiB = 1024 * 1024
 # A submission is a few files of code: these leave room for data and notebooks of plots.
 SUBMISSION = Bounds(zip_bytes=64 * MiB, entries=1000, written=128 * MiB)
-# A course platform's download of a whole class, learners' own zips left zipped.
-EXPORT = Bounds(zip_bytes=2048 * MiB, entries=100_000, written=4096 * MiB)
+# A course platform's download of a whole class, learners' own zips left zipped. What one
+# learner uploaded must not cost the class its grading: a file of zeros (which compresses
+# past any ratio) or a long name the platform prefixed further are taken, within the
+# whole download's bounds.
+EXPORT = Bounds(zip_bytes=2048 * MiB, entries=100_000, written=4096 * MiB, ratio=None, shorten=True)
 
 
 class Unpacked(GraderError):
@@ -123,7 +133,7 @@ def _extract(
     if spent.entries > bounds.entries:
         raise Unpacked(f"more than {bounds.entries} entries")
     for entry in entries:
-        parts = _parts(entry)
+        parts = _parts(entry, shorten=bounds.shorten)
         if parts is None:
             continue  # cruft, or a folder entry
         # The file type, where the zip records one: many tools (Python's writestr among
@@ -135,9 +145,7 @@ def _extract(
             raise Unpacked("the zip is password-protected")
         target = into.joinpath(*parts)
         _make_folders(into, parts[:-1])
-        spent.written += _write(
-            archive, entry, target, bounds.written - spent.written, bounds.written
-        )
+        spent.written += _write(archive, entry, target, bounds, room=bounds.written - spent.written)
         if nested and target.suffix.lower() == ZIP_SUFFIX:
             inner = target.with_name(target.name[: -len(ZIP_SUFFIX)] or "zip")
             if not inner.exists():
@@ -146,7 +154,7 @@ def _extract(
                 target.unlink()
 
 
-def _parts(entry: zipfile.ZipInfo) -> tuple[str, ...] | None:
+def _parts(entry: zipfile.ZipInfo, *, shorten: bool = False) -> tuple[str, ...] | None:
     """Return an entry's path as safe parts, None for what is not written; refuse the rest."""
     name = entry.filename.replace("\\", "/")
     shown = display(name)[:80]
@@ -159,9 +167,27 @@ def _parts(entry: zipfile.ZipInfo) -> tuple[str, ...] | None:
         raise Unpacked(f"{shown} is nested over {MAX_PARTS} folders deep")
     if not parts or entry.is_dir() or any(is_cruft(p) for p in parts):
         return None
-    if any("\0" in p or len(p.encode("utf-8", "surrogateescape")) > 255 for p in parts):
+    if any("\0" in p for p in parts):
         raise Unpacked(f"{shown} is no file name this system can hold")
-    return parts
+    too_long = [len(p.encode("utf-8", "surrogateescape")) > MAX_NAME_BYTES for p in parts]
+    if any(too_long) and not shorten:
+        raise Unpacked(f"{shown} is no file name this system can hold")
+    return tuple(_shortened(p) if long else p for p, long in zip(parts, too_long, strict=True))
+
+
+MAX_NAME_BYTES = 255
+
+
+def _shortened(name: str) -> str:
+    """Return a name cut to fit this system: its beginning (where a platform puts who it
+    is), a digest of the whole (two long names stay two), and its suffix."""
+    import hashlib
+
+    raw = name.encode("utf-8", "surrogateescape")
+    suffix = PurePosixPath(name).suffix.encode("utf-8", "surrogateescape")[:16]
+    digest = hashlib.sha256(raw).hexdigest()[:12].encode()
+    head = raw[: MAX_NAME_BYTES - len(suffix) - len(digest) - 1]
+    return (head + b"~" + digest + suffix).decode("utf-8", "ignore")
 
 
 def _make_folders(into: Path, parts: tuple[str, ...]) -> None:
@@ -174,7 +200,7 @@ def _make_folders(into: Path, parts: tuple[str, ...]) -> None:
 
 
 def _write(
-    archive: zipfile.ZipFile, entry: zipfile.ZipInfo, target: Path, room: int, bound: int
+    archive: zipfile.ZipFile, entry: zipfile.ZipInfo, target: Path, bounds: Bounds, *, room: int
 ) -> int:
     """Write one entry, counting what is written; return how many bytes it was."""
     flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
@@ -188,8 +214,8 @@ def _write(
         while chunk := source.read(CHUNK):
             count += len(chunk)
             if count > room:
-                raise Unpacked(f"it unpacks to over {bound // MiB} MiB")
-            if count > 1024 * 1024 and count > MAX_RATIO * stored:
+                raise Unpacked(f"it unpacks to over {bounds.written // MiB} MiB")
+            if bounds.ratio and count > 1024 * 1024 and count > bounds.ratio * stored:
                 raise Unpacked(f"{display(entry.filename)[:80]} expands like a zip bomb")
             out.write(chunk)
     return count

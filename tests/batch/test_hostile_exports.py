@@ -1,0 +1,226 @@
+"""Exports a student has shaped: whatever one upload holds, every student keeps their own
+row, no one takes another's, and the batch neither dies nor spills outside its folders."""
+
+from __future__ import annotations
+
+import json
+import os
+import zipfile
+from pathlib import Path
+
+import pytest
+
+from grader.batch import platforms
+from tests.batch.test_platforms import EARLY, LATE, RIGHT, WRONG, batch, rows
+from tests.conftest import Cli
+
+pytestmark = pytest.mark.slow  # most grade a class
+
+
+def test_a_blackboard_upload_named_like_another_attempt_stays_its_uploaders(
+    cli: Cli, tmp_path: Path
+) -> None:
+    """The first `_attempt_DATE` of a name is Blackboard's; usernames may hold underscores."""
+    root = tmp_path / "export"
+    root.mkdir()
+    (root / f"HW1_alice_attempt_{EARLY}_sol.py").write_text(RIGHT)
+    (root / f"HW1_bob_attempt_{EARLY}_sol.py").write_text(RIGHT)
+    (root / f"HW1_bob_attempt_{LATE}_x_alice_attempt_2099-12-31-23-59-59_sol.py").write_text(WRONG)
+    (root / f"HW1_john_smith_attempt_{EARLY}_sol.py").write_text(RIGHT)
+    (root / f"HW1_jane_smith_attempt_{EARLY}_sol.py").write_text(WRONG)
+    _, table = batch(cli, root, tmp_path / "out")
+    ids = {"alice", "bob", "john_smith", "jane_smith"}
+    assert set(table) == {f"blackboard-{user}" for user in ids}
+    assert table["blackboard-alice"]["score"] == "10"
+    assert table["blackboard-alice"]["attempts"] == ""
+    assert table["blackboard-bob"]["score"] == "0"  # the later of bob's, his own
+    assert table["blackboard-john_smith"]["score"] == "10"
+    assert table["blackboard-jane_smith"]["score"] == "0"
+
+
+def test_a_receipt_is_read_from_its_head_in_linear_time(tmp_path: Path) -> None:
+    """A receipt's Name: line is Blackboard's; what the student typed below it is never
+    searched (a regular expression over it once took hours on 64 KiB of spaces)."""
+    receipt = tmp_path / "r.txt"
+    receipt.write_text("Name: Bob B (bob_b)\nComments:\nName:" + " " * 60_000 + "\n")
+    assert platforms._receipt(receipt) == ("Bob B", "bob_b")
+    receipt.write_text("Comments:\n" * 10 + "Name: Mallory (alice)\n")
+    assert platforms._receipt(receipt) is None
+
+
+def test_a_learners_folder_shaped_like_an_export_is_that_learners(cli: Cli, tmp_path: Path) -> None:
+    """In a flat class, a folder holding Canvas-like names or a metadata file is one
+    learner's: it names no one else, and cannot end the batch."""
+    klass = tmp_path / "class"
+    (klass / "bob").mkdir(parents=True)
+    (klass / "ada.py").write_text(RIGHT)
+    (klass / "cat.py").write_text(RIGHT)
+    (klass / "bob" / "x_1_1_sol.py").write_text(RIGHT)
+    (klass / "bob" / "y_2_1_sol.py").write_text(RIGHT)
+    (klass / "bob" / "dave.py").write_text(RIGHT)
+    (klass / "bob" / "cat.py").write_text(RIGHT)
+    (klass / "eve").mkdir()
+    (klass / "eve" / "submission_metadata.yml").write_text("- x\n")
+    (klass / "eve" / "submission_1").mkdir()
+    (klass / "eve" / "submission_1" / "sol.py").write_text(RIGHT)
+    stdout, table = batch(cli, klass, tmp_path / "out")
+    assert stdout.splitlines()[0] == "layout: flat, 4 entries"
+    assert set(table) == {"ada", "bob", "cat", "eve"}
+
+
+def test_names_and_folders_no_copy_can_hold_end_no_batch(cli: Cli, tmp_path: Path) -> None:
+    """Uploads named `..-1` or `..`, a FIFO, a folder nested deep, a folder and a file of
+    one name: each costs its student at most their own row, never the batch."""
+    root = tmp_path / "canvas"
+    root.mkdir()
+    (root / "ada_111_1_sol.py").write_text(RIGHT)
+    (root / "eve_222_2_..-1").write_text(RIGHT)
+    (root / "eve_222_2_sol.py").write_text(RIGHT)
+    _, table = batch(cli, root, tmp_path / "out-canvas")
+    assert set(table) == {"canvas-111", "canvas-222"}
+    assert table["canvas-222"]["score"] == "10"
+
+    root = tmp_path / "blackboard"
+    root.mkdir()
+    (root / f"HW1_ada_attempt_{EARLY}_sol.py").write_text(RIGHT)
+    (root / f"HW1_eve_attempt_{EARLY}_..").write_text(RIGHT)
+    deep = root / f"HW1_fay_attempt_{EARLY}_work"
+    (deep / "sol.py").parent.mkdir(parents=True)
+    (deep / "sol.py").write_text(RIGHT)
+    os.mkfifo(deep / "pipe.py")
+    below = deep
+    for _ in range(40):
+        below = below / "d"
+    below.mkdir(parents=True)
+    (below / "x.py").write_text("x = 1\n")
+    (root / f"HW1_gus_attempt_{EARLY}_sol.py").mkdir()
+    (root / f"HW1_gus_attempt_{EARLY}_sol.py" / "a.py").write_text(RIGHT)
+    (root / f"HW1_gus_attempt_{EARLY}_sol.py.txt").write_text("Name: Gus (gus)\n")
+    _, table = batch(cli, root, tmp_path / "out-blackboard")
+    assert set(table) == {f"blackboard-{u}" for u in ("ada", "eve", "fay", "gus")}
+    assert table["blackboard-fay"]["score"] == "10"
+
+
+def test_a_students_folder_is_copied_within_its_bounds(tmp_path: Path) -> None:
+    """A sparse file past the bound of one copied file is not copied, and a student's
+    folder takes no more than its bound in all."""
+    from grader.batch import discover
+
+    source = tmp_path / "attempt"
+    source.mkdir()
+    with (source / "huge.bin").open("wb") as handle:
+        handle.truncate(discover.MAX_COPIED_BYTES + 1)
+    (source / "sol.py").write_text(RIGHT)
+    own = tmp_path / "own"
+    own.mkdir()
+    discover._Copier(())(source, own / "work")
+    assert sorted(p.name for p in (own / "work").iterdir()) == ["sol.py"]
+
+
+def test_a_download_is_not_lost_to_one_students_upload(cli: Cli, tmp_path: Path) -> None:
+    """A file that compresses past a learner's zip ratio, or a name too long for the disk
+    once Canvas prefixed it, is one student's upload: the class is still read as Canvas."""
+    download = tmp_path / "submissions.zip"
+    long_name = "a" * 250 + ".py"
+    with zipfile.ZipFile(download, "w", zipfile.ZIP_DEFLATED) as archive:
+        archive.writestr("ada_111_1_sol.py", RIGHT)
+        archive.writestr("bob_222_3_sol.py", RIGHT)
+        archive.writestr("bob_222_3_data.csv", "0," * 3_000_000)
+        archive.writestr(f"cy_333_4_{long_name}", RIGHT)
+    stdout, table = batch(cli, download, tmp_path / "out")
+    assert stdout.splitlines()[0] == "layout: canvas, 4 of 4 entries"
+    assert {k: v["score"] for k, v in table.items()} == {
+        "canvas-111": "10",
+        "canvas-222": "10",
+        "canvas-333": "10",
+    }
+
+
+def test_a_layout_given_is_taken_for_a_download_of_one(cli: Cli, tmp_path: Path) -> None:
+    download = tmp_path / "moodle.zip"
+    with zipfile.ZipFile(download, "w") as archive:
+        archive.writestr("Ann Lee_100_assignsubmission_file_/sol.py", RIGHT)
+    _, table = batch(cli, download, "--layout", "moodle", tmp_path / "out")
+    assert set(table) == {"moodle-100"}
+
+
+def test_a_linked_results_folder_is_refused(cli: Cli, tmp_path: Path) -> None:
+    klass = tmp_path / "class"
+    klass.mkdir()
+    (klass / "ada.py").write_text(RIGHT)
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    (klass / "results").symlink_to(elsewhere)
+    code, _, err = cli("batch", klass, "--out", klass)
+    assert code == 2 and "is a link, not a folder" in err
+    assert list(elsewhere.iterdir()) == []
+
+
+def test_a_redownload_brings_the_students_news_to_unchanged_rows(cli: Cli, tmp_path: Path) -> None:
+    """The same file, re-downloaded as late and after another attempt: not graded again,
+    but its row and its results say late and list the attempt."""
+    export = tmp_path / "export"
+    export.mkdir()
+    (export / "ada_111_1_sol.py").write_text(RIGHT)
+    (export / "bob_222_2_sol.py").write_text(RIGHT)
+    out = tmp_path / "out"
+    batch(cli, export, out)
+    (export / "bob_222_2_sol.py").unlink()
+    (export / "bob_LATE_222_3_sol.py").write_text(WRONG)
+    (export / "bob_LATE_222_4_sol-1.py").write_text(RIGHT)
+    _, table = batch(cli, export, out)
+    bob = table["canvas-222"]
+    assert (bob["status"], bob["late"], bob["attempts"]) == (
+        "unchanged",
+        "yes",
+        "bob_LATE_222_3_sol.py",
+    )
+    doc = json.loads((out / "results" / "canvas-222.json").read_text())
+    assert doc["extra_data"]["student"]["late"] is True
+
+
+def test_a_metadata_error_prints_no_control_character(cli: Cli, tmp_path: Path) -> None:
+    root = tmp_path / "export"
+    (root / "submission_1").mkdir(parents=True)
+    (root / "submission_1" / "sol.py").write_text(RIGHT)
+    (root / "submission_metadata.yml").write_text(
+        ":submission_1: !<tag:%1B%5B31mRED%07%E2%80%AE> x\n"
+    )
+    code, stdout, err = cli("batch", root, "--out", tmp_path / "out")
+    assert code == 2
+    assert not any(c in err + stdout for c in "\x1b\x07\u202e")
+
+
+def test_an_identity_given_twice_is_for_staff_to_settle(cli: Cli, tmp_path: Path) -> None:
+    root = tmp_path / "gradescope"
+    for n in (1, 2):
+        (root / f"submission_{n}").mkdir(parents=True)
+        (root / f"submission_{n}" / "sol.py").write_text(RIGHT)
+    (root / "submission_metadata.yml").write_text(
+        "".join(f":submission_{n}:\n  :submitters:\n  - :sid: 'S1'\n" for n in (1, 2))
+    )
+    _, _, err = cli("batch", root, "--out", tmp_path / "out-gs")
+    table = rows(tmp_path / "out-gs")
+    assert {r["status"] for r in table.values()} == {"not_graded"}, err
+    assert all("more than once" in r["reason"] for r in table.values())
+
+    root = tmp_path / "moodle"
+    for name in ("Ada Byron_100", "Mal Lory_100", "Cy Young_101"):
+        (root / f"{name}_assignsubmission_file_").mkdir(parents=True)
+        (root / f"{name}_assignsubmission_file_" / "sol.py").write_text(RIGHT)
+    _, table = batch(cli, root, tmp_path / "out-moodle")
+    assert table["moodle-100"]["status"] == "not_graded"
+    assert "more than once" in table["moodle-100"]["reason"]
+    assert table["moodle-101"]["score"] == "10"
+
+
+def test_report_md_escapes_what_a_markdown_viewer_would_run() -> None:
+    from grader.batch.classpage import _wrap
+
+    (line,) = _wrap("<img src=x onerror=alert(1)> [regrade](https://example.org/)")
+    assert line == r"\<img src=x onerror=alert(1)\> \[regrade\](https://example.org/)"
+
+
+def test_canvas_ids_are_ascii_digits() -> None:
+    assert platforms.CANVAS.match("ada_123_1_sol.py")
+    assert not platforms.CANVAS.match("ada_\U0001d7cf\U0001d7d0_1_sol.py")
