@@ -22,7 +22,7 @@ import pytest
 
 from grader.errors import GraderError
 from grader.problem.cases import load_problem
-from grader.ship.bundle import FORMULA_CALL, verify_learner
+from grader.ship.kitcheck import FORMULA_CALL, verify_learner
 from tests.conftest import CORPUS, ROOT, SAMPLES, Cli, plant_stand_ins
 
 # Every test here builds a bundle or runs one: the full suite, not the fast lane.
