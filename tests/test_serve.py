@@ -26,7 +26,8 @@ from hypothesis import strategies as st
 
 from grader.sandbox.limits import Limits
 from grader.sandbox.walls import resolve_backend
-from grader.serve import MAX_BODY, Server, make_server
+from grader.serve.handler import MAX_BODY
+from grader.serve.page import Server, make_server
 from tests.conftest import (
     ARTIFACTS,
     ATTACKS,

@@ -79,7 +79,7 @@ def _grade(args: argparse.Namespace, root: Path, choice: Any) -> int:
 
 def _serve(args: argparse.Namespace, root: Path, choice: Any) -> int:
     from grader.pipeline import check_limits
-    from grader.serve import make_server, url_of
+    from grader.serve.page import make_server, url_of
 
     check_limits(root, limits_of(args), choice)
 
