@@ -186,3 +186,22 @@ def test_every_relative_link_of_the_readme_and_docs_points_at_a_file() -> None:
                 broken.append(f"{page.relative_to(ROOT)}: {target}")
     assert checked > 10
     assert not broken
+
+
+MODULE_MOST, FUNCTION_MOST = 450, 60  # lines (issue 26): a module and a function read whole
+
+
+def test_no_module_or_function_outgrows_a_reading() -> None:
+    """Every module of the grader, the child's included, and every function in them."""
+    long = []
+    for path in PACKAGE.rglob("*.py"):
+        text = path.read_text(encoding="utf-8")
+        name = path.relative_to(PACKAGE)
+        if len(text.splitlines()) > MODULE_MOST:
+            long.append(f"{name}: {len(text.splitlines())} lines")
+        for node in ast.walk(ast.parse(text)):
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                size = (node.end_lineno or node.lineno) - node.lineno + 1
+                if size > FUNCTION_MOST:
+                    long.append(f"{name}: {node.name} is {size} lines")
+    assert not long

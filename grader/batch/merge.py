@@ -61,52 +61,62 @@ def _read_summary(out: Path) -> tuple[list[str], list[list[str]]]:
 
 def _check_together(outs: Sequence[Path], manifests: Sequence[Manifest]) -> None:
     """Refuse, in one line, outputs that were not graded alike or do not cover the class once."""
-    first, m0 = outs[0], manifests[0]
     for out, m in zip(outs[1:], manifests[1:], strict=True):
-        differ = sorted(
-            k for k in {*m.settings, *m0.settings} if m.settings.get(k) != m0.settings.get(k)
+        _check_alike(out, m, outs[0], manifests[0])
+    _check_cover(outs, manifests)
+
+
+def _check_alike(out: Path, m: Manifest, first: Path, m0: Manifest) -> None:
+    """Refuse a shard graded otherwise than the first: settings, layout, split, suite,
+    tolerance, limits, or the class it saw."""
+    differ = sorted(
+        k for k in {*m.settings, *m0.settings} if m.settings.get(k) != m0.settings.get(k)
+    )
+    if differ:
+        key, unknown = differ[0], "(not recorded)"
+        theirs, ours = m.settings.get(key, unknown), m0.settings.get(key, unknown)
+        raise GraderError(
+            f"{_name(out)} was graded under other settings than {_name(first)}: {key} "
+            f"{theirs} vs {ours}; grade every share alike"
         )
-        if differ:
-            key, unknown = differ[0], "(not recorded)"
-            theirs, ours = m.settings.get(key, unknown), m0.settings.get(key, unknown)
-            raise GraderError(
-                f"{_name(out)} was graded under other settings than {_name(first)}: {key} "
-                f"{theirs} vs {ours}; grade every share alike"
-            )
-        if m.layout != m0.layout:
-            raise GraderError(
-                f"{_name(out)} read the class as {m.layout}, {_name(first)} as {m0.layout}: "
-                "their ids differ; grade every share with the same --layout"
-            )
-        if m.shard.count != m0.shard.count:
-            raise GraderError(
-                f"shards of different splits: {_name(first)} is shard {m0.shard}, "
-                f"{_name(out)} is shard {m.shard}"
-            )
-        if m.suite != m0.suite or [c.name for c in m.cases] != [c.name for c in m0.cases]:
-            raise GraderError(
-                f"{_name(out)} was graded on another suite of hidden cases than {_name(first)} "
-                f"(suite {m.suite[:12]} vs {m0.suite[:12]})"
-            )
-        if m.tolerance != m0.tolerance:
-            raise GraderError(
-                f"{_name(out)} was graded with another tolerance than {_name(first)} "
-                f"({m.tolerance} vs {m0.tolerance})"
-            )
-        if m.limits != m0.limits:
-            diff = ", ".join(
-                f"{k} {m.limits.get(k)} vs {m0.limits.get(k)}"
-                for k in sorted(set(m.limits) | set(m0.limits))
-                if m.limits.get(k) != m0.limits.get(k)
-            )
-            raise GraderError(
-                f"{_name(out)} was graded with other limits than {_name(first)} ({diff})"
-            )
-        if m.class_digest != m0.class_digest:
-            raise GraderError(
-                f"{_name(out)} saw another class than {_name(first)} ({m.class_size} vs "
-                f"{m0.class_size} submissions, or other names)"
-            )
+    if m.layout != m0.layout:
+        raise GraderError(
+            f"{_name(out)} read the class as {m.layout}, {_name(first)} as {m0.layout}: "
+            "their ids differ; grade every share with the same --layout"
+        )
+    if m.shard.count != m0.shard.count:
+        raise GraderError(
+            f"shards of different splits: {_name(first)} is shard {m0.shard}, "
+            f"{_name(out)} is shard {m.shard}"
+        )
+    if m.suite != m0.suite or [c.name for c in m.cases] != [c.name for c in m0.cases]:
+        raise GraderError(
+            f"{_name(out)} was graded on another suite of hidden cases than {_name(first)} "
+            f"(suite {m.suite[:12]} vs {m0.suite[:12]})"
+        )
+    if m.tolerance != m0.tolerance:
+        raise GraderError(
+            f"{_name(out)} was graded with another tolerance than {_name(first)} "
+            f"({m.tolerance} vs {m0.tolerance})"
+        )
+    if m.limits != m0.limits:
+        diff = ", ".join(
+            f"{k} {m.limits.get(k)} vs {m0.limits.get(k)}"
+            for k in sorted(set(m.limits) | set(m0.limits))
+            if m.limits.get(k) != m0.limits.get(k)
+        )
+        raise GraderError(f"{_name(out)} was graded with other limits than {_name(first)} ({diff})")
+    if m.class_digest != m0.class_digest:
+        raise GraderError(
+            f"{_name(out)} saw another class than {_name(first)} ({m.class_size} vs "
+            f"{m0.class_size} submissions, or other names)"
+        )
+
+
+def _check_cover(outs: Sequence[Path], manifests: Sequence[Manifest]) -> None:
+    """Refuse shards that do not hold the class once: a share twice or missing, an id in
+    the wrong share, or ids that are not the class's."""
+    m0 = manifests[0]
     seen: dict[int, Path] = {}
     for out, m in zip(outs, manifests, strict=True):
         if m.shard.index in seen:

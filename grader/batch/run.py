@@ -185,17 +185,7 @@ def _run_batch(
     # template later falls back.
     guard(protected_paths(problem_root), pool.choice.backend)
     with locked(out):
-        checked = check_problem(problem_root)
-        pool.wait_ready()
-        settings = grading_settings(checked, limits, pool.describe())
-        batch = Batch(
-            out=out,
-            checked=checked,
-            pool=pool,
-            limits=limits,
-            suite=settings["suite"],
-            settings=settings,
-        )
+        batch = _batch(out, problem_root, limits, pool)
         jobs, jobs_note = (jobs, "") if jobs else workers.default_jobs(limits.memory_mb)
         try:
             rows, interrupted = workers.grade_all(batch, klass.entries, jobs, progress)
@@ -227,6 +217,21 @@ def _run_batch(
         # A stop held back while the files were written still ends the command as a stop.
         interrupted=interrupted or pressed(),
         resettled=len(batch.resettled),
+    )
+
+
+def _batch(out: Path, problem_root: Path, limits: Limits, pool: Pool) -> Batch:
+    """Check the problem, wait for the template, and say what every result depends on."""
+    checked = check_problem(problem_root)
+    pool.wait_ready()
+    settings = grading_settings(checked, limits, pool.describe())
+    return Batch(
+        out=out,
+        checked=checked,
+        pool=pool,
+        limits=limits,
+        suite=settings["suite"],
+        settings=settings,
     )
 
 

@@ -337,6 +337,11 @@ def _serve(fd: int, path: str, function: str, config: dict[str, Any]) -> None:
         channel.send({"event": "load_error", **loaded})
         return
     channel.send({"event": "loaded"})
+    _answer(channel, requests, loaded, path)
+
+
+def _answer(channel: Channel, requests: int, loaded: Any, path: str) -> None:
+    """Read the request, now that the submission is imported, and answer each case in turn."""
     with os.fdopen(requests, "rb") as stream:
         request = json.loads(stream.read())
     cases = request["cases"]

@@ -242,18 +242,8 @@ def spawn_child(
     )
     config["parent"] = parent_pid(backend)
     at = time.monotonic()
-    prefix = (
-        bwrap_command(
-            tmp,
-            submission=submission,
-            write_bytes=limits.write_mb * 1024 * 1024,
-            modules=modules,
-        )
-        if backend is Backend.BWRAP
-        else []
-    )
     cmd = [
-        *prefix,
+        *_walls_command(tmp, submission, modules, limits, backend),
         *python_command(),
         str(CHILD_SCRIPT),
         str(write_fd),
@@ -262,7 +252,30 @@ def spawn_child(
         json.dumps(config),
     ]
     try:
-        proc = on_keeper(
+        proc = _start(cmd, tmp, write_fd, group)
+    finally:
+        os.close(write_fd)
+        if group is not None:
+            os.close(group.fd)
+    proc.group = group
+    return Started(proc, read_fd, at)
+
+
+def _walls_command(
+    tmp: str, submission: str, modules: list[str], limits: Limits, backend: Backend
+) -> list[str]:
+    """Return what the interpreter's command line starts with: bwrap's, or nothing."""
+    if backend is not Backend.BWRAP:
+        return []
+    return bwrap_command(
+        tmp, submission=submission, write_bytes=limits.write_mb * 1024 * 1024, modules=modules
+    )
+
+
+def _start(cmd: list[str], tmp: str, write_fd: int, group: tasks.TaskGroup | None) -> _Popen:
+    """Start the child's process, in a session of its own, from the keeper thread."""
+    try:
+        return on_keeper(
             _Popen,
             cmd,
             stdin=subprocess.PIPE,
@@ -278,12 +291,6 @@ def spawn_child(
         if group is not None:
             tasks.release(group.path)
         raise
-    finally:
-        os.close(write_fd)
-        if group is not None:
-            os.close(group.fd)
-    proc.group = group
-    return Started(proc, read_fd, at)
 
 
 class Spawner(Protocol):
