@@ -103,14 +103,15 @@ HEADLINE = [
 
 
 # Learners' text (ids, names from an export, reasons naming their files) may hold what a
-# Markdown viewer would take for HTML or a link: escaped, it reads as written.
-_MD_ESCAPES = str.maketrans({c: "\\" + c for c in "\\<>[]"})
+# Markdown viewer would take for HTML, a link, code, emphasis or a table's cell: escaped, it
+# reads as written. A bare address is kept from becoming a link too.
+_MD_ESCAPES = str.maketrans({c: "\\" + c for c in "\\<>[]`*|#"})
 
 
 def _wrap(text: str, indent: str = "", first: str | None = None) -> list[str]:
     """Wrap a paragraph of report.md, its text escaped (see _MD_ESCAPES)."""
     return textwrap.wrap(
-        text.translate(_MD_ESCAPES),
+        text.translate(_MD_ESCAPES).replace("://", ":\\/\\/").replace("www.", "www\\."),
         WIDTH,
         initial_indent=indent if first is None else first,
         subsequent_indent=indent,

@@ -20,7 +20,7 @@ from grader.files import read_bounded
 from grader.names import make_ids, shown
 from grader.submission.archive import EXPORT, ZIP_SUFFIX, unpack
 from grader.submission.folder import CODE_SUFFIXES, is_archive, is_cruft, not_unpacked
-from grader.submission.source import link_problem
+from grader.submission.source import link_problem, protected_files
 
 
 @dataclass(frozen=True)
@@ -141,7 +141,7 @@ def _class_folder(
                 protected,
                 passed_over,
                 strays,
-                None,
+                detect(section, items_of(section), least=1),  # a section may hold one
                 scratch,
                 layouts,
             )
@@ -174,7 +174,9 @@ def _sections(items: Sequence[Path]) -> list[Path]:
     folders = [p for p in items if p.is_dir() and not p.is_symlink()]
     if not folders or any(p.suffix.lower() in GRADED_SUFFIXES for p in items if p.is_file()):
         return []
-    if any(detect(p, items_of(p)) == "flat" for p in folders):
+    # A section may hold one student: one entry in its layout is enough here, since every
+    # folder must be an export.
+    if any(detect(p, items_of(p), least=1) == "flat" for p in folders):
         return []
     return folders
 
@@ -214,6 +216,9 @@ class _Copier:
 
     def __init__(self, protected: Sequence[Path]) -> None:
         self.protected = protected
+        # A hard link is another name of the same file: its copy would carry a hidden case
+        # out under a new inode, which the reader's own check could no longer see.
+        self.inodes = protected_files(protected)
         self.spent: dict[Path, list[int]] = {}  # each student's folder: [bytes, entries]
 
     def __call__(self, source: Path, target: Path) -> None:
@@ -235,7 +240,7 @@ class _Copier:
                 if not is_cruft(child.name):
                     self._copy(child, target / child.name, spent, depth + 1)
             return
-        if link_problem(source, self.protected):
+        if link_problem(source, self.protected) or _inode(source) in self.inodes:
             return
         try:
             data = read_bounded(source, min(MAX_COPIED_BYTES, MAX_STUDENT_BYTES - spent[0]))
@@ -243,6 +248,14 @@ class _Copier:
         except (Refused, OSError):
             return
         spent[0] += len(data)
+
+
+def _inode(path: Path) -> tuple[int, int] | None:
+    try:
+        info = path.stat(follow_symlinks=False)
+    except OSError:
+        return None
+    return info.st_dev, info.st_ino
 
 
 # A learner's file copied out of an export: the largest a reader takes (a notebook of plots);

@@ -9,6 +9,7 @@ Files are replaced whole (files.atomic_write), so a reader never meets half of o
 from __future__ import annotations
 
 import csv
+import errno
 import fcntl
 import io
 import os
@@ -134,7 +135,13 @@ def locked(out: Path) -> Iterator[None]:
     An flock dies with its process, so a batch that was killed leaves no stale lock.
     """
     path = out / LOCK_FILE
-    fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW, 0o644)
+    try:
+        fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW, 0o644)
+    except OSError as exc:
+        if exc.errno != errno.ELOOP:
+            raise
+        # Not one this grader made: someone put a link in its place.
+        raise GraderError(f"{shown(path)} is a link; remove it, or use another --out") from None
     try:
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)

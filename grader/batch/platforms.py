@@ -50,6 +50,8 @@ BLACKBOARD = re.compile(
 GRADESCOPE = re.compile(r"^submission_(?P<n>[0-9]+)$")
 GRADESCOPE_METADATA = "submission_metadata.yml"
 MAX_RECEIPT_BYTES = 64 * 1024
+# Gradescope's metadata runs to a few hundred bytes a submission: room for a large course.
+MAX_METADATA_BYTES = 16 * 1024 * 1024
 RECEIPT_HEAD_LINES = 5  # Blackboard writes the student's Name: line first
 
 
@@ -88,21 +90,27 @@ def items_of(folder: Path) -> list[Path]:
     )
 
 
-def detect(folder: Path, items: Sequence[Path]) -> str:
-    """Return the layout most of a class folder's entries fit; "flat" when none does."""
+def detect(folder: Path, items: Sequence[Path], *, least: int = 2) -> str:
+    """Return the layout most of a class folder's entries fit; "flat" when none does.
+
+    ``least``: how many entries must fit it (two: a flat class with one name shaped like
+    Canvas's stays flat).
+    """
     if (folder / GRADESCOPE_METADATA).is_file():
         return "gradescope"
+    blackboard = {p for p in items if BLACKBOARD.match(p.stem if p.is_file() else p.name)}
     counts = {
-        "canvas": sum(1 for p in items if p.is_file() and _canvas_parts(p.name)),
+        # Blackboard's `_attempt_DATE` is its own: `hw_1_20231234_attempt_...` is not Canvas's.
+        "canvas": sum(
+            1 for p in items if p.is_file() and p not in blackboard and _canvas_parts(p.name)
+        ),
         "moodle": sum(1 for p in items if p.is_dir() and MOODLE.match(p.name)),
-        "blackboard": sum(1 for p in items if BLACKBOARD.match(p.stem if p.is_file() else p.name)),
+        "blackboard": len(blackboard),
     }
     if _classroom_prefix(items):
         counts["classroom"] = len(_repositories(items))
     layout, count = max(counts.items(), key=lambda kv: kv[1])
-    # Most entries, and at least two: a flat class with one name shaped like Canvas's
-    # stays flat.
-    return layout if count >= 2 and 2 * count > len(items) else "flat"
+    return layout if count >= least and 2 * count > len(items) else "flat"
 
 
 def read_export(folder: Path, layout: str, scratch: Path, *, copy: Copy) -> Export:
@@ -246,7 +254,7 @@ def _blackboard(folder: Path, items: list[Path], scratch: Path, copy: Copy, expo
         user = users[head]
         latest = max(by_time)
         files = by_time[latest]
-        receipts = [p for p in files if p.suffix == ".txt" and not BLACKBOARD.match(p.name)]
+        receipts = [p for p in files if _is_receipt(p)]
         said = _receipt(receipts[0]) if receipts else None
         own = scratch / f"blackboard-{len(export.students)}"
         own.mkdir(parents=True)
@@ -270,24 +278,34 @@ def _blackboard(folder: Path, items: list[Path], scratch: Path, copy: Copy, expo
 def _blackboard_users(heads: dict[str, dict[str, list[Path]]]) -> dict[str, str]:
     """Return each `Assignment_username` head's username.
 
-    Both may hold underscores: the assignment is what every head of the export shares, up
-    to an underscore; a head alone is cut at its last underscore, unless its receipt names
-    a user the head ends with.
+    Both may hold underscores. Where every head has a receipt naming a user it ends with,
+    the receipts say (the same ids however the class is cut); else the assignment is what
+    every head shares, up to an underscore; a head alone is cut at its last underscore.
     """
+    said = {head: _receipt_user(head, by_time) for head, by_time in heads.items()}
+    if all(said.values()):
+        return {head: user for head, user in said.items() if user}
     if len(heads) > 1:
         cut = _shared_prefix(list(heads)).rfind("_") + 1
         if cut and all(len(head) > cut for head in heads):
             return {head: head[cut:] for head in heads}
-    users = {}
-    for head, by_time in heads.items():
-        user = head.rsplit("_", 1)[-1]
-        for item in (p for files in by_time.values() for p in files if p.suffix == ".txt"):
-            said = _receipt(item)
-            if said and head.endswith("_" + said[1]):
-                user = said[1]
-                break
-        users[head] = user
-    return users
+    return {head: said[head] or head.rsplit("_", 1)[-1] for head in heads}
+
+
+def _is_receipt(path: Path) -> bool:
+    """Blackboard's own receipt, `HEAD_attempt_DATE.txt`: not a file the student uploaded
+    (`HEAD_attempt_DATE_notes.txt`)."""
+    return path.suffix == ".txt" and not BLACKBOARD.match(path.name)
+
+
+def _receipt_user(head: str, by_time: dict[str, list[Path]]) -> str:
+    """Return the user a receipt of this head names, where the head ends with it; or ""."""
+    receipts = (p for files in by_time.values() for p in files if _is_receipt(p))
+    for item in receipts:
+        said = _receipt(item)
+        if said and said[1] and head.endswith("_" + said[1]):
+            return said[1]
+    return ""
 
 
 def _shared_prefix(names: Sequence[str]) -> str:
@@ -358,7 +376,7 @@ def _flag_twice(students: list[Student]) -> None:
 def _metadata(path: Path) -> dict[str, list[dict[str, str]]]:
     """Return each submission folder's submitters, from the export's metadata file."""
     try:
-        doc = load_file(path).data
+        doc = load_file(path, limit=MAX_METADATA_BYTES).data
     except Refused as exc:
         line = f":{exc.line}" if exc.line else ""
         raise GraderError(f"{GRADESCOPE_METADATA}{line}: {display(str(exc))}") from None

@@ -10,18 +10,41 @@ the whole zip with one line: a hostile upload costs its own row, nothing more.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import stat
 import zipfile
+import zlib
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
-from typing import BinaryIO, NamedTuple
+from typing import IO, BinaryIO, NamedTuple
 
 from grader.errors import GraderError
 from grader.names import display
-from grader.submission.folder import is_cruft
+from grader.submission.folder import NOT_UNPACKED, is_cruft
 
 ZIP_SUFFIX = ".zip"
+
+
+def _damage_errors() -> tuple[type[Exception], ...]:
+    """What reading a damaged entry raises: zipfile's own, zlib's, lzma's, and bz2's (an
+    OSError)."""
+    found: list[type[Exception]] = [zlib.error, OSError, EOFError, zipfile.BadZipFile]
+    try:
+        import lzma
+    except ImportError:  # a Python built without it reads no lzma entry at all
+        return tuple(found)
+    return (*found, lzma.LZMAError)
+
+
+_DAMAGED = _damage_errors()
+# What else makes a zip unreadable: a method zipfile lacks, an encrypted entry, damaged
+# data met outside an entry's reading. Not OSError: writing is the machine's, not the zip's.
+_UNREADABLE: tuple[type[Exception], ...] = (
+    NotImplementedError,
+    RuntimeError,
+    *(e for e in _DAMAGED if e is not OSError),
+)
 MAX_PARTS = 12  # folders deep, the file's own name included
 MAX_RATIO = 200  # bytes written per byte stored, past the first MiB of an entry
 CHUNK = 64 * 1024
@@ -31,15 +54,18 @@ class Bounds(NamedTuple):
     """How large a zip may be, how many entries it may hold, and how much it may write.
 
     ``ratio``: how many bytes an entry may write per byte stored, past its first MiB, or
-    None where the whole's bound is the only one. ``shorten``: a name too long for this
-    system is shortened (kept unique) rather than refused.
+    None. ``lenient``: the zip is many people's (a platform's download), so what is wrong
+    with one entry costs that entry alone: it is not written, a ``.not-unpacked`` file
+    stands in its place, a name too long for this system is shortened, and a backslash is
+    a character of the name, never a folder; ``entry_bytes`` bounds each entry then.
     """
 
     zip_bytes: int
     entries: int
     written: int
     ratio: int | None = MAX_RATIO
-    shorten: bool = False
+    lenient: bool = False
+    entry_bytes: int | None = None
 
 
 MiB = 1024 * 1024
@@ -49,11 +75,22 @@ SUBMISSION = Bounds(zip_bytes=64 * MiB, entries=1000, written=128 * MiB)
 # learner uploaded must not cost the class its grading: a file of zeros (which compresses
 # past any ratio) or a long name the platform prefixed further are taken, within the
 # whole download's bounds.
-EXPORT = Bounds(zip_bytes=2048 * MiB, entries=100_000, written=4096 * MiB, ratio=None, shorten=True)
+EXPORT = Bounds(
+    zip_bytes=2048 * MiB,
+    entries=100_000,
+    written=4096 * MiB,
+    ratio=None,
+    lenient=True,
+    entry_bytes=64 * MiB,  # the largest file a submission's reader takes
+)
 
 
 class Unpacked(GraderError):
     """The zip was refused; the message says why, in one line."""
+
+
+class _EntryRefused(Unpacked):
+    """One entry was refused: the whole zip with it, unless the bounds are lenient."""
 
 
 @dataclass
@@ -97,7 +134,7 @@ def unpack(
                 _extract(archive, into, nested=nested, bounds=bounds, spent=spent)
         except (zipfile.BadZipFile, zipfile.LargeZipFile, EOFError, ValueError) as exc:
             raise Unpacked(f"not a readable zip ({type(exc).__name__})") from None
-        except (NotImplementedError, RuntimeError) as exc:
+        except _UNREADABLE as exc:
             # A compression method zipfile lacks, or an encrypted entry.
             raise Unpacked(f"an entry the grader cannot unpack ({str(exc)[:80]})") from None
 
@@ -133,19 +170,15 @@ def _extract(
     if spent.entries > bounds.entries:
         raise Unpacked(f"more than {bounds.entries} entries")
     for entry in entries:
-        parts = _parts(entry, shorten=bounds.shorten)
-        if parts is None:
+        try:
+            target = _one(archive, entry, into, bounds, spent)
+        except _EntryRefused:
+            if not bounds.lenient:
+                raise
+            _stand_in(into, entry)
+            continue
+        if target is None:
             continue  # cruft, or a folder entry
-        # The file type, where the zip records one: many tools (Python's writestr among
-        # them) record only the permission bits, which say nothing of the type.
-        kind = stat.S_IFMT(entry.external_attr >> 16)
-        if kind and kind not in (stat.S_IFREG, stat.S_IFDIR):
-            raise Unpacked(f"{display(entry.filename)[:80]} is a link or a device, not a file")
-        if entry.flag_bits & 0x1:
-            raise Unpacked("the zip is password-protected")
-        target = into.joinpath(*parts)
-        _make_folders(into, parts[:-1])
-        spent.written += _write(archive, entry, target, bounds, room=bounds.written - spent.written)
         if nested and target.suffix.lower() == ZIP_SUFFIX:
             inner = target.with_name(target.name[: -len(ZIP_SUFFIX)] or "zip")
             if not inner.exists():
@@ -154,24 +187,68 @@ def _extract(
                 target.unlink()
 
 
-def _parts(entry: zipfile.ZipInfo, *, shorten: bool = False) -> tuple[str, ...] | None:
-    """Return an entry's path as safe parts, None for what is not written; refuse the rest."""
-    name = entry.filename.replace("\\", "/")
+def _one(
+    archive: zipfile.ZipFile, entry: zipfile.ZipInfo, into: Path, bounds: Bounds, spent: _Spent
+) -> Path | None:
+    """Write one entry; return where, or None for what is not written (cruft, a folder)."""
+    parts = _parts(entry, lenient=bounds.lenient)
+    if parts is None:
+        return None
+    # The file type, where the zip records one: many tools (Python's writestr among
+    # them) record only the permission bits, which say nothing of the type.
+    kind = stat.S_IFMT(entry.external_attr >> 16)
+    if kind and kind not in (stat.S_IFREG, stat.S_IFDIR):
+        raise _EntryRefused(f"{display(entry.filename)[:80]} is a link or a device, not a file")
+    if entry.flag_bits & 0x1:
+        raise _EntryRefused("the zip is password-protected")
+    target = into.joinpath(*parts)
+    _make_folders(into, parts[:-1])
+    spent.written += _write(archive, entry, target, bounds, room=bounds.written - spent.written)
+    return target
+
+
+def _stand_in(into: Path, entry: zipfile.ZipInfo) -> None:
+    """Put a `.not-unpacked` file where a refused entry would have been, where that place
+    is a plain one: its owner keeps a row, which says their file was not unpacked."""
+    parts = _parts_or_none(entry)
+    if not parts:
+        return
+    parts = (*parts[:-1], parts[-1][: MAX_NAME_BYTES // 2] + NOT_UNPACKED)
+    with contextlib.suppress(Unpacked, OSError):
+        _make_folders(into, parts[:-1])
+        into.joinpath(*parts).touch(exist_ok=True)
+
+
+def _parts_or_none(entry: zipfile.ZipInfo) -> tuple[str, ...] | None:
+    with contextlib.suppress(Unpacked):
+        parts = _parts(entry, lenient=True)
+        if parts and len(parts) < MAX_PARTS:
+            return parts
+    return None
+
+
+def _parts(entry: zipfile.ZipInfo, *, lenient: bool = False) -> tuple[str, ...] | None:
+    """Return an entry's path as safe parts, None for what is not written; refuse the rest.
+
+    Lenient (a download of many people's files), a backslash is a character of the name:
+    a platform writes forward slashes, and a learner's file named `a\\b` stays one file.
+    """
+    name = entry.filename if lenient else entry.filename.replace("\\", "/")
     shown = display(name)[:80]
     if name.startswith("/") or (len(name) > 1 and name[1] == ":"):
-        raise Unpacked(f"{shown} is an absolute name")
+        raise _EntryRefused(f"{shown} is an absolute name")
     parts = tuple(p for p in PurePosixPath(name).parts if p not in ("", "."))
     if ".." in parts:
-        raise Unpacked(f"{shown} climbs out of the zip (..)")
-    if len(parts) > MAX_PARTS:
-        raise Unpacked(f"{shown} is nested over {MAX_PARTS} folders deep")
+        raise _EntryRefused(f"{shown} climbs out of the zip (..)")
     if not parts or entry.is_dir() or any(is_cruft(p) for p in parts):
         return None
+    if len(parts) > MAX_PARTS:
+        raise _EntryRefused(f"{shown} is nested over {MAX_PARTS} folders deep")
     if any("\0" in p for p in parts):
-        raise Unpacked(f"{shown} is no file name this system can hold")
+        raise _EntryRefused(f"{shown} is no file name this system can hold")
     too_long = [len(p.encode("utf-8", "surrogateescape")) > MAX_NAME_BYTES for p in parts]
-    if any(too_long) and not shorten:
-        raise Unpacked(f"{shown} is no file name this system can hold")
+    if any(too_long) and not lenient:
+        raise _EntryRefused(f"{shown} is no file name this system can hold")
     return tuple(_shortened(p) if long else p for p, long in zip(parts, too_long, strict=True))
 
 
@@ -195,7 +272,7 @@ def _make_folders(into: Path, parts: tuple[str, ...]) -> None:
     for part in parts:
         folder = folder / part
         if folder.is_symlink() or (folder.exists() and not folder.is_dir()):
-            raise Unpacked(f"{display(part)[:80]} is both a file and a folder in the zip")
+            raise _EntryRefused(f"{display(part)[:80]} is both a file and a folder in the zip")
         folder.mkdir(exist_ok=True)
 
 
@@ -206,16 +283,37 @@ def _write(
     flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
     try:
         fd = os.open(target, flags, 0o600)
-    except FileExistsError:
-        raise Unpacked(f"{display(entry.filename)[:80]} is in the zip twice") from None
+    except (FileExistsError, IsADirectoryError):
+        raise _EntryRefused(f"{display(entry.filename)[:80]} is in the zip twice") from None
+    try:
+        return _copy_out(archive, entry, fd, bounds, room)
+    except BaseException:
+        target.unlink(missing_ok=True)  # nothing half-written is left to be read
+        raise
+
+
+def _copy_out(
+    archive: zipfile.ZipFile, entry: zipfile.ZipInfo, fd: int, bounds: Bounds, room: int
+) -> int:
     count = 0
     stored = max(entry.compress_size, 1)
     with os.fdopen(fd, "wb") as out, archive.open(entry) as source:
-        while chunk := source.read(CHUNK):
+        while chunk := _read(source):
             count += len(chunk)
             if count > room:
                 raise Unpacked(f"it unpacks to over {bounds.written // MiB} MiB")
+            if bounds.entry_bytes is not None and count > bounds.entry_bytes:
+                raise _EntryRefused(f"{display(entry.filename)[:80]} is over the size bound")
             if bounds.ratio and count > 1024 * 1024 and count > bounds.ratio * stored:
-                raise Unpacked(f"{display(entry.filename)[:80]} expands like a zip bomb")
+                raise _EntryRefused(f"{display(entry.filename)[:80]} expands like a zip bomb")
             out.write(chunk)
     return count
+
+
+def _read(source: IO[bytes]) -> bytes:
+    """Read a chunk of an entry; a damaged one (bad compressed data, a wrong checksum) is
+    that entry's fault, never the grader's."""
+    try:
+        return source.read(CHUNK)
+    except _DAMAGED as exc:
+        raise _EntryRefused(f"a damaged entry ({type(exc).__name__})") from None

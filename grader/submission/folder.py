@@ -188,10 +188,22 @@ def not_unpacked(name: str) -> str:
     return f"{name} is an archive; only .zip files are unpacked"
 
 
+# Stands, in a folder unpacked from a platform's download, for a file that was not unpacked
+# (see archive.EXPORT): its owner's row says so.
+NOT_UNPACKED = ".not-unpacked"
+
+
 def _nothing(folder: Path, files: list[Path]) -> str:
     """Say, for a TA, why a folder holds nothing to grade."""
     if not files:
         return "no .py or .ipynb file in it"
+    left_out = [p for p in files if p.name.endswith(NOT_UNPACKED)]
+    if left_out:
+        name = _name(left_out[0], folder).removesuffix(NOT_UNPACKED)
+        return (
+            f"{name} was in the download but not unpacked (a link, a damaged entry, over "
+            "64 MiB, or a name given twice); ask for the file again"
+        )
     if len(files) == 1 and name_problem(files[0]):
         return name_problem(files[0])  # one file, wrongly named: the command line's words
     archives = [p for p in files if is_archive(p)]

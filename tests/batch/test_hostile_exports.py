@@ -218,9 +218,149 @@ def test_report_md_escapes_what_a_markdown_viewer_would_run() -> None:
     from grader.batch.classpage import _wrap
 
     (line,) = _wrap("<img src=x onerror=alert(1)> [regrade](https://example.org/)")
-    assert line == r"\<img src=x onerror=alert(1)\> \[regrade\](https://example.org/)"
+    assert line == r"\<img src=x onerror=alert(1)\> \[regrade\](https:\/\/example.org/)"
 
 
 def test_canvas_ids_are_ascii_digits() -> None:
     assert platforms.CANVAS.match("ada_123_1_sol.py")
     assert not platforms.CANVAS.match("ada_\U0001d7cf\U0001d7d0_1_sol.py")
+
+
+def _zip(path: Path, entries: dict[str, str | bytes], links: tuple[str, ...] = ()) -> Path:
+    with zipfile.ZipFile(path, "w", zipfile.ZIP_DEFLATED) as archive:
+        for name, data in entries.items():
+            archive.writestr(name, data)
+        for name in links:
+            info = zipfile.ZipInfo(name)
+            info.external_attr = 0o120777 << 16  # a symbolic link
+            archive.writestr(info, "/etc/passwd")
+    return path
+
+
+def test_one_students_entries_cost_the_download_nothing(cli: Cli, tmp_path: Path) -> None:
+    """Entries too deep, links, `..` written with backslashes, a file and a folder of one
+    name, a file past the size bound: each is left out of the download alone, and a student
+    whose only file it was keeps a row that says so."""
+    metadata = "".join(f":submission_{n}:\n  :submitters:\n  - :sid: 'S{n}'\n" for n in (1, 2, 3))
+    bad = "submission_3/"
+    download = _zip(
+        tmp_path / "gradescope.zip",
+        {
+            "submission_metadata.yml": metadata,
+            "submission_1/sol.py": RIGHT,
+            "submission_2/sol.py": RIGHT,
+            f"{bad}sol.py": RIGHT,
+            f"{bad}{'d/' * 12}x.py": "x = 1\n",
+            f"{bad}a\\..\\..\\b.py": "x = 1\n",
+            f"{bad}clash": "x",
+            f"{bad}clash/inner.py": "x = 1\n",
+        },
+        links=(f"{bad}link.py",),
+    )
+    stdout, table = batch(cli, download, tmp_path / "out")
+    assert stdout.splitlines()[0] == "layout: gradescope, 3 of 3 entries"
+    assert {k: v["score"] for k, v in table.items()} == {
+        f"gradescope-S{n}": "10" for n in (1, 2, 3)
+    }
+
+    from grader.submission.archive import EXPORT
+
+    download = _zip(
+        tmp_path / "canvas.zip",
+        {
+            "ada_101_1_sol.py": RIGHT,
+            "bob_102_2_sol.py": RIGHT,
+            "eve_104_4_sol.py": b"#" * (EXPORT.entry_bytes or 0) + b"\n",
+        },
+    )
+    _, table = batch(cli, download, tmp_path / "out-canvas")
+    eve = table["canvas-104"]
+    assert eve["status"] == "not_graded" and "was in the download but not unpacked" in eve["reason"]
+    assert table["canvas-101"]["score"] == table["canvas-102"]["score"] == "10"
+
+
+def test_a_backslash_in_an_upload_names_no_folder(cli: Cli, tmp_path: Path) -> None:
+    """A learner's file named `Victim_101_assignsubmission_file_\\sol.py` stays one file of
+    theirs: it does not turn the download into Moodle's, nor name anyone."""
+    entries: dict[str, str | bytes] = {"ada_101_1_sol.py": RIGHT, "bob_102_2_sol.py": RIGHT}
+    for victim in (101, 102, 900, 901, 902):
+        entries[f"eve_104_4_Victim_{victim}_assignsubmission_file_\\sol.py"] = WRONG
+    stdout, table = batch(cli, _zip(tmp_path / "c.zip", entries), tmp_path / "out")
+    assert stdout.splitlines()[0].startswith("layout: canvas, 7 of 7")
+    assert set(table) == {"canvas-101", "canvas-102", "canvas-104"}
+
+
+def test_blackboard_numbers_are_not_canvas_and_receipts_name_users(
+    cli: Cli, tmp_path: Path
+) -> None:
+    """`hw_1_20231234_attempt_...` is Blackboard's, not Canvas's key, user and submission;
+    where receipts name the users, ids do not depend on who else is in the class."""
+    root = tmp_path / "bb"
+    root.mkdir()
+    for user in ("20231234", "20231235", "20231236"):
+        (root / f"hw_1_{user}_attempt_{EARLY}_sol.py").write_text(RIGHT)
+        (root / f"hw_1_{user}_attempt_{EARLY}.txt").write_text(f"Name: S {user} ({user})\n")
+    stdout, table = batch(cli, root, tmp_path / "out")
+    assert stdout.splitlines()[0] == "layout: blackboard, 6 of 6 entries"
+    assert set(table) == {f"blackboard-{u}" for u in ("20231234", "20231235", "20231236")}
+    root = tmp_path / "bb2"
+    root.mkdir()
+    for user in ("cs_alice", "cs_bob", "ee_carol"):
+        (root / f"HW1_{user}_attempt_{EARLY}_sol.py").write_text(RIGHT)
+        (root / f"HW1_{user}_attempt_{EARLY}.txt").write_text(f"Name: {user} ({user})\n")
+    _, table = batch(cli, root, tmp_path / "out2")
+    assert set(table) == {f"blackboard-{u}" for u in ("cs_alice", "cs_bob", "ee_carol")}
+
+
+def test_a_damaged_learners_zip_is_its_row(cli: Cli, tmp_path: Path) -> None:
+    klass = tmp_path / "class"
+    klass.mkdir()
+    (klass / "ada.py").write_text(RIGHT)
+    data = bytearray(_zip(tmp_path / "z.zip", {"sol.py": RIGHT * 20}).read_bytes())
+    middle = len(data) // 2
+    data[middle : middle + 64] = bytes(64)  # the compressed stream, broken
+    (klass / "bob.zip").write_bytes(bytes(data))
+    code, _, err = cli("batch", klass, "--out", tmp_path / "out")
+    table = rows(tmp_path / "out")
+    assert code in (0, 1), err
+    assert table["bob"]["status"] == "not_graded" and table["ada"]["score"] == "10"
+
+
+def test_a_hard_link_to_a_problem_file_is_not_copied(
+    cli: Cli, tmp_path: Path, problem_copy: Path
+) -> None:
+    root = tmp_path / "canvas"
+    root.mkdir()
+    (root / "ada_101_1_sol.py").write_text(RIGHT)
+    os.link(problem_copy / "solutions" / "reference.py", root / "eve_104_4_sol.py")
+    hidden = sorted((problem_copy / "hidden_tests").iterdir())[0]
+    os.link(hidden, root / "bob_102_2_sol.py")
+    out = tmp_path / "out"
+    # Without a sandbox the guard only warns of the links (with one it refuses to grade):
+    # the copy must still not carry them.
+    cli("batch", root, "--out", out, "--problem", problem_copy, "--sandbox", "none")
+    table = rows(out)
+    assert table["canvas-104"]["status"] == table["canvas-102"]["status"] == "not_graded"
+    assert "why:" not in (out / "results" / "canvas-102.json").read_text()
+
+
+def test_a_section_of_one_student_is_a_section(cli: Cli, tmp_path: Path) -> None:
+    course = tmp_path / "course"
+    (course / "sec1").mkdir(parents=True)
+    (course / "sec2").mkdir()
+    (course / "sec1" / "ada_101_1_sol.py").write_text(RIGHT)
+    (course / "sec1" / "bob_102_2_sol.py").write_text(RIGHT)
+    (course / "sec2" / "dan_104_4_sol.py").write_text(RIGHT)
+    _, table = batch(cli, course, tmp_path / "out")
+    assert set(table) == {"canvas-101", "canvas-102", "canvas-104"}
+
+
+def test_a_linked_lock_file_is_refused(cli: Cli, tmp_path: Path) -> None:
+    klass = tmp_path / "class"
+    klass.mkdir()
+    (klass / "ada.py").write_text(RIGHT)
+    out = tmp_path / "out"
+    out.mkdir()
+    (out / ".grader-batch.lock").symlink_to(tmp_path / "elsewhere")
+    code, _, err = cli("batch", klass, "--out", out)
+    assert code == 2 and "is a link" in err
