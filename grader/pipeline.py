@@ -13,11 +13,11 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 
 from grader.errors import GraderError
 from grader.problem.layout import FUNCTION_NAME, REFERENCE_FILE, protected_paths, starter_text
-from grader.records import Mode
 from grader.sandbox.guard import guard
 from grader.sandbox.limits import Limits
 from grader.sandbox.spawn import Direct, Launch, Spawner
 from grader.sandbox.walls import Backend, Choice
+from grader.states import Mode
 from grader.submission.reader import read
 from grader.submission.source import Source, Static, check_source
 
@@ -140,9 +140,10 @@ def inputs(cases: Sequence[Case]) -> list[CaseInput]:
 def start(src: Source, spawner: Spawner, limits: Limits) -> Session:
     """Start the submission's first child: the one way a submission comes to run, for
     every command. The caller has guarded the problem (see guard) once before."""
+    launch = Launch(source=src.data, function=FUNCTION_NAME, spawner=spawner, beside=src.beside)
+    # The child is starting on the other core; only now the heavier imports of ours.
     from grader.sandbox.session import Session
 
-    launch = Launch(source=src.data, function=FUNCTION_NAME, spawner=spawner, beside=src.beside)
     return Session(launch, limits)
 
 
@@ -192,7 +193,6 @@ def grade(
     spawner = Direct(choice, limits)
     guard(protected_paths(problem_root), spawner.backend)
     with start(src, spawner, limits) as session:
-        # The child is starting on the other core; only now the heavy imports of ours.
         from concurrent.futures import ThreadPoolExecutor
 
         from grader.problem.cases import check_expected, load_problem

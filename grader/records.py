@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
-import signal
 from dataclasses import dataclass, field
 from enum import Enum
 from typing import TYPE_CHECKING, Any
+
+from grader.states import Mode
 
 if TYPE_CHECKING:  # numpy stays out of the CLI's start-up path
     import numpy as np
@@ -19,32 +20,6 @@ SCHEMA_VERSION = 1
 # case file may override it for that case.
 DEFAULT_RTOL = 1e-6
 DEFAULT_ATOL = 1e-6
-
-
-class Word(str, Enum):
-    """A named state whose value is also its word in JSON, on the command line and in text.
-
-    Compared by identity in the code (``is Mode.RUN``), never as a string; written as its
-    value wherever it is formatted or serialised, on every supported Python.
-    """
-
-    def __str__(self) -> str:
-        return str(self.value)
-
-
-class Mode(Word):
-    """What a grading is for: the visible examples (`run`) or the hidden cases (`submit`)."""
-
-    RUN = "run"
-    SUBMIT = "submit"
-
-
-def signal_name(returncode: int) -> str:
-    """Return e.g. 'SIGSEGV' for a process ended by a signal (a negative return code)."""
-    try:
-        return signal.Signals(-returncode).name
-    except ValueError:
-        return f"signal {-returncode}"
 
 
 @dataclass(frozen=True)

@@ -7,8 +7,9 @@ import os
 from collections import Counter
 from typing import TextIO
 
-from grader.records import LOAD_OUTCOMES, SCHEMA_VERSION, CaseResult, Mode, Report
+from grader.records import LOAD_OUTCOMES, SCHEMA_VERSION, CaseResult, Report
 from grader.results import CaseEntry, Results
+from grader.states import Mode
 
 GREEN, RED, YELLOW, DIM, RESET = "\033[32m", "\033[31m", "\033[33m", "\033[2m", "\033[0m"
 

@@ -19,7 +19,8 @@ from typing import Any
 
 from grader.errors import Refused
 from grader.files import atomic_write, read_bounded
-from grader.records import SCHEMA_VERSION, Cause, Mode, Outcome
+from grader.records import SCHEMA_VERSION, Cause, Outcome
+from grader.states import Mode
 
 # A results file is a few kilobytes; anything far larger was not written by the grader.
 MAX_BYTES = 4 * 1024 * 1024

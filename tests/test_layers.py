@@ -82,10 +82,10 @@ def _state_words() -> set[str]:
     it stopped, the backend, the fallback, how root is left, the mode, and how a batch came
     by a row."""
     from grader.batch.outdir import RowStatus
-    from grader.records import Mode
     from grader.sandbox.answers import EndState, Stage
     from grader.sandbox.frames import Event
     from grader.sandbox.walls import Backend, Fallback, Privilege
+    from grader.states import Mode
 
     kinds = (Event, EndState, Stage, Backend, Fallback, Privilege, Mode, RowStatus)
     return {member.value for kind in kinds for member in kind if member.value}

@@ -24,8 +24,9 @@ from typing import Any
 from grader.errors import GraderError
 from grader.files import atomic_write
 from grader.names import cell, results_name, shown
-from grader.records import Cause, Word
+from grader.records import Cause
 from grader.results import Results
+from grader.states import Word
 
 MANIFEST_FILE = "batch.json"
 REPORT_HTML = "report.html"

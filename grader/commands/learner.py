@@ -45,8 +45,8 @@ def _serve_args(p: argparse.ArgumentParser) -> None:
 
 def _grade(args: argparse.Namespace, root: Path, choice: Any) -> int:
     from grader.pipeline import check_limits, grade
-    from grader.records import Mode
     from grader.report import render_json, render_text, use_colour
+    from grader.states import Mode
 
     plot_to = getattr(args, "plot", None)
     if plot_to is not None:

@@ -21,7 +21,7 @@ from typing import NamedTuple
 
 from grader.errors import GraderError
 from grader.files import PACKAGE
-from grader.records import Word
+from grader.states import Word
 
 CHILD_DIR = PACKAGE / "child"
 # The unprivileged identity inside bubblewrap's user namespace ("nobody").

@@ -23,7 +23,7 @@ from typing import Any, Protocol
 from urllib.parse import SplitResult, parse_qs, urlsplit
 
 from grader.errors import GraderError
-from grader.records import Mode
+from grader.states import Mode
 from grader.submission.source import MAX_SUBMISSION_BYTES
 
 

@@ -14,10 +14,10 @@ from typing import Any
 from grader.errors import GraderError
 from grader.files import TEMPLATES
 from grader.problem.layout import STARTER_FILE, STATEMENT_FILE
-from grader.records import Mode
 from grader.sandbox.limits import Limits
 from grader.sandbox.walls import Choice
 from grader.serve.handler import READ_TIMEOUT, Handler, Listener
+from grader.states import Mode
 from grader.submission.source import MAX_SUBMISSION_BYTES
 
 PAGE = TEMPLATES / "page.html"

@@ -17,13 +17,14 @@ from grader.problem.layout import FUNCTION_NAME, protected_paths, starter_text
 from grader.problem.schema import unknown_key
 from grader.problem.yamlsafe import load_file
 from grader.problem.yamlsafe import shown as shown_value
-from grader.records import Cause, Mode
+from grader.records import Cause
 from grader.report import to_results
 from grader.results import Results, not_graded
 from grader.sandbox.limits import Limits
 from grader.sandbox.walls import Choice
 from grader.ship.bundle import GRADESCOPE_CONFIG
 from grader.ship.visibility import VISIBILITIES
+from grader.states import Mode
 from grader.submission.reader import read
 
 # gradescope.yaml holds two settings: a few hundred bytes, with comments.

@@ -17,8 +17,9 @@ import numpy as np
 from grader.compare import Array, compare, count_wrong
 from grader.problem.casefile import Case
 from grader.problem.layout import FUNCTION_NAME
-from grader.records import LOAD_OUTCOMES, CaseResult, Diagnosis, Mismatch, Outcome, signal_name
+from grader.records import LOAD_OUTCOMES, CaseResult, Diagnosis, Mismatch, Outcome
 from grader.sandbox.answers import EndState, Kind, Raw, Stage
+from grader.states import signal_name
 from grader.submission.source import Source, Static
 from grader.verdict.diagnose import diagnose
 from grader.verdict.vocabulary import (

@@ -1,0 +1,37 @@
+"""Named states the layers share, light enough to be imported before a child starts: the
+base of every state written as a word, the mode of a grading, a signal's name.
+
+Enum and signal only: the grader starts a submission's child before it imports anything
+heavier (dataclasses alone pulls in inspect, ast and dis).
+"""
+
+from __future__ import annotations
+
+import signal
+from enum import Enum
+
+
+class Word(str, Enum):
+    """A named state whose value is also its word in JSON, on the command line and in text.
+
+    Compared by identity in the code (``is Mode.RUN``), never as a string; written as its
+    value wherever it is formatted or serialised, on every supported Python.
+    """
+
+    def __str__(self) -> str:
+        return str(self.value)
+
+
+class Mode(Word):
+    """What a grading is for: the visible examples (`run`) or the hidden cases (`submit`)."""
+
+    RUN = "run"
+    SUBMIT = "submit"
+
+
+def signal_name(returncode: int) -> str:
+    """Return e.g. 'SIGSEGV' for a process ended by a signal (a negative return code)."""
+    try:
+        return signal.Signals(-returncode).name
+    except ValueError:
+        return f"signal {-returncode}"
