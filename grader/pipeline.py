@@ -16,8 +16,8 @@ from grader.problem.layout import FUNCTION_NAME, REFERENCE_FILE, protected_paths
 from grader.sandbox.guard import guard
 from grader.sandbox.limits import Limits
 from grader.sandbox.spawn import Direct, Launch, Spawner
-from grader.sandbox.walls import Backend, Choice
-from grader.states import Mode
+from grader.sandbox.walls import Choice
+from grader.states import Backend, Mode
 from grader.submission.reader import read
 from grader.submission.source import Source, Static, check_source
 

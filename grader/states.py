@@ -1,5 +1,6 @@
 """Named states the layers share, light enough to be imported before a child starts: the
-base of every state written as a word, the mode of a grading, a signal's name.
+base of every state written as a word, the mode of a grading, the sandbox's backends, a
+signal's name.
 
 Enum and signal only: the grader starts a submission's child before it imports anything
 heavier (dataclasses alone pulls in inspect, ast and dis).
@@ -35,3 +36,15 @@ def signal_name(returncode: int) -> str:
         return signal.Signals(-returncode).name
     except ValueError:
         return f"signal {-returncode}"
+
+
+class Backend(Word):
+    """The walls a child runs behind."""
+
+    BWRAP = "bwrap"  # bubblewrap: namespaces and a read-only view of the machine
+    LANDLOCK = "landlock"  # Landlock and seccomp, which the child applies to itself
+    NONE = "none"  # a plain child process, within its limits only
+
+
+AUTO = "auto"  # --sandbox auto: the best backend this machine has
+SANDBOX_CHOICES = (AUTO, *(b.value for b in Backend))

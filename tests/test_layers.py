@@ -84,8 +84,8 @@ def _state_words() -> set[str]:
     from grader.batch.outdir import RowStatus
     from grader.sandbox.answers import EndState, Stage
     from grader.sandbox.frames import Event
-    from grader.sandbox.walls import Backend, Fallback, Privilege
-    from grader.states import Mode
+    from grader.sandbox.walls import Fallback, Privilege
+    from grader.states import Backend, Mode
 
     kinds = (Event, EndState, Stage, Backend, Fallback, Privilege, Mode, RowStatus)
     return {member.value for kind in kinds for member in kind if member.value}

@@ -26,7 +26,7 @@ import pytest
 
 from grader.sandbox import tasks
 from grader.sandbox.template import Template
-from grader.sandbox.walls import Backend
+from grader.states import Backend
 from tests.conftest import CORPUS, NEEDS_BWRAP, ROOT, SAMPLES, backends
 
 GRADER = [sys.executable, "-m", "grader"]

@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any, NamedTuple, NoReturn
 
 from grader.errors import EXIT_USAGE
+from grader.states import AUTO, SANDBOX_CHOICES
 
 
 def positive_float(text: str) -> float:
@@ -151,8 +152,8 @@ def grading_args(p: argparse.ArgumentParser) -> None:
     """Sandbox and limits: every command that runs untrusted code takes them."""
     p.add_argument(
         "--sandbox",
-        choices=("auto", "bwrap", "landlock", "none"),
-        default="auto",
+        choices=SANDBOX_CHOICES,
+        default=AUTO,
         help="isolation backend (default auto: bwrap, else landlock, else none)",
     )
     p.add_argument(

@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 from enum import Enum
 from typing import TYPE_CHECKING, Any
 
-from grader.sandbox.walls import Backend
+from grader.states import Backend
 
 if TYPE_CHECKING:
     from grader.compare import Array

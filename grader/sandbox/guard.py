@@ -18,7 +18,8 @@ from pathlib import Path
 from typing import NamedTuple
 
 from grader.errors import GraderError
-from grader.sandbox.walls import Backend, read_paths
+from grader.sandbox.walls import read_paths
+from grader.states import Backend
 
 
 def guard(protected: Sequence[Path], backend: Backend) -> None:

@@ -34,13 +34,13 @@ from grader.sandbox.template import (
 )
 from grader.sandbox.walls import (
     SANDBOX_UID,
-    Backend,
     Choice,
     Privilege,
     fall_back,
     landlock_usable,
     privilege_plan,
 )
+from grader.states import Backend
 
 STOPPING = "the batch is stopping: no more children are started"
 

@@ -25,7 +25,6 @@ from grader.sandbox.limits import Limits
 from grader.sandbox.walls import (
     CHILD_DIR,
     SANDBOX_UID,
-    Backend,
     Choice,
     Privilege,
     bwrap_command,
@@ -36,6 +35,7 @@ from grader.sandbox.walls import (
     python_command,
     read_paths,
 )
+from grader.states import Backend
 
 CHILD_SCRIPT = CHILD_DIR / "run.py"
 P = ParamSpec("P")

@@ -20,14 +20,8 @@ from typing import IO, Any
 from grader.errors import GraderError
 from grader.sandbox import tasks
 from grader.sandbox.spawn import on_keeper, parent_pid
-from grader.sandbox.walls import (
-    CHILD_DIR,
-    Backend,
-    bwrap_command,
-    child_env,
-    import_paths,
-    python_command,
-)
+from grader.sandbox.walls import CHILD_DIR, bwrap_command, child_env, import_paths, python_command
+from grader.states import Backend
 
 ZYGOTE_SCRIPT = CHILD_DIR / "zygote.py"
 READY_SECONDS = 30.0

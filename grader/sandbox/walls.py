@@ -21,22 +21,15 @@ from typing import NamedTuple
 
 from grader.errors import GraderError
 from grader.files import PACKAGE
-from grader.states import Word
+from grader.states import AUTO, Backend, Word
 
 CHILD_DIR = PACKAGE / "child"
+BWRAP_PROGRAM = "bwrap"  # bubblewrap's command
 # The unprivileged identity inside bubblewrap's user namespace ("nobody").
 SANDBOX_UID = 65534
 # Environment variables the child keeps: some machines set the OpenBLAS core type because
 # older builds crash without it.
 PASSTHROUGH_ENV = ("OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE")
-
-
-class Backend(Word):
-    """The walls a child runs behind."""
-
-    BWRAP = "bwrap"  # bubblewrap: namespaces and a read-only view of the machine
-    LANDLOCK = "landlock"  # Landlock and seccomp, which the child applies to itself
-    NONE = "none"  # a plain child process, within its limits only
 
 
 class Fallback(Word):
@@ -117,7 +110,7 @@ def bwrap_command(
     CAP_SYS_ADMIN to give each fork its own namespaces).
     """
     cmd = [
-        shutil.which("bwrap") or "bwrap",
+        shutil.which(BWRAP_PROGRAM) or BWRAP_PROGRAM,
         "--die-with-parent",
         "--new-session",
         "--unshare-all",
@@ -157,7 +150,7 @@ def bwrap_command(
 @functools.cache
 def bwrap_usable() -> bool:
     """Return True when bubblewrap is installed and can start a sandboxed interpreter here."""
-    if shutil.which("bwrap") is None:
+    if shutil.which(BWRAP_PROGRAM) is None:
         return False
     with tempfile.TemporaryDirectory(prefix="grader-probe-") as tmp:
         try:
@@ -186,10 +179,6 @@ class Choice(NamedTuple):
     fallback: Fallback | None = None
 
 
-AUTO = "auto"  # --sandbox auto: the best backend this machine has
-SANDBOX_CHOICES = (AUTO, *(b.value for b in Backend))
-
-
 def resolve_backend(requested: str, *, require: bool) -> Choice:
     """Turn auto|bwrap|landlock|none into the backend that will run, or say why not.
 
@@ -199,7 +188,7 @@ def resolve_backend(requested: str, *, require: bool) -> Choice:
     """
     if requested != AUTO:
         return Choice(_usable(Backend(requested), require=require))
-    if shutil.which("bwrap") is not None:
+    if shutil.which(BWRAP_PROGRAM) is not None:
         return Choice(Backend.BWRAP, fallback=Fallback.REQUIRED if require else Fallback.ANY)
     return Choice(second_choice(require))
 
@@ -208,7 +197,7 @@ def _usable(backend: Backend, *, require: bool) -> Backend:
     """Return ``backend``, asked for by name, once it is known to work here."""
     if backend is Backend.NONE and require:
         raise GraderError("--sandbox none contradicts --require-sandbox")
-    if backend is Backend.BWRAP and shutil.which("bwrap") is None:
+    if backend is Backend.BWRAP and shutil.which(BWRAP_PROGRAM) is None:
         raise GraderError("--sandbox bwrap: bubblewrap (bwrap) is not installed")
     if backend is Backend.LANDLOCK and not landlock_usable():
         from grader.child import confine

@@ -564,7 +564,8 @@ def test_ctrl_c_while_the_pool_starts_leaves_nothing(
 
     from grader.sandbox import pool, template
     from grader.sandbox.limits import Limits
-    from grader.sandbox.walls import Backend, Choice
+    from grader.sandbox.walls import Choice
+    from grader.states import Backend
 
     def interrupted(*args: object, **kwargs: object) -> None:
         raise KeyboardInterrupt
@@ -584,7 +585,8 @@ def test_a_closed_pool_forks_and_restarts_nothing(tmp_path: Path) -> None:
     from grader.errors import GraderError
     from grader.sandbox.limits import Limits
     from grader.sandbox.pool import Pool
-    from grader.sandbox.walls import Backend, Choice
+    from grader.sandbox.walls import Choice
+    from grader.states import Backend
 
     submission = tmp_path / "sub.py"
     submission.write_text("def sinusoidal_positions(p, d):\n    return []\n")
