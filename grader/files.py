@@ -34,8 +34,12 @@ def not_regular(mode: int) -> Refused:
     return Refused(f"not a regular file ({kind}); problem files must be plain files")
 
 
-def read_bounded(path: Path, limit: int) -> bytes:
+def read_bounded(
+    path: Path, limit: int, *, head: bool = False, what: str = "a problem file"
+) -> bytes:
     """Return the bytes of the regular file ``path``, at most ``limit`` of them; else Refused.
+
+    ``head``: return the first ``limit`` bytes of a larger file rather than refuse it.
 
     Never through a link, never from a FIFO or a device: a FIFO would block every command
     and a link to /dev/zero would read until memory runs out. The file is examined before it
@@ -57,21 +61,23 @@ def read_bounded(path: Path, limit: int) -> bytes:
         info = os.fstat(fd)
         if not stat.S_ISREG(info.st_mode):
             raise not_regular(info.st_mode)
-        if info.st_size > limit:
-            raise Refused(_too_large(limit))
+        if info.st_size > limit and not head:
+            raise Refused(_too_large(limit, what))
         data = _read_upto(fd, limit + 1)  # one byte more tells a file that grew meanwhile
     except OSError as exc:
         raise Refused(f"cannot read: {exc.strerror}") from None
     finally:
         os.close(fd)
     if len(data) > limit:
-        raise Refused(_too_large(limit))
+        if head:
+            return data[:limit]
+        raise Refused(_too_large(limit, what))
     return data
 
 
-def _too_large(limit: int) -> str:
+def _too_large(limit: int, what: str) -> str:
     """Say that a file is past its bound."""
-    return f"larger than {limit} bytes, the most a problem file may hold"
+    return f"larger than {limit} bytes, the most {what} may hold"
 
 
 def _read_upto(fd: int, most: int) -> bytes:

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import NamedTuple
 
-from grader.batch.platforms import Student, detect, items_of, read_export
+from grader.batch.platforms import Student, detect, items_of, owner_of, read_export
 from grader.errors import GraderError, Refused
 from grader.files import read_bounded
 from grader.names import make_ids, shown
@@ -191,7 +191,7 @@ def _downloaded(path: Path, scratch: Path | None, layout: str | None) -> Path | 
     into = scratch / f"download-{len(list(scratch.iterdir()))}"
     into.mkdir()
     try:
-        unpack(path, into, nested=False, bounds=EXPORT)
+        unpack(path, into, nested=False, bounds=EXPORT, owner=owner_of)
     except GraderError:
         return None  # graded as a learner's zip, whose row says what is wrong with it
     items = items_of(into)

@@ -49,9 +49,10 @@ BLACKBOARD = re.compile(
 )
 GRADESCOPE = re.compile(r"^submission_(?P<n>[0-9]+)$")
 GRADESCOPE_METADATA = "submission_metadata.yml"
-MAX_RECEIPT_BYTES = 64 * 1024
+MAX_RECEIPT_BYTES = 4096  # its head: Blackboard's lines come first, the student's text after
 # Gradescope's metadata runs to a few hundred bytes a submission: room for a large course.
 MAX_METADATA_BYTES = 16 * 1024 * 1024
+MAX_METADATA_VALUES = 2_000_000
 RECEIPT_HEAD_LINES = 5  # Blackboard writes the student's Name: line first
 
 
@@ -98,14 +99,14 @@ def detect(folder: Path, items: Sequence[Path], *, least: int = 2) -> str:
     """
     if (folder / GRADESCOPE_METADATA).is_file():
         return "gradescope"
-    blackboard = {p for p in items if BLACKBOARD.match(p.stem if p.is_file() else p.name)}
+    # Each count on its own, every entry that fits: a student naming their uploads like
+    # another platform's entries adds to that one's count, never takes from their own.
+    # Ties go to the more particular naming: Blackboard's `_attempt_DATE` (a class of
+    # `hw_1_20231234_attempt_...` fits Canvas's pattern too), then Moodle's.
     counts = {
-        # Blackboard's `_attempt_DATE` is its own: `hw_1_20231234_attempt_...` is not Canvas's.
-        "canvas": sum(
-            1 for p in items if p.is_file() and p not in blackboard and _canvas_parts(p.name)
-        ),
+        "blackboard": sum(1 for p in items if _blackboard_parts(p)),
         "moodle": sum(1 for p in items if p.is_dir() and MOODLE.match(p.name)),
-        "blackboard": len(blackboard),
+        "canvas": sum(1 for p in items if p.is_file() and _canvas_parts(p.name)),
     }
     if _classroom_prefix(items):
         counts["classroom"] = len(_repositories(items))
@@ -136,6 +137,27 @@ def read_export(folder: Path, layout: str, scratch: Path, *, copy: Copy) -> Expo
 
 def _canvas_parts(name: str) -> re.Match[str] | None:
     return CANVAS.match(name)
+
+
+def _blackboard_parts(item: Path) -> re.Match[str] | None:
+    """Return a Blackboard entry's parts: an attempt's file or folder, or its receipt."""
+    return BLACKBOARD.match(item.name) or (
+        BLACKBOARD.match(item.stem) if item.suffix == ".txt" else None
+    )
+
+
+def owner_of(name: str) -> str:
+    """Return whose an entry of a download is, by the platforms' naming: its top folder,
+    the Blackboard `Assignment_username`, the Canvas user id, or else its own name. Each
+    owner has a share of the download's bounds (see archive.EXPORT)."""
+    top, _, rest = name.partition("/")
+    if rest:
+        return top
+    if parts := BLACKBOARD.match(name):
+        return parts.group("head")
+    if parts := CANVAS.match(name):
+        return f"canvas {parts.group('user')}"
+    return name
 
 
 def _restored(name: str) -> tuple[str, int]:
@@ -241,9 +263,7 @@ def claimed_twice(who: str, places: Sequence[str]) -> str:
 def _blackboard(folder: Path, items: list[Path], scratch: Path, copy: Copy, export: Export) -> None:
     heads: dict[str, dict[str, list[Path]]] = {}
     for item in items:
-        parts = BLACKBOARD.match(item.name) or (
-            BLACKBOARD.match(item.stem) if item.suffix == ".txt" else None
-        )
+        parts = _blackboard_parts(item)
         if parts is None or item.is_symlink():
             export.unmatched.append(item)
             continue
@@ -324,7 +344,7 @@ def _receipt(receipt: Path) -> tuple[str, str] | None:
     from grader.files import read_bounded
 
     try:
-        text = read_bounded(receipt, MAX_RECEIPT_BYTES).decode("utf-8", "replace")
+        text = read_bounded(receipt, MAX_RECEIPT_BYTES, head=True).decode("utf-8", "replace")
     except Refused:
         return None
     for line in text.splitlines()[:RECEIPT_HEAD_LINES]:
@@ -376,7 +396,9 @@ def _flag_twice(students: list[Student]) -> None:
 def _metadata(path: Path) -> dict[str, list[dict[str, str]]]:
     """Return each submission folder's submitters, from the export's metadata file."""
     try:
-        doc = load_file(path, limit=MAX_METADATA_BYTES).data
+        doc = load_file(
+            path, limit=MAX_METADATA_BYTES, nodes=MAX_METADATA_VALUES, what="Gradescope's metadata"
+        ).data
     except Refused as exc:
         line = f":{exc.line}" if exc.line else ""
         raise GraderError(f"{GRADESCOPE_METADATA}{line}: {display(str(exc))}") from None

@@ -295,7 +295,9 @@ def _still_unchanged(batch: Batch, entries: Sequence[Entry], rows: Sequence[Row]
     done = {r.id for r in rows}
     kept = []
     for entry in entries:
-        if entry.id in done or entry.path is None:
+        # Only one with results of an earlier run can be unchanged: the others are not read
+        # (a stop must end within its two seconds, in a class of 60,000 too).
+        if entry.id in done or entry.path is None or not batch.result_path(entry).is_file():
             continue
         try:
             src = batch.read(entry.path)

@@ -35,6 +35,7 @@ _PARSER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 MAX_BYTES = 1 << 20
 MAX_DEPTH = 16
 MAX_NODES = 100_000
+PROBLEM_FILE = "a problem file"  # what the bounds are of, unless a caller says
 # A number longer than this is no input of any exercise: refused before it is converted
 # (a huge integer, or a sexagesimal one such as 1:2:3:..., costs quadratic time).
 MAX_NUMBER_CHARS = 100
@@ -108,28 +109,37 @@ class Loaded:
     empty: bool = False
 
 
-def load_file(path: Path, *, limit: int = MAX_BYTES) -> Loaded:
-    """Read and load one YAML file, refusing anything but a plain file of at most ``limit``."""
-    return load_bytes(read_bounded(path, limit), limit=limit)
+def load_file(
+    path: Path, *, limit: int = MAX_BYTES, nodes: int = MAX_NODES, what: str = PROBLEM_FILE
+) -> Loaded:
+    """Read and load one YAML file, refusing anything but a plain file of at most ``limit``
+    bytes and ``nodes`` values (a problem file's bounds, unless a caller says others, and
+    names ``what`` the file is)."""
+    data = read_bounded(path, limit, what=what)
+    return load_bytes(data, limit=limit, nodes=nodes, what=what)
 
 
-def load_bytes(data: bytes, *, limit: int = MAX_BYTES) -> Loaded:
+def load_bytes(
+    data: bytes, *, limit: int = MAX_BYTES, nodes: int = MAX_NODES, what: str = PROBLEM_FILE
+) -> Loaded:
     """Load YAML from UTF-8 bytes; Refused when they are not plain data within the bounds."""
     if len(data) > limit:
-        raise Refused(f"larger than {limit} bytes, the most a problem file may hold")
+        raise Refused(f"larger than {limit} bytes, the most {what} may hold")
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError as exc:
         raise Refused(f"not UTF-8 text (byte {exc.start})") from None
-    return load_text(text)
+    return load_text(text, limit=limit, nodes=nodes, what=what)
 
 
-def load_text(text: str) -> Loaded:
+def load_text(
+    text: str, *, limit: int = MAX_BYTES, nodes: int = MAX_NODES, what: str = PROBLEM_FILE
+) -> Loaded:
     """Load YAML text; Refused when it is not plain data within the bounds."""
-    if len(text) > MAX_BYTES:
-        raise Refused(f"larger than {MAX_BYTES} characters, the most a problem file may hold")
+    if len(text) > limit:
+        raise Refused(f"larger than {limit} characters, the most {what} may hold")
     try:
-        return _Builder().build(yaml.parse(text, Loader=_PARSER))
+        return _Builder(nodes).build(yaml.parse(text, Loader=_PARSER))
     except yaml.YAMLError as exc:
         raise _syntax(exc, text) from None
     except (ValueError, OverflowError) as exc:
@@ -180,11 +190,12 @@ class _Open:
 class _Builder:
     """Builds plain data from PyYAML's events, refusing each forbidden thing where it occurs."""
 
-    def __init__(self) -> None:
+    def __init__(self, most: int = MAX_NODES) -> None:
         self.stack: list[_Open] = []
         self.root: tuple[object, Place] | None = None
         self.documents = 0
         self.nodes = 0
+        self.most = most
 
     def build(self, events: Iterable[yaml.Event]) -> Loaded:
         """Consume the events of one stream; return its one document."""
@@ -217,8 +228,8 @@ class _Builder:
             # The file's own text: shown with its control characters escaped.
             raise self.refused(event, f"tags ({display(cut(written, 60))}) are not allowed")
         self.nodes += 1
-        if self.nodes > MAX_NODES:
-            raise self.refused(event, f"holds more than {MAX_NODES} values")
+        if self.nodes > self.most:
+            raise self.refused(event, f"holds more than {self.most} values")
         if isinstance(event, yaml.ScalarEvent):
             self.add(self.scalar(event), None, event)
             return

@@ -11,17 +11,19 @@ the whole zip with one line: a hostile upload costs its own row, nothing more.
 from __future__ import annotations
 
 import contextlib
+import errno
 import os
 import stat
 import zipfile
 import zlib
-from dataclasses import dataclass
+from collections.abc import Callable
+from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 from typing import IO, BinaryIO, NamedTuple
 
 from grader.errors import GraderError
 from grader.names import display
-from grader.submission.folder import NOT_UNPACKED, is_cruft
+from grader.submission.folder import NOT_UNPACKED, STAND_IN_MARK, is_cruft
 
 ZIP_SUFFIX = ".zip"
 
@@ -38,6 +40,9 @@ def _damage_errors() -> tuple[type[Exception], ...]:
 
 
 _DAMAGED = _damage_errors()
+_UNOPENED: tuple[type[Exception], ...] = (*_DAMAGED, NotImplementedError, RuntimeError)
+# What writing an entry's file can meet that is the entry's doing: a name too long here.
+_NAME_ERRORS = frozenset({errno.ENAMETOOLONG, errno.ENOTDIR, errno.EISDIR, errno.ELOOP})
 # What else makes a zip unreadable: a method zipfile lacks, an encrypted entry, damaged
 # data met outside an entry's reading. Not OSError: writing is the machine's, not the zip's.
 _UNREADABLE: tuple[type[Exception], ...] = (
@@ -66,6 +71,10 @@ class Bounds(NamedTuple):
     ratio: int | None = MAX_RATIO
     lenient: bool = False
     entry_bytes: int | None = None
+    # Lenient, what one owner's entries may write and how many they may be (see unpack's
+    # ``owner``): past them, that owner's entries alone are left out.
+    owner_bytes: int | None = None
+    owner_entries: int | None = None
 
 
 MiB = 1024 * 1024
@@ -82,7 +91,10 @@ EXPORT = Bounds(
     ratio=None,
     lenient=True,
     entry_bytes=64 * MiB,  # the largest file a submission's reader takes
+    owner_bytes=256 * MiB,
+    owner_entries=1000,
 )
+STAND_INS = 10  # an owner's entries left out that get a stand-in; the rest none
 
 
 class Unpacked(GraderError):
@@ -95,10 +107,12 @@ class _EntryRefused(Unpacked):
 
 @dataclass
 class _Spent:
-    """What an upload has used of the bounds so far, its zips inside it included."""
+    """What an upload has used of the bounds so far, its zips inside it included; and,
+    lenient, what each owner's entries have (bytes, entries, stand-ins)."""
 
     written: int = 0
     entries: int = 0
+    owners: dict[str, list[int]] = field(default_factory=dict)
 
 
 def unpack(
@@ -108,9 +122,14 @@ def unpack(
     nested: bool = True,
     bounds: Bounds | None = None,
     spent: _Spent | None = None,
+    owner: Callable[[str], str] | None = None,
 ) -> None:
     """Unpack the zip at ``path`` into the empty folder ``into``, within every bound
-    (a learner's upload's, unless ``bounds`` says otherwise)."""
+    (a learner's upload's, unless ``bounds`` says otherwise).
+
+    ``owner`` names whose an entry is (a platform's download: the student a name says), so
+    that lenient bounds hold each owner to their share.
+    """
     bounds = bounds or SUBMISSION
     if spent is None:
         spent = _Spent()
@@ -131,7 +150,7 @@ def unpack(
             raise Unpacked(f"more than {bounds.entries} entries")
         try:
             with zipfile.ZipFile(handle) as archive:
-                _extract(archive, into, nested=nested, bounds=bounds, spent=spent)
+                _extract(archive, into, nested=nested, bounds=bounds, spent=spent, owner=owner)
         except (zipfile.BadZipFile, zipfile.LargeZipFile, EOFError, ValueError) as exc:
             raise Unpacked(f"not a readable zip ({type(exc).__name__})") from None
         except _UNREADABLE as exc:
@@ -163,19 +182,28 @@ def _declared_entries(handle: BinaryIO, size: int) -> int | None:
 
 
 def _extract(
-    archive: zipfile.ZipFile, into: Path, *, nested: bool, bounds: Bounds, spent: _Spent
+    archive: zipfile.ZipFile,
+    into: Path,
+    *,
+    nested: bool,
+    bounds: Bounds,
+    spent: _Spent,
+    owner: Callable[[str], str] | None = None,
 ) -> None:
     entries = archive.infolist()
     spent.entries += len(entries)
     if spent.entries > bounds.entries:
         raise Unpacked(f"more than {bounds.entries} entries")
     for entry in entries:
+        share = spent.owners.setdefault(owner(entry.filename) if owner else "", [0, 0, 0])
         try:
-            target = _one(archive, entry, into, bounds, spent)
+            target = _one(archive, entry, into, bounds, spent, share)
         except _EntryRefused:
             if not bounds.lenient:
                 raise
-            _stand_in(into, entry)
+            share[2] += 1
+            if share[2] <= STAND_INS:
+                _stand_in(into, entry)
             continue
         if target is None:
             continue  # cruft, or a folder entry
@@ -188,12 +216,25 @@ def _extract(
 
 
 def _one(
-    archive: zipfile.ZipFile, entry: zipfile.ZipInfo, into: Path, bounds: Bounds, spent: _Spent
+    archive: zipfile.ZipFile,
+    entry: zipfile.ZipInfo,
+    into: Path,
+    bounds: Bounds,
+    spent: _Spent,
+    share: list[int],
 ) -> Path | None:
-    """Write one entry; return where, or None for what is not written (cruft, a folder)."""
+    """Write one entry; return where, or None for what is not written (cruft, a folder).
+
+    ``share``: what this entry's owner has written, and how many entries (lenient bounds).
+    """
     parts = _parts(entry, lenient=bounds.lenient)
     if parts is None:
         return None
+    share[1] += 1
+    if bounds.owner_entries is not None and share[1] > bounds.owner_entries:
+        raise _EntryRefused(
+            f"{display(entry.filename)[:80]}: its owner's entries are past the bound"
+        )
     # The file type, where the zip records one: many tools (Python's writestr among
     # them) record only the permission bits, which say nothing of the type.
     kind = stat.S_IFMT(entry.external_attr >> 16)
@@ -203,7 +244,12 @@ def _one(
         raise _EntryRefused("the zip is password-protected")
     target = into.joinpath(*parts)
     _make_folders(into, parts[:-1])
-    spent.written += _write(archive, entry, target, bounds, room=bounds.written - spent.written)
+    own_room = None if bounds.owner_bytes is None else bounds.owner_bytes - share[0]
+    written = _write(
+        archive, entry, target, bounds, room=bounds.written - spent.written, own_room=own_room
+    )
+    spent.written += written
+    share[0] += written
     return target
 
 
@@ -213,18 +259,32 @@ def _stand_in(into: Path, entry: zipfile.ZipInfo) -> None:
     parts = _parts_or_none(entry)
     if not parts:
         return
-    parts = (*parts[:-1], parts[-1][: MAX_NAME_BYTES // 2] + NOT_UNPACKED)
+    # Within the depth (a path too deep gets its stand-in higher up), and cut by bytes.
+    if len(parts) >= MAX_PARTS:
+        parts = (*parts[: MAX_PARTS - 2], parts[-1])
+    name = parts[-1].encode("utf-8", "surrogateescape")[: MAX_NAME_BYTES // 2]
+    parts = (*parts[:-1], name.decode("utf-8", "ignore") + NOT_UNPACKED)
     with contextlib.suppress(Unpacked, OSError):
         _make_folders(into, parts[:-1])
-        into.joinpath(*parts).touch(exist_ok=True)
+        into.joinpath(*parts).write_text(STAND_IN_MARK)
 
 
 def _parts_or_none(entry: zipfile.ZipInfo) -> tuple[str, ...] | None:
-    with contextlib.suppress(Unpacked):
-        parts = _parts(entry, lenient=True)
-        if parts and len(parts) < MAX_PARTS:
-            return parts
-    return None
+    """Return where a refused entry's stand-in goes: its place, or None where it has none
+    (an absolute name, `..`, cruft)."""
+    name = entry.filename
+    if name.startswith("/") or ".." in PurePosixPath(name).parts:
+        return None
+    parts = tuple(p for p in PurePosixPath(name).parts if p not in ("", "."))
+    if not parts or any(is_cruft(p) or "\0" in p for p in parts):
+        return None
+    return tuple(_fitted(p) for p in parts)
+
+
+def _fitted(name: str) -> str:
+    """Return a name as this system can hold it: itself, or shortened (see _shortened)."""
+    too_long = len(name.encode("utf-8", "surrogateescape")) > MAX_NAME_BYTES
+    return _shortened(name) if too_long else name
 
 
 def _parts(entry: zipfile.ZipInfo, *, lenient: bool = False) -> tuple[str, ...] | None:
@@ -246,10 +306,10 @@ def _parts(entry: zipfile.ZipInfo, *, lenient: bool = False) -> tuple[str, ...] 
         raise _EntryRefused(f"{shown} is nested over {MAX_PARTS} folders deep")
     if any("\0" in p for p in parts):
         raise _EntryRefused(f"{shown} is no file name this system can hold")
-    too_long = [len(p.encode("utf-8", "surrogateescape")) > MAX_NAME_BYTES for p in parts]
-    if any(too_long) and not lenient:
+    fitted = tuple(_fitted(p) for p in parts)
+    if fitted != parts and not lenient:
         raise _EntryRefused(f"{shown} is no file name this system can hold")
-    return tuple(_shortened(p) if long else p for p, long in zip(parts, too_long, strict=True))
+    return fitted
 
 
 MAX_NAME_BYTES = 255
@@ -277,7 +337,13 @@ def _make_folders(into: Path, parts: tuple[str, ...]) -> None:
 
 
 def _write(
-    archive: zipfile.ZipFile, entry: zipfile.ZipInfo, target: Path, bounds: Bounds, *, room: int
+    archive: zipfile.ZipFile,
+    entry: zipfile.ZipInfo,
+    target: Path,
+    bounds: Bounds,
+    *,
+    room: int,
+    own_room: int | None = None,
 ) -> int:
     """Write one entry, counting what is written; return how many bytes it was."""
     flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
@@ -285,21 +351,32 @@ def _write(
         fd = os.open(target, flags, 0o600)
     except (FileExistsError, IsADirectoryError):
         raise _EntryRefused(f"{display(entry.filename)[:80]} is in the zip twice") from None
+    except OSError as exc:
+        if exc.errno not in _NAME_ERRORS:
+            raise  # the machine's (a full disk): not the entry's
+        raise _EntryRefused(f"{display(entry.filename)[:80]}: {exc.strerror}") from None
     try:
-        return _copy_out(archive, entry, fd, bounds, room)
+        return _copy_out(archive, entry, fd, bounds, room, own_room)
     except BaseException:
         target.unlink(missing_ok=True)  # nothing half-written is left to be read
         raise
 
 
 def _copy_out(
-    archive: zipfile.ZipFile, entry: zipfile.ZipInfo, fd: int, bounds: Bounds, room: int
+    archive: zipfile.ZipFile,
+    entry: zipfile.ZipInfo,
+    fd: int,
+    bounds: Bounds,
+    room: int,
+    own_room: int | None,
 ) -> int:
     count = 0
     stored = max(entry.compress_size, 1)
-    with os.fdopen(fd, "wb") as out, archive.open(entry) as source:
+    with os.fdopen(fd, "wb") as out, _opened(archive, entry) as source:
         while chunk := _read(source):
             count += len(chunk)
+            if own_room is not None and count > own_room:
+                raise _EntryRefused(f"{display(entry.filename)[:80]}: its owner's share is spent")
             if count > room:
                 raise Unpacked(f"it unpacks to over {bounds.written // MiB} MiB")
             if bounds.entry_bytes is not None and count > bounds.entry_bytes:
@@ -308,6 +385,15 @@ def _copy_out(
                 raise _EntryRefused(f"{display(entry.filename)[:80]} expands like a zip bomb")
             out.write(chunk)
     return count
+
+
+def _opened(archive: zipfile.ZipFile, entry: zipfile.ZipInfo) -> IO[bytes]:
+    """Open an entry; one whose header is damaged, or whose method zipfile lacks, is that
+    entry's fault."""
+    try:
+        return archive.open(entry)
+    except _UNOPENED as exc:
+        raise _EntryRefused(f"an entry the grader cannot read ({type(exc).__name__})") from None
 
 
 def _read(source: IO[bytes]) -> bytes:

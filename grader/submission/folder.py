@@ -12,12 +12,15 @@ leave the folder not graded, naming them. What machines add (`__MACOSX/`, `._*`,
 from __future__ import annotations
 
 import ast
+import os
 import re
 import warnings
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
+from grader.errors import Refused
+from grader.files import read_bounded
 from grader.names import shown
 from grader.submission.source import name_problem, on_compiler
 
@@ -191,13 +194,15 @@ def not_unpacked(name: str) -> str:
 # Stands, in a folder unpacked from a platform's download, for a file that was not unpacked
 # (see archive.EXPORT): its owner's row says so.
 NOT_UNPACKED = ".not-unpacked"
+# What a stand-in holds: drawn anew by each grader, so that no learner can write one.
+STAND_IN_MARK = os.urandom(16).hex()
 
 
 def _nothing(folder: Path, files: list[Path]) -> str:
     """Say, for a TA, why a folder holds nothing to grade."""
     if not files:
         return "no .py or .ipynb file in it"
-    left_out = [p for p in files if p.name.endswith(NOT_UNPACKED)]
+    left_out = [p for p in files if p.name.endswith(NOT_UNPACKED) and _stands_in(p)]
     if left_out:
         name = _name(left_out[0], folder).removesuffix(NOT_UNPACKED)
         return (
@@ -211,6 +216,14 @@ def _nothing(folder: Path, files: list[Path]) -> str:
         return not_unpacked(_name(archives[0], folder))
     kinds = sorted({p.suffix.lower() or p.name for p in files})
     return f"{', '.join(shown(k) for k in kinds[:4])} only; ask for a .py or .ipynb file"
+
+
+def _stands_in(path: Path) -> bool:
+    """Return True for a stand-in this grader wrote, never for a learner's file so named."""
+    try:
+        return read_bounded(path, 64) == STAND_IN_MARK.encode()
+    except Refused:
+        return False
 
 
 def _name(path: Path, folder: Path) -> str:

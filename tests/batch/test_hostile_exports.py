@@ -364,3 +364,99 @@ def test_a_linked_lock_file_is_refused(cli: Cli, tmp_path: Path) -> None:
     (out / ".grader-batch.lock").symlink_to(tmp_path / "elsewhere")
     code, _, err = cli("batch", klass, "--out", out)
     assert code == 2 and "is a link" in err
+
+
+def test_uploads_named_like_another_platform_leave_the_layout_alone(
+    cli: Cli, tmp_path: Path
+) -> None:
+    """A Canvas student's files named `..._attempt_DATE.py` count for Blackboard too, but
+    take nothing from Canvas: the class stays Canvas's, whatever their number."""
+    for count in (4, 5):
+        entries: dict[str, str | bytes] = {
+            f"{name}_{100 + i}_{500 + i}_sol.py": RIGHT
+            for i, name in enumerate(("ada", "bob", "cat", "dan"))
+        }
+        for k in range(count):
+            entries[f"eve_222_900_f{k}_attempt_2024-01-01-00-00-0{k}.py"] = RIGHT
+        stdout, table = batch(
+            cli, _zip(tmp_path / f"c{count}.zip", entries), tmp_path / f"o{count}"
+        )
+        assert stdout.splitlines()[0].startswith("layout: canvas"), stdout
+        assert set(table) == {"canvas-100", "canvas-101", "canvas-102", "canvas-103", "canvas-222"}
+
+
+def test_one_owners_share_of_a_download_is_theirs_alone(
+    cli: Cli, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Past one student's share of the download's bytes, their entries are left out, and
+    every other student is graded; a damaged entry header costs its owner alone."""
+    from grader.batch import discover
+
+    monkeypatch.setattr(discover, "EXPORT", discover.EXPORT._replace(owner_bytes=200_000))
+    entries: dict[str, str | bytes] = {"ada_101_1_sol.py": RIGHT, "bob_102_2_sol.py": RIGHT}
+    entries.update({f"eve_104_4_data{k}.bin": bytes(60_000) for k in range(6)})
+    entries["eve_104_4_sol.py"] = RIGHT
+    stdout, table = batch(cli, _zip(tmp_path / "share.zip", entries), tmp_path / "out")
+    assert stdout.splitlines()[0].startswith("layout: canvas")
+    assert table["canvas-101"]["score"] == table["canvas-102"]["score"] == "10"
+    assert "canvas-104" in table
+
+    damaged = tmp_path / "damaged.zip"
+    _zip(damaged, {"ada_101_1_sol.py": RIGHT, "bob_102_2_sol.py": RIGHT, "eve_104_4_sol.py": RIGHT})
+    data = bytearray(damaged.read_bytes())
+    with zipfile.ZipFile(damaged) as archive:
+        header = archive.getinfo("eve_104_4_sol.py").header_offset
+    data[header + 3] = 9  # the entry's own header, damaged: its signature
+    damaged.write_bytes(bytes(data))
+    _, table = batch(cli, damaged, tmp_path / "out-damaged")
+    assert table["canvas-101"]["score"] == table["canvas-102"]["score"] == "10"
+    assert table["canvas-104"]["status"] == "not_graded"
+
+
+def test_a_long_receipt_names_its_user_all_the_same(cli: Cli, tmp_path: Path) -> None:
+    root = tmp_path / "bb"
+    root.mkdir()
+    for user in ("u_ada", "u_bob", "u_eve"):
+        (root / f"HW1_{user}_attempt_{EARLY}_sol.py").write_text(RIGHT)
+        typed = "x" * 70_000 if user == "u_eve" else ""
+        (root / f"HW1_{user}_attempt_{EARLY}.txt").write_text(
+            f"Name: {user} ({user})\nSubmission Field:\n{typed}\n"
+        )
+    _, table = batch(cli, root, tmp_path / "out")
+    assert set(table) == {"blackboard-u_ada", "blackboard-u_bob", "blackboard-u_eve"}
+
+
+def test_gradescope_metadata_of_a_large_course_is_read(cli: Cli, tmp_path: Path) -> None:
+    root = tmp_path / "gs"
+    for n in (1, 2):
+        (root / f"submission_{n}").mkdir(parents=True)
+        (root / f"submission_{n}" / "sol.py").write_text(RIGHT)
+    people = "".join(
+        f":submission_{n}:\n  :submitters:\n  - :name: Student Number {n:05d}\n"
+        f"    :sid: '{n:08d}'\n    :email: student{n:05d}@example.edu\n"
+        f"  :created_at: 2024-03-01 10:00:00.000000000 -08:00\n  :score: 10.0\n"
+        for n in range(1, 6001)
+    )
+    (root / "submission_metadata.yml").write_text(people)
+    assert (root / "submission_metadata.yml").stat().st_size > 1 << 20
+    _, table = batch(cli, root, tmp_path / "out")
+    assert set(table) == {"gradescope-00000001", "gradescope-00000002"}
+
+
+def test_a_stand_in_is_the_graders_own(
+    cli: Cli, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A name past the disk's bytes gets its stand-in all the same; a learner's own file
+    named like a stand-in says nothing of the download."""
+    from grader.batch import discover
+
+    monkeypatch.setattr(discover, "EXPORT", discover.EXPORT._replace(entry_bytes=1000))
+    entries: dict[str, str | bytes] = {
+        "ada_101_1_sol.py": RIGHT[:900],
+        "bob_102_2_sol.py": RIGHT[:900],
+        "eve_104_4_" + "\u89e3" * 80 + ".py": RIGHT * 3,
+        "fay_105_5_solution.py.not-unpacked": "",
+    }
+    _, table = batch(cli, _zip(tmp_path / "d.zip", entries), tmp_path / "out")
+    assert "was in the download but not unpacked" in table["canvas-104"]["reason"]
+    assert "was in the download" not in table["canvas-105"]["reason"]
