@@ -7,6 +7,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from grader import results
 from grader.batch import workers
 from grader.batch.discover import Entry, Layouts, discover, strays_note
 from grader.batch.grading import Batch, grading_settings, row_from
@@ -195,9 +196,10 @@ def _run_batch(
         # From here on a stop signal is held back until every file is written: a summary
         # of this run beside the class report of the last one would tell two stories.
         with writing():
-            # Stopped now, not when its owner's `with` ends: the template and any child
-            # left have nothing more to do while the summary and the report are written.
-            pool.stop()
+            # Closed now, not when its owner's `with` ends (which then has nothing left to
+            # do): the template and any child have nothing more to do, and a stop signal
+            # while the batch's folder is deleted is held back with the rest.
+            pool.close()
             if interrupted:
                 rows += _still_unchanged(batch, klass.entries, rows)
             seconds = time.monotonic() - began
@@ -305,5 +307,7 @@ def _still_unchanged(batch: Batch, entries: Sequence[Entry], rows: Sequence[Row]
             continue
         stored = batch.up_to_date(entry, src.digest())
         if stored is not None:
+            if stored.fresh:  # what the export says now, in the file as in the row
+                results.write(batch.result_path(entry), stored.doc)
             kept.append(row_from(stored.doc, entry, RowStatus.UNCHANGED))
     return kept

@@ -194,6 +194,23 @@ def _holdable(shape: tuple[int, ...], max_elements: int) -> bool:
     return len(shape) <= MAX_AXES and all(n <= max_elements for n in shape)
 
 
+CHILD_DIR = os.path.dirname(os.path.abspath(__file__))
+OWN_MODULES = ("confine", "tables", "run", "zygote")
+
+
+def _step_aside() -> None:
+    """Take the child's folder off the import path and its modules out of sys.modules;
+    the code already running keeps them, the submission finds its own names free."""
+    sys.path[:] = [p for p in sys.path if os.path.abspath(p or ".") != CHILD_DIR]
+    for name in OWN_MODULES:
+        module = sys.modules.get(name)
+        if (
+            module is not None
+            and os.path.dirname(getattr(module, "__file__", "") or "") == CHILD_DIR
+        ):
+            del sys.modules[name]
+
+
 def _load(path: str, function: str) -> Any:
     with open(path, "rb") as handle:
         source = handle.read()
@@ -204,7 +221,9 @@ def _load(path: str, function: str) -> Any:
     except (SyntaxError, ValueError) as exc:
         return {"kind": "syntax", **_exception(exc, path)}
     # The submission's own other modules (a utils.py handed in beside it) lie in its
-    # folder: importable, after everything installed, which they cannot shadow.
+    # folder: importable, after everything installed, which they cannot shadow. The
+    # child's own modules leave the way first: a learner's tables.py or run.py is theirs.
+    _step_aside()
     sys.path.append(os.path.dirname(path))
     spec = importlib.util.spec_from_file_location("submission", path)
     assert spec is not None

@@ -45,7 +45,6 @@ def _serve_args(p: argparse.ArgumentParser) -> None:
 
 def _grade(args: argparse.Namespace, root: Path, choice: Any) -> int:
     from grader.pipeline import check_limits, grade
-    from grader.report import render_json, render_text, use_colour
     from grader.states import Mode
 
     plot_to = getattr(args, "plot", None)
@@ -62,6 +61,10 @@ def _grade(args: argparse.Namespace, root: Path, choice: Any) -> int:
         limits=limits_of(args),
         choice=choice,
     )
+    # Here, not above: the report module brings dataclasses (and inspect), which would
+    # otherwise load before the child is started.
+    from grader.report import render_json, render_text, use_colour
+
     if args.format == "json":
         sys.stdout.write(render_json(report))
     else:

@@ -280,7 +280,8 @@ class Pool:
         template.close()
 
     def close(self) -> None:
-        """Stop, and delete the batch folder: for the Pool's owner, when its `with` ends."""
+        """Stop, and delete the batch folder, once: its owner's `with` closes it, and the
+        batch may close it sooner (see batch/run.py)."""
         self.stop()
         tempdirs.remove_tree(self.root)
 

@@ -24,9 +24,8 @@ from grader.sandbox.answers import (
 )
 from grader.sandbox.conversation import Child
 from grader.sandbox.limits import Limits
-from grader.sandbox.spawn import Direct, Launch, private_folder
+from grader.sandbox.spawn import Launch, private_folder
 from grader.sandbox.tempdirs import remove_tree
-from grader.sandbox.walls import Choice
 
 
 class Session:
@@ -48,7 +47,7 @@ class Session:
         """Start another child, in a fresh folder: nothing the last one wrote is left for it."""
         launch = self.launch
         remove_tree(self.tmp)
-        self.tmp, submission = private_folder(launch.source, launch.spawner.root)
+        self.tmp, submission = private_folder(launch.source, launch.spawner.root, launch.beside)
         started = launch.spawner.spawn(
             tmp=self.tmp, submission=str(submission), function=launch.function
         )
@@ -150,12 +149,3 @@ def _record(
         _not_run(run, remaining)
         return False
     return True
-
-
-def run_submission(
-    *, source: bytes, cases: Sequence[CaseInput], limits: Limits, function: str, choice: Choice
-) -> Run:
-    """Run every case of one submission in a fresh session."""
-    launch = Launch(source=source, function=function, spawner=Direct(choice, limits))
-    with Session(launch, limits) as session:
-        return session.run(cases)

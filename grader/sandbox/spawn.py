@@ -166,6 +166,7 @@ def child_config(
     size-limited tmpfs on ``tmp`` (where bwrap does not give them already). ``drop``: how
     to leave root, where the caller knows better than the backend (a fork inside bwrap).
     """
+    backend = Backend(backend)  # a string would make every `is` below false: no walls
     child_limits = {
         "cpu_seconds": limits.cpu_seconds,
         "memory_bytes": limits.memory_mb * 1024 * 1024,
@@ -376,6 +377,7 @@ class Launch:
         self.source = source
         self.function = function
         self.spawner = spawner
+        self.beside = beside  # the submission's own modules, for every child after the first
         self.tmp, self.submission = private_folder(source, spawner.root, beside)
         self.first = spawner.spawn(tmp=self.tmp, submission=str(self.submission), function=function)
         # While the child's interpreter starts: what graders that died left behind.

@@ -82,6 +82,7 @@ class Refusal(Exception):
         self.headers = headers
 
 
+# Headers a request may hold once at most (Content-Length has its own check).
 SINGLE_HEADERS = ("Host", "Origin", "X-Grader-Token", "Content-Type")
 
 

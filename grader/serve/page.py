@@ -108,9 +108,6 @@ def _finite(rows: Any) -> Any:
     return rows if math.isfinite(rows) else None
 
 
-# Headers a request may hold once at most (Content-Length has its own check).
-
-
 def make_server(
     *,
     root: Path,

@@ -7,7 +7,7 @@ import shutil
 import zipfile
 from collections.abc import Iterable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from grader.errors import GraderError, Refused
 from grader.files import TEMPLATES, delete
@@ -25,9 +25,6 @@ from grader.problem.layout import (
 )
 from grader.sandbox import tempdirs
 from grader.ship.kitcheck import PUBLIC_FILES, verify_learner
-
-if TYPE_CHECKING:
-    pass
 
 GRADESCOPE_CONFIG = "gradescope.yaml"
 # The one module that evaluates the formula: the kit carries its tables as data instead.

@@ -6,7 +6,9 @@ import json
 import shutil
 from pathlib import Path
 
-from tests.conftest import CORPUS, Cli
+import pytest
+
+from tests.conftest import CORPUS, Cli, backends
 
 
 def test_a_folder_of_too_many_code_files_says_so(cli: Cli, tmp_path: Path) -> None:
@@ -29,3 +31,62 @@ def test_data_files_beside_the_answer_are_no_obstacle(cli: Cli, tmp_path: Path) 
     shutil.copy(CORPUS / "reference.py", folder / "answer.py")
     code, out, _ = cli("submit", folder, "--format", "json")
     assert (code, json.loads(out)["score"]) == (0, 10.0), out
+
+
+USES_HELPERS = """
+from tables import BASE
+from run import twice
+from confine import half
+import numpy as np
+
+
+def sinusoidal_positions(positions, d_model):
+    pos = np.asarray(positions, dtype=np.float64)[:, None]
+    i = np.arange(twice(half(d_model)) // 2)
+    angles = pos / np.power(BASE, 2 * i / d_model)
+    table = np.empty((len(positions), d_model))
+    table[:, 0::2] = np.sin(angles)
+    table[:, 1::2] = np.cos(angles)
+    return table
+"""
+HELPERS = {"tables.py": "BASE = 10000.0\n", "run.py": "def twice(n):\n    return 2 * n\n"}
+HELPERS["confine.py"] = "def half(n):\n    return n // 2\n"
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("backend", backends())
+def test_a_learners_modules_may_share_the_childs_names(
+    cli: Cli, tmp_path: Path, backend: str
+) -> None:
+    """A learner's tables.py, run.py and confine.py are theirs: the child's own modules of
+    those names leave the way before the submission is imported, alone or in a batch."""
+    folder = tmp_path / "class" / "ana"
+    folder.mkdir(parents=True)
+    (folder / "answer.py").write_text(USES_HELPERS)
+    for name, text in HELPERS.items():
+        (folder / name).write_text(text)
+    code, out, _ = cli("submit", folder, "--sandbox", backend, "--format", "json")
+    assert (code, json.loads(out)["score"]) == (0, 10.0), out
+    out_dir = tmp_path / "out"
+    code, out, err = cli("batch", folder.parent, "--out", out_dir, "--sandbox", backend)
+    assert code == 0, err + out
+    assert json.loads((out_dir / "results" / "ana.json").read_text())["score"] == 10.0
+
+
+def test_a_child_started_again_has_the_learners_modules(cli: Cli, tmp_path: Path) -> None:
+    """After a case crashed its child, the next child imports the learner's modules too
+    (it was given the submission alone, and said the file did not load again)."""
+    folder = tmp_path / "work"
+    folder.mkdir()
+    crashing = USES_HELPERS.replace(
+        "    pos = np.asarray",
+        "    if list(positions) == [0, 1]:\n        import os\n        os._exit(3)\n"
+        "    pos = np.asarray",
+    )
+    (folder / "answer.py").write_text(crashing)
+    for name, text in HELPERS.items():
+        (folder / name).write_text(text)
+    _, out, _ = cli("run", folder, "--format", "json")
+    outcomes = {t["name"]: t["extra_data"]["outcome"] for t in json.loads(out)["tests"]}
+    assert outcomes["two_positions_d4"] == "crash"
+    assert outcomes["single_pair_d2"] == "passed", out
