@@ -12,7 +12,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from grader.errors import GraderError
-from grader.problem.layout import FUNCTION_NAME, REFERENCE_FILE, protected_paths, starter_text
+from grader.problem.exercise import Exercise, load_exercise
+from grader.problem.layout import REFERENCE_FILE, protected_paths, starter_text
 from grader.sandbox.guard import guard
 from grader.sandbox.limits import Limits
 from grader.sandbox.spawn import Direct, Launch, Spawner
@@ -57,10 +58,12 @@ def walls(confinement: dict[str, Any]) -> dict[str, str]:
     return {k: str(confinement[k]) for k in keys if k in confinement}
 
 
-def slots(limits: Limits, file: str) -> dict[str, str]:
+def slots(limits: Limits, file: str, exercise: Exercise) -> dict[str, str]:
     """Return what the vocabulary's sentences may cite: the parent's own settings only."""
     return {
-        "function": FUNCTION_NAME,
+        "function": exercise.function,
+        "signature": exercise.signature,
+        "takes": takes(exercise.arguments),
         "file": file,
         "case": f"{limits.case_seconds:g} s",
         "startup": f"{limits.startup_seconds:g} s",
@@ -69,6 +72,16 @@ def slots(limits: Limits, file: str) -> dict[str, str]:
         "cpu": f"{limits.cpu_seconds} s",
         "size": f"{limits.file_size_mb} MB",
     }
+
+
+NUMBERS = ("no", "one", "two", "three", "four", "five", "six")
+
+
+def takes(arguments: Sequence[str]) -> str:
+    """Say what a function takes: `two arguments, positions and d_model`."""
+    count = NUMBERS[len(arguments)] if len(arguments) < len(NUMBERS) else str(len(arguments))
+    names = ", ".join(arguments[:-1]) + (" and " if len(arguments) > 1 else "") + arguments[-1]
+    return f"{count} argument{'s' if len(arguments) != 1 else ''}, {names}"
 
 
 # Each limit a user can lower, with its flag: the limits check names the flag to raise.
@@ -137,10 +150,10 @@ def inputs(cases: Sequence[Case]) -> list[CaseInput]:
     return [CaseInput(i, c.positions, c.d_model) for i, c in enumerate(cases)]
 
 
-def start(src: Source, spawner: Spawner, limits: Limits) -> Session:
+def start(src: Source, spawner: Spawner, limits: Limits, function: str) -> Session:
     """Start the submission's first child: the one way a submission comes to run, for
     every command. The caller has guarded the problem (see guard) once before."""
-    launch = Launch(source=src.data, function=FUNCTION_NAME, spawner=spawner, beside=src.beside)
+    launch = Launch(source=src.data, function=function, spawner=spawner, beside=src.beside)
     # The child is starting on the other core; only now the heavier imports of ours.
     from grader.sandbox.session import Session
 
@@ -159,7 +172,7 @@ def answer(
     """
     from concurrent.futures import Future
 
-    static = check_source(src, FUNCTION_NAME)
+    static = check_source(src, session.launch.function)
     run = session.run([] if static.outcome else inputs(cases))
     if isinstance(checked, Future):
         checked = checked.result()
@@ -180,19 +193,20 @@ def grade(
     through no link, the page sends it in memory); a path is read here.
     """
     began = time.monotonic()
+    function = load_exercise(problem_root).function
     src = (
         submission
         if isinstance(submission, Source)
         else read(
             submission,
-            function=FUNCTION_NAME,
+            function=function,
             trusted=True,
             starter=starter_text(problem_root),
         )
     )
     spawner = Direct(choice, limits)
     guard(protected_paths(problem_root), spawner.backend)
-    with start(src, spawner, limits) as session:
+    with start(src, spawner, limits, function) as session:
         from concurrent.futures import ThreadPoolExecutor
 
         from grader.problem.cases import check_expected, load_problem
@@ -245,7 +259,7 @@ class Verdicts(NamedTuple):
         from grader.sandbox.answers import NOT_ANSWERED
         from grader.verdict.judge import judge
 
-        said = slots(self.limits, self.src.name)
+        said = slots(self.limits, self.src.name, self.checked.problem.exercise)
         return tuple(
             judge(
                 case,

@@ -11,7 +11,7 @@ import shutil
 import socket
 import subprocess
 import sys
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -21,6 +21,7 @@ import yaml
 from grader.cli import main
 from grader.pipeline import PRINTED_WARNING, slots
 from grader.problem.cases import load_problem
+from grader.problem.exercise import load_exercise
 from grader.records import Outcome
 from grader.sandbox.limits import Limits
 from grader.sandbox.walls import bwrap_usable, landlock_usable
@@ -82,18 +83,26 @@ def plant_stand_ins(folder: Path, marker: Path) -> None:
         )
 
 
+def copy_problem(dest: Path, hidden: Sequence[str] | None = None) -> Path:
+    """Copy the shipped problem into ``dest``: examples, hidden cases (only those named,
+    when given), solutions and the exercise's public module; the statement stays out."""
+    (dest / "hidden_tests").mkdir(parents=True)
+    (dest / "problem").mkdir()
+    shutil.copy(ROOT / "examples.yaml", dest)
+    shutil.copy(ROOT / "problem" / "exercise.py", dest / "problem")
+    shutil.copytree(
+        ROOT / "solutions", dest / "solutions", ignore=shutil.ignore_patterns("__pycache__")
+    )
+    for path in sorted((ROOT / "hidden_tests").glob("*.yaml")):
+        if hidden is None or path.stem in hidden:
+            shutil.copy(path, dest / "hidden_tests")
+    return dest
+
+
 @pytest.fixture
 def problem_copy(tmp_path: Path) -> Path:
     """Return a writable copy of the shipped problem."""
-    dest = tmp_path / "problem"
-    for item in ("examples.yaml", "hidden_tests", "solutions"):
-        src = ROOT / item
-        if src.is_dir():
-            shutil.copytree(src, dest / item)
-        else:
-            dest.mkdir(exist_ok=True)
-            shutil.copy(src, dest / item)
-    return dest
+    return copy_problem(tmp_path / "problem")
 
 
 @pytest.fixture
@@ -234,7 +243,7 @@ HIDDEN = load_problem(ROOT).hidden
 
 def vocabulary(file: str, limits: Limits = SECRECY_LIMITS) -> set[Block]:
     """Return every block a hidden case of ``file`` may render to under ``limits``."""
-    return set(hidden_blocks(slots(limits, file), frozenset(HINTS)))
+    return set(hidden_blocks(slots(limits, file, load_exercise(ROOT)), frozenset(HINTS)))
 
 
 def output_of(block: Block) -> str:

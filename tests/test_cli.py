@@ -15,7 +15,7 @@ import pytest
 import yaml
 
 from grader.problem.cases import load_problem
-from tests.conftest import CORPUS, ROOT, Cli
+from tests.conftest import CORPUS, ROOT, Cli, copy_problem
 
 
 def test_missing_file_is_a_usage_error(cli: Cli) -> None:
@@ -40,8 +40,7 @@ def test_bad_problem_folder(cli: Cli, tmp_path: Path) -> None:
 
 def test_invalid_problem_refused(cli: Cli, tmp_path: Path) -> None:
     """run refuses to start on a problem with a broken case file."""
-    shutil.copytree(ROOT / "hidden_tests", tmp_path / "hidden_tests")
-    shutil.copy(ROOT / "examples.yaml", tmp_path)
+    copy_problem(tmp_path)
     (tmp_path / "hidden_tests" / "50_bad.yaml").write_text("name: x\n")
     code, out, err = cli("submit", CORPUS / "correct" / "lists.py", "--problem", tmp_path)
     assert code == 2 and out == ""
@@ -123,10 +122,7 @@ def test_output_flood_is_cut_with_marker(cli: Cli, tmp_path: Path) -> None:
 
 
 def _problem_copy(tmp_path: Path) -> Path:
-    for item in ("examples.yaml", "hidden_tests", "solutions"):
-        src = ROOT / item
-        (shutil.copytree if src.is_dir() else shutil.copy)(src, tmp_path / item)
-    return tmp_path
+    return copy_problem(tmp_path)
 
 
 @pytest.mark.slow
@@ -262,7 +258,7 @@ def test_usage_errors_are_one_line(
 
 def _with_statement(tmp_path: Path) -> Path:
     root = _problem_copy(tmp_path)
-    (root / "problem").mkdir()
+    (root / "problem").mkdir(exist_ok=True)
     shutil.copy(ROOT / "problem" / "statement.md", root / "problem" / "statement.md")
     return root
 

@@ -213,7 +213,7 @@ def test_a_module_the_reference_loads_by_name_is_guarded(
     """A module found through a path the reference adds, loaded with importlib: a secret
     too, refused once the reference has loaded it."""
     (readable / "zz_impl.py").write_text((problem_copy / "solutions" / "reference.py").read_text())
-    (problem_copy / "problem").mkdir()
+    (problem_copy / "problem").mkdir(exist_ok=True)
     (problem_copy / "problem" / "impl_by_name.py").symlink_to(readable / "zz_impl.py")
     (problem_copy / "solutions" / "reference.py").write_text(
         "import importlib, sys\n"

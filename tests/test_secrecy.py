@@ -24,7 +24,7 @@ from grader.compare import Array
 from grader.pipeline import slots
 from grader.problem.casefile import Case
 from grader.problem.cases import Checked, check_expected, load_problem
-from grader.problem.layout import FUNCTION_NAME
+from grader.problem.exercise import load_exercise
 from grader.records import Outcome
 from grader.sandbox.answers import Kind, Raw
 from grader.sandbox.limits import Limits
@@ -44,6 +44,8 @@ from tests.conftest import (
     grader_process,
     vocabulary,
 )
+
+FUNCTION_NAME = load_exercise(ROOT).function
 
 # Run on every supported Python, its slow tests included.
 pytestmark = pytest.mark.security
@@ -141,7 +143,7 @@ def test_extreme_tables_are_judged_in_silence(answer: tuple[Case, Array], dtype:
     the vocabulary."""
     case, table = answer
     src = Source(name="sub.py", text="")
-    said = slots(SECRECY_LIMITS, src.name)
+    said = slots(SECRECY_LIMITS, src.name, load_exercise(ROOT))
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         result = judge(

@@ -320,7 +320,7 @@ def test_add_case_stopped_mid_audit_takes_the_case_back(
     import grader.author.add_case
     from grader.cli import main
 
-    shutil.copytree(ROOT / "problem", problem_copy / "problem")
+    shutil.copytree(ROOT / "problem", problem_copy / "problem", dirs_exist_ok=True)
     before = sorted(p.name for p in (problem_copy / "hidden_tests").iterdir())
     statement = (problem_copy / "problem" / "statement.md").read_text()
     _stop_on(monkeypatch, grader.author.add_case, "new_case_report")

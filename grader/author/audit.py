@@ -15,7 +15,7 @@ from grader.errors import GraderError, Refused
 from grader.pipeline import answer, describe_backend, start
 from grader.problem.casefile import Case
 from grader.problem.cases import Checked, check_problem
-from grader.problem.layout import CORPUS_FILE, FUNCTION_NAME, REFERENCE_FILE, protected_paths
+from grader.problem.layout import CORPUS_FILE, REFERENCE_FILE, protected_paths
 from grader.problem.yamlsafe import load_file
 from grader.records import Outcome
 from grader.sandbox.answers import NOT_ANSWERED, Kind
@@ -154,9 +154,10 @@ class Audit:
 
 def _row(variant: Variant, checked: Checked, limits: Limits, choice: Choice) -> Row:
     """Grade one variant as `grader submit` would, and measure how far each answer is."""
-    src = read_submission(variant.path, function=FUNCTION_NAME)
+    function = checked.problem.exercise.function
+    src = read_submission(variant.path, function=function)
     cases = checked.problem.hidden
-    with start(src, Direct(choice, limits), limits) as session:
+    with start(src, Direct(choice, limits), limits, function) as session:
         verdicts = answer(session, src, cases, checked)
     # A file whose static check failed ran nothing: it names no walls.
     ran = verdicts.static.outcome is None

@@ -18,7 +18,7 @@ from grader.batch.outdir import Row, RowStatus, result_path
 from grader.errors import GraderError
 from grader.pipeline import grade_in_with_examples, start
 from grader.problem.cases import Checked
-from grader.problem.layout import FUNCTION_NAME, protected_paths, starter_text
+from grader.problem.layout import protected_paths, starter_text
 from grader.records import Cause, Report
 from grader.report import to_results
 from grader.results import Results, not_graded
@@ -131,7 +131,7 @@ class Batch:
         """Read what a learner handed in: a file, a notebook, a folder or a zip."""
         return read(
             path,
-            function=FUNCTION_NAME,
+            function=self.checked.problem.exercise.function,
             protected=self.protected,
             inodes=self.inodes,
             starter=self.starter,
@@ -177,7 +177,8 @@ class Batch:
 
     def _graded(self, src: Source, began: float) -> tuple[Report, dict[str, str]]:
         """Grade one read file in a fresh fork: its report and its examples' outcomes."""
-        with start(src, self.pool, self.limits) as session:
+        function = self.checked.problem.exercise.function
+        with start(src, self.pool, self.limits, function) as session:
             return grade_in_with_examples(session, src=src, checked=self.checked, began=began)
 
     def _grade_one(self, entry: Entry) -> Row:

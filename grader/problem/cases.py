@@ -24,9 +24,9 @@ from grader.problem.casefile import (
     tolerance_of,
     unknown_keys,
 )
+from grader.problem.exercise import Exercise, load_exercise
 from grader.problem.layout import (
     EXAMPLES_FILE,
-    FUNCTION_NAME,
     HIDDEN_DIR,
     REFERENCE_FILE,
     is_learner_bundle,
@@ -49,6 +49,7 @@ class Problem:
     """Everything the grader knows about the exercise, loaded from one folder."""
 
     root: Path
+    exercise: Exercise  # the function and its arguments (the folder's problem/exercise.py)
     tolerance: Tolerance
     examples: tuple[Case, ...]
     hidden: tuple[Case, ...]
@@ -274,6 +275,7 @@ def load_problem(root: Path) -> Problem:
         raise ProblemInvalid(_by_file(_with_lines(places, issues)))
     return Problem(
         root=root,
+        exercise=load_exercise(root),
         tolerance=base,
         examples=tuple(examples),
         hidden=tuple(hidden),
@@ -307,9 +309,10 @@ def load_reference(problem: Problem) -> Reference:
     finally:
         sys.dont_write_bytecode = writes
     _guard_loaded(problem.root, set(sys.modules) - before)
-    func = getattr(module, FUNCTION_NAME, None)
+    function = problem.exercise.function
+    func = getattr(module, function, None)
     if not callable(func):
-        raise ProblemInvalid([Issue(str(REFERENCE_FILE), FUNCTION_NAME, "not defined")])
+        raise ProblemInvalid([Issue(str(REFERENCE_FILE), function, "not defined")])
     return func  # type: ignore[no-any-return]
 
 
@@ -383,7 +386,7 @@ def check_expected(problem: Problem, *, examples: bool = True, hidden: bool = Tr
             issues.append(
                 Issue(
                     str(REFERENCE_FILE),
-                    FUNCTION_NAME,
+                    problem.exercise.function,
                     f"raised {type(exc).__name__} on {case.source}: {exc}",
                 )
             )
@@ -392,7 +395,7 @@ def check_expected(problem: Problem, *, examples: bool = True, hidden: bool = Tr
             issues.append(
                 Issue(
                     str(REFERENCE_FILE),
-                    FUNCTION_NAME,
+                    problem.exercise.function,
                     f"returned shape {ref.shape} or non-finite values on {case.source}",
                 )
             )

@@ -11,7 +11,6 @@ from pathlib import Path
 from grader.errors import GraderError, Refused
 from grader.files import PACKAGE, not_regular, read_bounded
 
-FUNCTION_NAME = "sinusoidal_positions"
 EXAMPLES_FILE = "examples.yaml"
 HIDDEN_DIR = "hidden_tests"
 REFERENCE_FILE = Path("solutions") / "reference.py"

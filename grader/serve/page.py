@@ -68,7 +68,8 @@ class Server:
     def grade(self, mode: Mode, source: str) -> dict[str, Any]:
         """Grade ``source`` exactly as `grader run` / `grader submit --format json` would."""
         from grader.pipeline import grade
-        from grader.problem.layout import FUNCTION_NAME, is_learner_bundle
+        from grader.problem.exercise import load_exercise
+        from grader.problem.layout import is_learner_bundle
         from grader.report import to_results
         from grader.submission.source import as_source
 
@@ -78,7 +79,7 @@ class Server:
                 "the visible examples (Run)"
             )
         # In memory, as the page sent it: the file a learner would have saved, named alike.
-        src = as_source("submission.py", source.encode("utf-8"), FUNCTION_NAME)
+        src = as_source("submission.py", source.encode("utf-8"), load_exercise(self.root).function)
         report = grade(
             submission=src,
             problem_root=self.root,

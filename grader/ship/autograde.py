@@ -13,7 +13,8 @@ from grader.errors import GraderError, Refused
 from grader.files import atomic_write
 from grader.pipeline import check_limits, grade
 from grader.problem.cases import load_problem
-from grader.problem.layout import FUNCTION_NAME, protected_paths, starter_text
+from grader.problem.exercise import load_exercise
+from grader.problem.layout import protected_paths, starter_text
 from grader.problem.schema import unknown_key
 from grader.problem.yamlsafe import load_file
 from grader.problem.yamlsafe import shown as shown_value
@@ -119,7 +120,7 @@ def _grade(root: Path, source: Path, limits: Limits, choice: Choice) -> Results:
         # not even one swapped in after the check.
         src = read(
             root / "submission",
-            function=FUNCTION_NAME,
+            function=load_exercise(source).function,
             protected=[source, *protected_paths(source)],
             starter=starter_text(source),
         )

@@ -25,7 +25,13 @@ if TYPE_CHECKING:
     from grader.compare import Array
 
 # What the kit carries of the problem: all of it public.
-PUBLIC_FILES = ("pyproject.toml", EXAMPLES_FILE, "problem/statement.md", "problem/starter.py")
+PUBLIC_FILES = (
+    "pyproject.toml",
+    EXAMPLES_FILE,
+    "problem/statement.md",
+    "problem/starter.py",
+    "problem/exercise.py",
+)
 # A call of sin or cos in Python code: the kit's code must make none (the practice page's
 # drawing code is part of the statement, and is JavaScript).
 FORMULA_CALL = re.compile(r"\b(?:sin|cos)\s*\(")

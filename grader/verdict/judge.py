@@ -16,7 +16,6 @@ import numpy as np
 
 from grader.compare import Array, compare, count_wrong
 from grader.problem.casefile import Case
-from grader.problem.layout import FUNCTION_NAME
 from grader.records import LOAD_OUTCOMES, CaseResult, Diagnosis, Mismatch, Outcome
 from grader.sandbox.answers import EndState, Kind, Raw, Stage
 from grader.states import signal_name
@@ -115,7 +114,9 @@ def static_failure(static: Static) -> tuple[Outcome, str] | None:
     return None if static.outcome is None else (static.outcome, static.message)
 
 
-def load_failure(raw: Raw, src: Source, static: Static, visible: bool) -> tuple[Outcome, str]:
+def load_failure(
+    raw: Raw, src: Source, static: Static, visible: bool, slots: dict[str, str]
+) -> tuple[Outcome, str]:
     """Return the outcome and message for a file that the child could not load.
 
     The child says this before the parent has sent it any input (frames.Conversation
@@ -124,15 +125,14 @@ def load_failure(raw: Raw, src: Source, static: Static, visible: bool) -> tuple[
     """
     info = raw.info
     kind = info.get("kind")
+    function = slots["function"]
     if kind in ("missing_function", "not_callable"):
         return Outcome.MISSING_FUNCTION, (
-            f"{src.name} defines no callable {FUNCTION_NAME} once it has run: define it "
-            f"with `def {FUNCTION_NAME}(positions, d_model):` at the top level"
+            f"{src.name} defines no callable {function} once it has run: define it "
+            f"with `def {slots['signature']}:` at the top level"
         )
     if kind == "bad_signature":
-        return Outcome.BAD_SIGNATURE, (
-            f"{FUNCTION_NAME} must accept two arguments, positions and d_model"
-        )
+        return Outcome.BAD_SIGNATURE, f"{function} must accept {slots['takes']}"
     if kind == "syntax":
         return Outcome.SYNTAX_ERROR, f"{src.name} could not be compiled in the sandbox"
     if kind == "memory":
@@ -185,7 +185,7 @@ def _judge(
         details.append(f"input: positions={list(case.positions)}, d_model={case.d_model}")
     failure = static_failure(static)
     if failure is None and raw.kind is Kind.LOAD_ERROR:
-        failure = load_failure(raw, src, static, visible)
+        failure = load_failure(raw, src, static, visible, slots)
     if failure is not None:
         outcome, message = failure
         details = []
@@ -312,7 +312,7 @@ def _visible_message(raw: Raw, src: Source, key: str, slots: dict[str, str]) -> 
     """Return the fuller message a visible example may show, or "" for the plain sentence."""
     info = raw.info
     if raw.kind is Kind.EXCEPTION:
-        message = _exception_message(info, src, FUNCTION_NAME)
+        message = _exception_message(info, src, slots["function"])
         if key == "raised_file_limit":
             message += f"\n(it wrote a file larger than the limit of {slots['size']})"
         return message

@@ -3,12 +3,11 @@
 from __future__ import annotations
 
 import json
-import shutil
 from pathlib import Path
 
 import pytest
 
-from tests.conftest import ROOT, Cli
+from tests.conftest import ROOT, Cli, copy_problem
 
 # Every test here audits the suite against the corpus in the sandbox: the full suite.
 pytestmark = pytest.mark.slow
@@ -16,16 +15,7 @@ pytestmark = pytest.mark.slow
 
 def _copy(tmp_path: Path, hidden: list[str] | None = None) -> Path:
     """Copy the problem, keeping only the named hidden case files when given."""
-    root = tmp_path / "problem"
-    shutil.copytree(
-        ROOT / "solutions", root / "solutions", ignore=shutil.ignore_patterns("__pycache__")
-    )
-    shutil.copy(ROOT / "examples.yaml", root)
-    (root / "hidden_tests").mkdir()
-    for path in sorted((ROOT / "hidden_tests").glob("*.yaml")):
-        if hidden is None or path.stem in hidden:
-            shutil.copy(path, root / "hidden_tests")
-    return root
+    return copy_problem(tmp_path / "problem", hidden)
 
 
 def test_check_passes_on_the_shipped_problem(cli: Cli) -> None:

@@ -440,7 +440,7 @@ def test_a_file_lists_its_first_issues_and_says_there_are_more(
 
 def test_a_fifo_for_the_statement_or_the_bundle_marker_blocks_nothing(problem_copy: Path) -> None:
     """The statement (its case count) and bundle.yaml (a kit's marker) are read bounded too."""
-    (problem_copy / "problem").mkdir()
+    (problem_copy / "problem").mkdir(exist_ok=True)
     os.mkfifo(problem_copy / "problem" / "statement.md")
     os.mkfifo(problem_copy / "bundle.yaml")
     done = _bounded_grader("check", "--problem", problem_copy)
@@ -453,7 +453,7 @@ def test_a_fifo_for_the_statement_or_the_bundle_marker_blocks_nothing(problem_co
 
 def test_the_statement_is_listed_with_the_other_issues(problem_copy: Path) -> None:
     """A statement check could not read was said only once every case file was sound."""
-    (problem_copy / "problem").mkdir()
+    (problem_copy / "problem").mkdir(exist_ok=True)
     (problem_copy / "problem" / "statement.md").write_bytes(b"caf\xe9\n")
     (problem_copy / "hidden_tests" / "11_typo.yaml").write_text(
         "input: {positions: [1], d_modle: 4}\nwhy: a typo\n"
@@ -492,7 +492,7 @@ def test_add_case_refuses_an_unreadable_statement_before_writing(
     that is no UTF-8; now it refuses in one line and writes nothing, and `check` names the
     statement too."""
     statement = problem_copy / "problem" / "statement.md"
-    statement.parent.mkdir()
+    statement.parent.mkdir(exist_ok=True)
     if kind == "fifo":
         os.mkfifo(statement)
     else:

@@ -1,0 +1,65 @@
+"""The exercise's public module, read: the function a submission defines and its arguments.
+
+Every exercise folder holds `problem/exercise.py`; the grader reads its literal values
+without running it (the module names no code to trust yet), so that a command knows the
+function before the submission's child is started.
+"""
+
+from __future__ import annotations
+
+import ast
+import functools
+from pathlib import Path
+from typing import NamedTuple
+
+from grader.errors import GraderError, Refused
+from grader.files import read_bounded
+
+EXERCISE_FILE = Path("problem") / "exercise.py"
+MAX_BYTES = 64 * 1024
+NAMES = ("FUNCTION", "ARGUMENTS")
+
+
+class Exercise(NamedTuple):
+    """What a submission must define: a function of this name taking these arguments."""
+
+    function: str
+    arguments: tuple[str, ...]
+
+    @property
+    def signature(self) -> str:
+        """Return the call a learner writes, e.g. `f(x, y)`."""
+        return f"{self.function}({', '.join(self.arguments)})"
+
+
+@functools.cache
+def load_exercise(root: Path) -> Exercise:
+    """Read the exercise folder's public module; GraderError naming the line if it is not
+    two literal values: a function name and a tuple of argument names."""
+    path = root / EXERCISE_FILE
+    try:
+        text = read_bounded(path, MAX_BYTES).decode("utf-8")
+        tree = ast.parse(text, filename=str(EXERCISE_FILE))
+    except (Refused, UnicodeDecodeError, SyntaxError, ValueError) as exc:
+        raise GraderError(f"{EXERCISE_FILE}: cannot be read ({exc})") from None
+    found: dict[str, object] = {}
+    for node in tree.body:
+        if isinstance(node, ast.Assign) and len(node.targets) == 1:
+            target = node.targets[0]
+            if isinstance(target, ast.Name) and target.id in NAMES:
+                try:
+                    found[target.id] = ast.literal_eval(node.value)
+                except ValueError:
+                    raise GraderError(
+                        f"{EXERCISE_FILE}:{node.lineno}: {target.id} must be a literal value"
+                    ) from None
+    function, arguments = found.get("FUNCTION"), found.get("ARGUMENTS")
+    if not (isinstance(function, str) and function.isidentifier()):
+        raise GraderError(f"{EXERCISE_FILE}: FUNCTION must name a Python function")
+    if not (
+        isinstance(arguments, tuple)
+        and arguments
+        and all(isinstance(a, str) and a.isidentifier() for a in arguments)
+    ):
+        raise GraderError(f"{EXERCISE_FILE}: ARGUMENTS must be a tuple of argument names")
+    return Exercise(function, tuple(str(a) for a in arguments))
