@@ -62,7 +62,7 @@ def read_bounded(
         if not stat.S_ISREG(info.st_mode):
             raise not_regular(info.st_mode)
         if info.st_size > limit and not head:
-            raise Refused(_too_large(limit, what))
+            raise Refused(too_large(limit, what))
         data = _read_upto(fd, limit + 1)  # one byte more tells a file that grew meanwhile
     except OSError as exc:
         raise Refused(f"cannot read: {exc.strerror}") from None
@@ -71,13 +71,13 @@ def read_bounded(
     if len(data) > limit:
         if head:
             return data[:limit]
-        raise Refused(_too_large(limit, what))
+        raise Refused(too_large(limit, what))
     return data
 
 
-def _too_large(limit: int, what: str) -> str:
-    """Say that a file is past its bound."""
-    return f"larger than {limit} bytes, the most {what} may hold"
+def too_large(limit: int, what: str, unit: str = "bytes") -> str:
+    """Say that a file is past its bound (``what`` names the file, e.g. "a problem file")."""
+    return f"larger than {limit} {unit}, the most {what} may hold"
 
 
 def _read_upto(fd: int, most: int) -> bytes:

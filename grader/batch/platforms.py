@@ -269,13 +269,13 @@ def _blackboard(folder: Path, items: list[Path], scratch: Path, copy: Copy, expo
             continue
         export.matched += 1
         heads.setdefault(parts.group("head"), {}).setdefault(parts.group("when"), []).append(item)
-    users = _blackboard_users(heads)
+    said = {head: _receipt_of(head, by_time) for head, by_time in heads.items()}
+    users = _blackboard_users(heads, said)
     for head, by_time in sorted(heads.items()):
         user = users[head]
         latest = max(by_time)
         files = by_time[latest]
         receipts = [p for p in files if _is_receipt(p)]
-        said = _receipt(receipts[0]) if receipts else None
         own = scratch / f"blackboard-{len(export.students)}"
         own.mkdir(parents=True)
         for item in files:
@@ -287,7 +287,7 @@ def _blackboard(folder: Path, items: list[Path], scratch: Path, copy: Copy, expo
         export.students.append(
             Student(
                 id=f"blackboard-{user}",
-                name=said[0] if said and said[1] == user else "",
+                name=said[head][0] if said[head][1] == user else "",
                 path=own,
                 relpath=f"{shown(user)} attempt {latest}/",
                 attempts=tuple(f"attempt {when}" for when in sorted(by_time) if when != latest),
@@ -295,21 +295,22 @@ def _blackboard(folder: Path, items: list[Path], scratch: Path, copy: Copy, expo
         )
 
 
-def _blackboard_users(heads: dict[str, dict[str, list[Path]]]) -> dict[str, str]:
+def _blackboard_users(
+    heads: dict[str, dict[str, list[Path]]], said: dict[str, tuple[str, str]]
+) -> dict[str, str]:
     """Return each `Assignment_username` head's username.
 
     Both may hold underscores. Where every head has a receipt naming a user it ends with,
     the receipts say (the same ids however the class is cut); else the assignment is what
     every head shares, up to an underscore; a head alone is cut at its last underscore.
     """
-    said = {head: _receipt_user(head, by_time) for head, by_time in heads.items()}
-    if all(said.values()):
-        return {head: user for head, user in said.items() if user}
+    if all(user for _, user in said.values()):
+        return {head: user for head, (_, user) in said.items()}
     if len(heads) > 1:
         cut = _shared_prefix(list(heads)).rfind("_") + 1
         if cut and all(len(head) > cut for head in heads):
             return {head: head[cut:] for head in heads}
-    return {head: said[head] or head.rsplit("_", 1)[-1] for head in heads}
+    return {head: said[head][1] or head.rsplit("_", 1)[-1] for head in heads}
 
 
 def _is_receipt(path: Path) -> bool:
@@ -318,14 +319,15 @@ def _is_receipt(path: Path) -> bool:
     return path.suffix == ".txt" and not BLACKBOARD.match(path.name)
 
 
-def _receipt_user(head: str, by_time: dict[str, list[Path]]) -> str:
-    """Return the user a receipt of this head names, where the head ends with it; or ""."""
-    receipts = (p for files in by_time.values() for p in files if _is_receipt(p))
-    for item in receipts:
-        said = _receipt(item)
-        if said and said[1] and head.endswith("_" + said[1]):
-            return said[1]
-    return ""
+def _receipt_of(head: str, by_time: dict[str, list[Path]]) -> tuple[str, str]:
+    """Return the name and user a receipt of this head gives, the latest attempt's first,
+    where the head ends with that user; ("", "") where none does. Each receipt is read once."""
+    for when in sorted(by_time, reverse=True):
+        for item in (p for p in by_time[when] if _is_receipt(p)):
+            said = _receipt(item)
+            if said and said[1] and head.endswith("_" + said[1]):
+                return said
+    return "", ""
 
 
 def _shared_prefix(names: Sequence[str]) -> str:

@@ -24,7 +24,7 @@ from yaml.constructor import SafeConstructor
 from yaml.resolver import Resolver
 
 from grader.errors import Refused
-from grader.files import read_bounded
+from grader.files import read_bounded, too_large
 from grader.names import display
 
 # libyaml's parser where the machine has it: five times faster than the pure-Python one.
@@ -124,7 +124,7 @@ def load_bytes(
 ) -> Loaded:
     """Load YAML from UTF-8 bytes; Refused when they are not plain data within the bounds."""
     if len(data) > limit:
-        raise Refused(f"larger than {limit} bytes, the most {what} may hold")
+        raise Refused(too_large(limit, what))
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError as exc:
@@ -137,7 +137,7 @@ def load_text(
 ) -> Loaded:
     """Load YAML text; Refused when it is not plain data within the bounds."""
     if len(text) > limit:
-        raise Refused(f"larger than {limit} characters, the most {what} may hold")
+        raise Refused(too_large(limit, what, "characters"))
     try:
         return _Builder(nodes).build(yaml.parse(text, Loader=_PARSER))
     except yaml.YAMLError as exc:

@@ -270,15 +270,11 @@ def _stand_in(into: Path, entry: zipfile.ZipInfo) -> None:
 
 
 def _parts_or_none(entry: zipfile.ZipInfo) -> tuple[str, ...] | None:
-    """Return where a refused entry's stand-in goes: its place, or None where it has none
-    (an absolute name, `..`, cruft)."""
-    name = entry.filename
-    if name.startswith("/") or ".." in PurePosixPath(name).parts:
-        return None
-    parts = tuple(p for p in PurePosixPath(name).parts if p not in ("", "."))
-    if not parts or any(is_cruft(p) or "\0" in p for p in parts):
-        return None
-    return tuple(_fitted(p) for p in parts)
+    """Return where a refused entry's stand-in goes: its place, however deep, or None where
+    it has none (an absolute name, `..`, cruft)."""
+    with contextlib.suppress(Unpacked):
+        return _parts(entry, lenient=True, deep=True)
+    return None
 
 
 def _fitted(name: str) -> str:
@@ -287,11 +283,14 @@ def _fitted(name: str) -> str:
     return _shortened(name) if too_long else name
 
 
-def _parts(entry: zipfile.ZipInfo, *, lenient: bool = False) -> tuple[str, ...] | None:
+def _parts(
+    entry: zipfile.ZipInfo, *, lenient: bool = False, deep: bool = False
+) -> tuple[str, ...] | None:
     """Return an entry's path as safe parts, None for what is not written; refuse the rest.
 
     Lenient (a download of many people's files), a backslash is a character of the name:
     a platform writes forward slashes, and a learner's file named `a\\b` stays one file.
+    ``deep``: a path past MAX_PARTS is returned whole (a stand-in's place, cut after).
     """
     name = entry.filename if lenient else entry.filename.replace("\\", "/")
     shown = display(name)[:80]
@@ -302,7 +301,7 @@ def _parts(entry: zipfile.ZipInfo, *, lenient: bool = False) -> tuple[str, ...] 
         raise _EntryRefused(f"{shown} climbs out of the zip (..)")
     if not parts or entry.is_dir() or any(is_cruft(p) for p in parts):
         return None
-    if len(parts) > MAX_PARTS:
+    if len(parts) > MAX_PARTS and not deep:
         raise _EntryRefused(f"{shown} is nested over {MAX_PARTS} folders deep")
     if any("\0" in p for p in parts):
         raise _EntryRefused(f"{shown} is no file name this system can hold")
