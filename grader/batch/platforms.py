@@ -27,6 +27,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from grader.errors import GraderError, Refused
+from grader.files import read_bounded
 from grader.names import display, shown
 from grader.problem.yamlsafe import load_file
 from grader.submission.folder import is_cruft
@@ -343,8 +344,6 @@ def _receipt(receipt: Path) -> tuple[str, str] | None:
     """Return the student's name and username from Blackboard's receipt, which begins with
     `Name: Full Name (username)`; None where it does not. Only the receipt's first lines are
     read: what follows is the student's own text (comments, the file names)."""
-    from grader.files import read_bounded
-
     try:
         text = read_bounded(receipt, MAX_RECEIPT_BYTES, head=True).decode("utf-8", "replace")
     except Refused:
