@@ -51,18 +51,22 @@ def diagnosis_ms(source: Path, repeats: int) -> tuple[float, float]:
     import numpy as np
 
     from grader.problem.cases import check_problem
-    from grader.verdict import diagnose as module
-    from grader.verdict.diagnose import diagnose
+    from grader.problem.rules import import_module
+    from grader.problem.values import arguments
+    from grader.verdict.known import known_source
 
     checked = check_problem(ROOT, examples=False)
+    rules = checked.problem.rules
+    module = import_module(ROOT, "matching")
     namespace: dict[str, object] = {}
     exec(compile(source.read_text(), str(source), "exec"), namespace)
-    func = namespace["sinusoidal_positions"]
+    func = namespace[rules.exercise.function]
     answers = []
     for case in checked.problem.hidden:
         with np.errstate(all="ignore"):
             try:
-                got = np.asarray(func(list(case.positions), case.d_model), dtype=np.float64)  # type: ignore[operator]
+                args = arguments(rules.inputs, case.inputs)
+                got = np.asarray(func(*args), dtype=np.float64)  # type: ignore[operator]
             except ZeroDivisionError:
                 continue
         answers.append((case, got, checked.expected[case.name]))
@@ -70,7 +74,8 @@ def diagnosis_ms(source: Path, repeats: int) -> tuple[float, float]:
     def once() -> float:
         began = time.perf_counter()
         for case, got, want in answers:
-            diagnose(case.positions, case.d_model, got, want)
+            assert rules.diagnose is not None
+            rules.diagnose(case.inputs, got, want, known_source(ROOT, case.inputs))
         return (time.perf_counter() - began) * 1000
 
     for cached in vars(module).values():  # the per-case tables, however the module keeps them

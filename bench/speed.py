@@ -117,13 +117,18 @@ def case_seconds(path: Path) -> dict[str, float]:
     assert spec is not None and spec.loader is not None
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
+    from grader.problem.values import arguments
+
     times = {}
-    for case in load_problem(ROOT).hidden:
+    problem = load_problem(ROOT)
+    for case in problem.hidden:
         began = time.perf_counter()
         # A wrong variant may raise or overflow (float16): its time still counts, quietly.
         with contextlib.suppress(Exception), warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            module.sinusoidal_positions(list(case.positions), case.d_model)
+            getattr(module, problem.exercise.function)(
+                *arguments(problem.rules.inputs, case.inputs)
+            )
         times[case.name] = time.perf_counter() - began
     return times
 

@@ -80,22 +80,6 @@ def build_parser(kit: bool | None = None) -> argparse.ArgumentParser:
     return parser
 
 
-# Options whose value may start with "-" (a negative position): argparse would take
-# "--positions -1,2" for two options, and say nothing a user can act on.
-SIGNED_VALUES = ("--positions",)
-
-
-def _attach_signed(argv: Sequence[str]) -> list[str]:
-    """Turn ``--positions -1,2`` into ``--positions=-1,2``, which argparse reads as a value."""
-    out: list[str] = []
-    for arg in argv:
-        if out and out[-1] in SIGNED_VALUES and arg[:1] == "-" and arg[1:2].isdigit():
-            out[-1] = f"{out[-1]}={arg}"
-        else:
-            out.append(arg)
-    return out
-
-
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the grader; return the exit status (0 passed, 1 failed, 2 usage error, 3 bug)."""
     # The grader's own numpy work is small elementwise arithmetic; OpenBLAS's idle threads
@@ -106,7 +90,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         hand_over()
         # Inside the try: building the parser takes some milliseconds, and a Ctrl-C there
         # must end as any other interrupt does.
-        args = build_parser().parse_args(_attach_signed(sys.argv[1:] if argv is None else argv))
+        args = build_parser().parse_args(sys.argv[1:] if argv is None else argv)
         command = args.command
         return _dispatch(args)
     except GraderError as exc:

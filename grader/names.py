@@ -13,7 +13,7 @@ from __future__ import annotations
 import hashlib
 import os
 import unicodedata
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from pathlib import Path
 
 # A spreadsheet runs a cell that starts with one of these as a formula. (A tab or a carriage
@@ -124,3 +124,13 @@ def shown(path: Path | str) -> str:
     """Return a path as printable text: bytes that are not UTF-8 shown as \\xNN escapes,
     control and format characters escaped (`display`), every letter kept."""
     return display(os.fsencode(path).decode("utf-8", "surrogateescape"))
+
+
+NUMBERS = ("no", "one", "two", "three", "four", "five", "six")
+
+
+def takes(arguments: Sequence[str]) -> str:
+    """Say what a function takes: `two arguments, x and y`."""
+    count = NUMBERS[len(arguments)] if len(arguments) < len(NUMBERS) else str(len(arguments))
+    names = ", ".join(arguments[:-1]) + (" and " if len(arguments) > 1 else "") + arguments[-1]
+    return f"{count} argument{'s' if len(arguments) != 1 else ''}, {names}"

@@ -6,6 +6,7 @@ the child has been started, so that the two interpreters start up side by side.
 
 from __future__ import annotations
 
+import functools
 import time
 from collections.abc import Sequence
 from pathlib import Path
@@ -27,6 +28,8 @@ if TYPE_CHECKING:
 
     from grader.problem.casefile import Case
     from grader.problem.cases import Checked
+    from grader.problem.rules import Rules
+    from grader.problem.schema import InputSchema
     from grader.records import CaseResult, Report
     from grader.sandbox.answers import CaseInput, Run
     from grader.sandbox.session import Session
@@ -63,7 +66,7 @@ def slots(limits: Limits, file: str, exercise: Exercise) -> dict[str, str]:
     return {
         "function": exercise.function,
         "signature": exercise.signature,
-        "takes": takes(exercise.arguments),
+        "takes": exercise.takes,
         "file": file,
         "case": f"{limits.case_seconds:g} s",
         "startup": f"{limits.startup_seconds:g} s",
@@ -72,16 +75,6 @@ def slots(limits: Limits, file: str, exercise: Exercise) -> dict[str, str]:
         "cpu": f"{limits.cpu_seconds} s",
         "size": f"{limits.file_size_mb} MB",
     }
-
-
-NUMBERS = ("no", "one", "two", "three", "four", "five", "six")
-
-
-def takes(arguments: Sequence[str]) -> str:
-    """Say what a function takes: `two arguments, positions and d_model`."""
-    count = NUMBERS[len(arguments)] if len(arguments) < len(NUMBERS) else str(len(arguments))
-    names = ", ".join(arguments[:-1]) + (" and " if len(arguments) > 1 else "") + arguments[-1]
-    return f"{count} argument{'s' if len(arguments) != 1 else ''}, {names}"
 
 
 # Each limit a user can lower, with its flag: the limits check names the flag to raise.
@@ -143,17 +136,34 @@ def check_limits(problem_root: Path, limits: Limits, choice: Choice) -> None:
             )
 
 
-def inputs(cases: Sequence[Case]) -> list[CaseInput]:
+def inputs(cases: Sequence[Case], schema: InputSchema) -> list[CaseInput]:
     """Return what the child may know of the cases: their inputs, numbered."""
+    return [_case_input(i, c, schema) for i, c in enumerate(cases)]
+
+
+@functools.lru_cache(maxsize=1024)
+def _case_input(number: int, case: Case, schema: InputSchema) -> CaseInput:
+    """Return one case as the request carries it: a batch sends the same to every child."""
+    import json
+
+    from grader.problem.values import wire
     from grader.sandbox.answers import CaseInput
 
-    return [CaseInput(i, c.positions, c.d_model) for i, c in enumerate(cases)]
+    args, blobs = wire(schema, case.inputs)
+    room = CaseInput.room(schema.values(case.inputs))
+    return CaseInput(number, json.dumps(args), tuple(blobs), room)
 
 
-def start(src: Source, spawner: Spawner, limits: Limits, function: str) -> Session:
+def start(src: Source, spawner: Spawner, limits: Limits, exercise: Exercise) -> Session:
     """Start the submission's first child: the one way a submission comes to run, for
     every command. The caller has guarded the problem (see guard) once before."""
-    launch = Launch(source=src.data, function=function, spawner=spawner, beside=src.beside)
+    launch = Launch(
+        source=src.data,
+        function=exercise.function,
+        arity=len(exercise.arguments),
+        spawner=spawner,
+        beside=src.beside,
+    )
     # The child is starting on the other core; only now the heavier imports of ours.
     from grader.sandbox.session import Session
 
@@ -161,7 +171,11 @@ def start(src: Source, spawner: Spawner, limits: Limits, function: str) -> Sessi
 
 
 def answer(
-    session: Session, src: Source, cases: Sequence[Case], checked: Checked | Future[Checked]
+    session: Session,
+    src: Source,
+    cases: Sequence[Case],
+    checked: Checked | Future[Checked],
+    rules: Rules,
 ) -> Verdicts:
     """Send ``cases`` to the session's child, unless the source alone decides the verdict
     (it does not compile, has no such function): what can be decided without running the
@@ -172,8 +186,8 @@ def answer(
     """
     from concurrent.futures import Future
 
-    static = check_source(src, session.launch.function)
-    run = session.run([] if static.outcome else inputs(cases))
+    static = check_source(src, rules.exercise.function, rules.exercise.arguments)
+    run = session.run([] if static.outcome else inputs(cases, rules.inputs))
     if isinstance(checked, Future):
         checked = checked.result()
     return Verdicts(run=run, src=src, static=static, checked=checked, limits=session.limits)
@@ -193,7 +207,8 @@ def grade(
     through no link, the page sends it in memory); a path is read here.
     """
     began = time.monotonic()
-    function = load_exercise(problem_root).function
+    exercise = load_exercise(problem_root)
+    function = exercise.function
     src = (
         submission
         if isinstance(submission, Source)
@@ -206,7 +221,7 @@ def grade(
     )
     spawner = Direct(choice, limits)
     guard(protected_paths(problem_root), spawner.backend)
-    with start(src, spawner, limits, function) as session:
+    with start(src, spawner, limits, exercise) as session:
         from concurrent.futures import ThreadPoolExecutor
 
         from grader.problem.cases import check_expected, load_problem
@@ -219,7 +234,7 @@ def grade(
             expected = helper.submit(
                 check_expected, problem, examples=run_mode, hidden=not run_mode
             )
-            verdicts = answer(session, src, cases, expected)
+            verdicts = answer(session, src, cases, expected, problem.rules)
         return judge_run(verdicts, mode=mode, began=began)
 
 
@@ -236,7 +251,7 @@ def grade_in_with_examples(
 
     problem = checked.problem
     hidden = problem.hidden
-    verdicts = answer(session, src, hidden + problem.examples, checked)
+    verdicts = answer(session, src, hidden + problem.examples, checked, problem.rules)
     report = judge_run(verdicts, mode=Mode.SUBMIT, began=began)
     examples = {
         result.name: result.outcome.value
@@ -257,16 +272,18 @@ class Verdicts(NamedTuple):
     def of(self, cases: Sequence[Case], *, start: int = 0) -> tuple[CaseResult, ...]:
         """Judge ``cases``, which the request held from position ``start`` on."""
         from grader.sandbox.answers import NOT_ANSWERED
-        from grader.verdict.judge import judge
+        from grader.verdict.judge import Judge
 
-        said = slots(self.limits, self.src.name, self.checked.problem.exercise)
+        problem = self.checked.problem
+        judge = Judge(
+            problem.root, problem.rules, slots(self.limits, self.src.name, problem.exercise)
+        )
         return tuple(
             judge(
                 case,
                 self.run.results.get(start + i, NOT_ANSWERED),
                 self.checked.expected[case.name],
                 self.src,
-                slots=said,
                 static=self.static,
             )
             for i, case in enumerate(cases)

@@ -69,13 +69,13 @@ def write_plot(report: Report, path: Path) -> CaseResult:
             ax.set_title(title)
             ax.text(0.5, 0.5, reason, ha="center", va="center", transform=ax.transAxes)
             ax.set_axis_off()
-    positions = _positions(case)
+    labels = list(case.labels) or None
     for ax in axes[: 3 if comparable else 1]:
         ax.xaxis.set_major_locator(MaxNLocator(integer=True))
         ax.set_xlabel("column (2i = sin, 2i+1 = cos of pair i)")
-        ax.set_ylabel("row (position)")
-        if positions is not None and len(positions) <= 24:
-            ax.set_yticks(range(len(positions)), [str(p) for p in positions])
+        ax.set_ylabel("row")
+        if labels is not None and len(labels) <= 24:
+            ax.set_yticks(range(len(labels)), [str(p) for p in labels])
     try:
         fig.savefig(path, dpi=80)
     except OSError as exc:
@@ -83,10 +83,6 @@ def write_plot(report: Report, path: Path) -> CaseResult:
     finally:
         plt.close(fig)
     return case
-
-
-def _positions(case: CaseResult) -> list[int] | None:
-    return list(case.positions) if case.positions else None
 
 
 def _heatmap(

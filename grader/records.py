@@ -125,7 +125,7 @@ class CaseResult:
     mismatch: Mismatch | None = None
     details: tuple[str, ...] = ()
     diagnosis: Diagnosis | None = None
-    positions: tuple[int, ...] = ()  # visible examples only
+    labels: tuple[int, ...] = ()  # visible examples only: what labels each row (ROWS)
     # The tables themselves, kept for visible examples only (for pictures, never for JSON).
     got: Array | None = field(default=None, repr=False, compare=False)
     want: Array | None = field(default=None, repr=False, compare=False)

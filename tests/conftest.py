@@ -22,15 +22,19 @@ from grader.cli import main
 from grader.pipeline import PRINTED_WARNING, slots
 from grader.problem.cases import load_problem
 from grader.problem.exercise import load_exercise
+from grader.problem.rules import load_rules
 from grader.records import Outcome
 from grader.sandbox.limits import Limits
 from grader.sandbox.walls import bwrap_usable, landlock_usable
-from grader.verdict.diagnose import HINTS
-from grader.verdict.vocabulary import Block, hidden_blocks
+from grader.verdict.vocabulary import Block, Vocabulary
 
 ROOT = Path(__file__).resolve().parent.parent
 SAMPLES = Path(__file__).resolve().parent / "samples"
 CORPUS = ROOT / "solutions"
+# The first exercise's modules: public (its declarations, its matcher) and staff.
+EXERCISE_MODULES = ("exercise.py", "matching.py", "staff.py")
+# The first exercise's hint sentences, by code.
+HINTS = load_rules(ROOT).hints
 
 
 # Fixtures that grade a whole class or build a bundle: a test that uses one is slow.
@@ -85,11 +89,12 @@ def plant_stand_ins(folder: Path, marker: Path) -> None:
 
 def copy_problem(dest: Path, hidden: Sequence[str] | None = None) -> Path:
     """Copy the shipped problem into ``dest``: examples, hidden cases (only those named,
-    when given), solutions and the exercise's public module; the statement stays out."""
+    when given), solutions and the exercise's modules; the statement stays out."""
     (dest / "hidden_tests").mkdir(parents=True)
     (dest / "problem").mkdir()
     shutil.copy(ROOT / "examples.yaml", dest)
-    shutil.copy(ROOT / "problem" / "exercise.py", dest / "problem")
+    for module in EXERCISE_MODULES:
+        shutil.copy(ROOT / "problem" / module, dest / "problem")
     shutil.copytree(
         ROOT / "solutions", dest / "solutions", ignore=shutil.ignore_patterns("__pycache__")
     )
@@ -243,7 +248,8 @@ HIDDEN = load_problem(ROOT).hidden
 
 def vocabulary(file: str, limits: Limits = SECRECY_LIMITS) -> set[Block]:
     """Return every block a hidden case of ``file`` may render to under ``limits``."""
-    return set(hidden_blocks(slots(limits, file, load_exercise(ROOT)), frozenset(HINTS)))
+    words = Vocabulary(load_rules(ROOT), slots(limits, file, load_exercise(ROOT)))
+    return set(words.hidden_blocks())
 
 
 def output_of(block: Block) -> str:
@@ -301,8 +307,8 @@ def assert_closed(
 
 def assert_no_hidden_numbers(text: str) -> None:
     """Fail if a hidden input that the grader's own words never hold turns up in ``text``."""
-    numbers = {str(p) for c in HIDDEN for p in c.positions if p >= 100}
-    numbers |= {str(c.d_model) for c in HIDDEN if c.d_model >= 100}
+    numbers = {str(p) for c in HIDDEN for p in c.inputs["positions"] if p >= 100}
+    numbers |= {str(c.inputs["d_model"]) for c in HIDDEN if c.inputs["d_model"] >= 100}
     own = {"1000", "1024", "10000", "8192", "100"}  # limits and the formula's constants
     assert not (numbers - own) & set(re.findall(r"\d+", text))
 

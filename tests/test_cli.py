@@ -61,7 +61,7 @@ def _numbers_of_hidden_inputs() -> set[str]:
     numbers: set[str] = set()
     for case in load_problem(ROOT).hidden:
         # Small numbers also occur as timings and counts; large positions are unmistakable.
-        numbers.update(str(p) for p in case.positions if p >= 5000)
+        numbers.update(str(p) for p in case.inputs["positions"] if p >= 5000)
     return numbers
 
 
@@ -133,10 +133,10 @@ def test_add_case_writes_a_valid_case(cli: Cli, tmp_path: Path) -> None:
         "add-case",
         "--problem",
         root,
-        "--positions",
-        "3,1,4",
-        "--d-model",
-        "6",
+        "--input",
+        "positions=3,1,4",
+        "--input",
+        "d_model=6",
         "--name",
         "pi_digits",
         "--why",
@@ -153,11 +153,17 @@ def test_add_case_writes_a_valid_case(cli: Cli, tmp_path: Path) -> None:
 @pytest.mark.parametrize(
     ("args", "words"),
     [
-        (["--positions", "1,2", "--d-model", "5"], "even"),
-        (["--positions", "1,-2", "--d-model", "4"], ">= 0"),
-        (["--positions", "0:0", "--d-model", "4"], "at least one"),
-        (["--positions", "1,2", "--d-model", "4", "--name", "single_pair"], "already exists"),
-        (["--positions", "1,2", "--d-model", "4", "--name", "Bad Name"], "invalid case name"),
+        (["--input", "positions=1,2", "--input", "d_model=5"], "even"),
+        (["--input", "positions=1,-2", "--input", "d_model=4"], ">= 0"),
+        (["--input", "positions=0:0", "--input", "d_model=4"], "at least one"),
+        (
+            ["--input", "positions=1,2", "--input", "d_model=4", "--name", "single_pair"],
+            "already exists",
+        ),
+        (
+            ["--input", "positions=1,2", "--input", "d_model=4", "--name", "Bad Name"],
+            "invalid case name",
+        ),
     ],
 )
 def test_add_case_refuses_bad_input(cli: Cli, tmp_path: Path, args: list[str], words: str) -> None:
@@ -172,7 +178,7 @@ def test_add_case_refuses_bad_input(cli: Cli, tmp_path: Path, args: list[str], w
 def test_add_case_bad_positions_syntax(cli: Cli, tmp_path: Path) -> None:
     """Positions that are not integers are refused by the argument parser."""
     with pytest.raises(SystemExit) as info:
-        cli("add-case", "--problem", tmp_path, "--positions", "a,b", "--d-model", "4")
+        cli("add-case", "--problem", tmp_path, "--input", "positions=a,b", "--input", "d_model=4")
     assert info.value.code == 2
 
 
@@ -289,7 +295,15 @@ def test_add_case_refuses_what_correct_solutions_fail(cli: Cli, tmp_path: Path) 
         corpus.write("correct/short_table: {run: passed, submit: passed}\n")
     before = sorted(p.name for p in (root / "hidden_tests").iterdir())
     statement = (root / "problem" / "statement.md").read_text()
-    args = ["add-case", "--problem", root, "--positions", "500000000", "--d-model", "64"]
+    args = [
+        "add-case",
+        "--problem",
+        root,
+        "--input",
+        "positions=500000000",
+        "--input",
+        "d_model=64",
+    ]
     args += ["--why", "A far position."]
     code, out, err = cli(*args, "--name", "huge")
     assert code == 1 and "wrote" not in out
@@ -309,10 +323,10 @@ def test_add_case_keeps_the_statement_count_true(cli: Cli, tmp_path: Path) -> No
         "add-case",
         "--problem",
         root,
-        "--positions",
-        "0:5",
-        "--d-model",
-        "4",
+        "--input",
+        "positions=0:5",
+        "--input",
+        "d_model=4",
         "--why",
         "A case a test adds.",
     )
@@ -335,10 +349,10 @@ def test_add_case_negative_position_says_why(cli: Cli, tmp_path: Path) -> None:
         "add-case",
         "--problem",
         root,
-        "--positions",
-        "-1,2",
-        "--d-model",
-        "4",
+        "--input",
+        "positions=-1,2",
+        "--input",
+        "d_model=4",
         "--why",
         "A case a test adds.",
     )
@@ -353,10 +367,10 @@ def test_add_case_empty_name_refused(cli: Cli, tmp_path: Path) -> None:
         "add-case",
         "--problem",
         root,
-        "--positions",
-        "1",
-        "--d-model",
-        "2",
+        "--input",
+        "positions=1",
+        "--input",
+        "d_model=2",
         "--name",
         "",
         "--why",
@@ -369,13 +383,13 @@ def test_add_case_empty_name_refused(cli: Cli, tmp_path: Path) -> None:
 def test_add_case_help_describes_its_options(
     capsys: pytest.CaptureFixture[str],
 ) -> None:
-    """add-case --help explains the positions forms, d_model and why."""
+    """add-case --help explains the inputs' forms, a YAML file of them, and why."""
     from grader.cli import main
 
     with pytest.raises(SystemExit):
         main(["add-case", "--help"])
     text = " ".join(capsys.readouterr().out.split())
-    for words in ("commas (3,1,4)", "START:STOP", "even integer >= 2", "mistake the case"):
+    for words in ("NAME=VALUE", "(3,1,4)", "START:STOP", "seed:S:ROWSxCOLUMNS", "mistake the case"):
         assert words in text, words
 
 
@@ -452,10 +466,10 @@ def test_add_case_refuses_an_input_a_case_has_and_a_missing_why(
         "add-case",
         "--problem",
         root,
-        "--positions",
-        "3,1,4,0,7",
-        "--d-model",
-        "2",
+        "--input",
+        "positions=3,1,4,0,7",
+        "--input",
+        "d_model=2",
         "--name",
         "again",
         "--why",
@@ -463,7 +477,7 @@ def test_add_case_refuses_an_input_a_case_has_and_a_missing_why(
     )
     assert code == 2 and "is the input of hidden_tests/01_single_pair.yaml already" in err
     with pytest.raises(SystemExit) as stop:
-        cli("add-case", "--problem", root, "--positions", "6,7", "--d-model", "2")
+        cli("add-case", "--problem", root, "--input", "positions=6,7", "--input", "d_model=2")
     assert stop.value.code == 2 and "--why" in capsys.readouterr().err
     assert sorted(p.name for p in (root / "hidden_tests").iterdir()) == before
 
@@ -477,7 +491,7 @@ def test_check_and_bundles_refuse_what_correct_code_fails(cli: Cli, tmp_path: Pa
     (root / "solutions" / "correct" / "short_table.py").write_text(SHORT_TABLE)
     with (root / "solutions" / "corpus.yaml").open("a") as corpus:
         corpus.write("correct/short_table: {run: passed, submit: passed}\n")
-    far = ["--positions", "500000000", "--d-model", "4", "--why", "Far away."]
+    far = ["--input", "positions=500000000", "--input", "d_model=4", "--why", "Far away."]
     code, _, _ = cli("add-case", "--problem", root, *far, "--name", "far", "--no-audit")
     assert code == 0
     code, _, err = cli("check", "--problem", root)

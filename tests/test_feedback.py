@@ -14,9 +14,22 @@ import numpy as np
 import pytest
 
 from grader.problem.cases import load_problem
+from grader.problem.rules import load_rules, load_staff
+from grader.problem.schema import Inputs
+from grader.records import Diagnosis
 from grader.report import use_colour
-from grader.verdict.diagnose import HINTS, diagnose
-from tests.conftest import CORPUS, ROOT, Cli
+from tests.conftest import CORPUS, HINTS, ROOT, Cli
+
+RULES = load_rules(ROOT)
+STAFF = load_staff(ROOT)
+
+
+def diagnose(positions: Any, d_model: int, got: Any, want: Any) -> Diagnosis | None:
+    """Return what the first exercise's diagnosis names, its known mistakes computed."""
+    assert RULES.diagnose is not None
+    inputs = Inputs({"positions": tuple(positions), "d_model": d_model})
+    code = RULES.diagnose(inputs, got, want, STAFF)
+    return None if code is None else Diagnosis(code, RULES.hints[code])
 
 
 @pytest.mark.parametrize("sample", ["swapped", "capped_table", "float16", "sorted"])
@@ -32,9 +45,10 @@ def test_diagnosis_needs_a_real_match() -> None:
     """Random wrong values get no hint, and neither does a near-miss of the right answer."""
     case = load_problem(ROOT).hidden[2]
     rng = np.random.default_rng(0)
-    want = np.zeros((len(case.positions), case.d_model))
-    assert diagnose(case.positions, case.d_model, rng.uniform(-1, 1, want.shape), want) is None
-    assert diagnose(case.positions, case.d_model, np.full(want.shape, np.nan), want) is None
+    positions, d_model = case.inputs["positions"], case.inputs["d_model"]
+    want = np.zeros((len(positions), d_model))
+    assert diagnose(positions, d_model, rng.uniform(-1, 1, want.shape), want) is None
+    assert diagnose(positions, d_model, np.full(want.shape, np.nan), want) is None
 
 
 def test_run_names_the_mistake_in_text(cli: Cli) -> None:
@@ -99,15 +113,17 @@ def test_colour_only_on_a_terminal(monkeypatch: pytest.MonkeyPatch) -> None:
 
 def _hidden(name: str) -> tuple[tuple[int, ...], int, np.ndarray]:
     """Return a hidden case's inputs and its right table."""
-    from grader.verdict.mistakes import right_table
+    right_table = STAFF.right_table
 
     case = next(c for c in load_problem(ROOT).hidden if c.name == name)
-    return case.positions, case.d_model, right_table(case.positions, case.d_model)
+    positions, d_model = case.inputs["positions"], case.inputs["d_model"]
+    return positions, d_model, right_table(positions, d_model)
 
 
 def test_every_known_mistake_is_named_on_the_wide_case() -> None:
     """Each known wrong table gets its own code, or one whose table is the same."""
-    from grader.verdict.mistakes import CODES, variant_table
+    CODES = STAFF.CODES
+    variant_table = STAFF.variant_table
 
     positions, d_model, want = _hidden("realistic_block")
     for k, code in enumerate(CODES):
@@ -122,7 +138,8 @@ def test_every_known_mistake_is_named_on_the_wide_case() -> None:
 
 def test_a_match_on_the_sampled_rows_is_not_enough() -> None:
     """A known mistake that explains all rows but one gets no hint: the whole table counts."""
-    from grader.verdict.mistakes import CODES, variant_table
+    CODES = STAFF.CODES
+    variant_table = STAFF.variant_table
 
     positions, d_model, want = _hidden("many_rows")
     got = variant_table(positions, d_model, CODES.index("tensor2tensor_halves"))
@@ -145,7 +162,7 @@ def test_precision_is_not_claimed_where_it_could_explain_anything() -> None:
     """On large positions alone, float32's allowance fits any value: no float32 hint."""
     d_model = 8
     positions = (900_000, 950_000, 999_999)
-    from grader.verdict.mistakes import right_table
+    right_table = STAFF.right_table
 
     want = right_table(positions, d_model)
     noise = np.random.default_rng(1).uniform(-1, 1, want.shape)
@@ -200,7 +217,8 @@ def test_mixtures_of_two_mistakes_get_no_hint(name: str) -> None:
     Small positions only: near position 10**6 float32's own error spans any value, so
     there a row of anything is "explained" and only the smaller rows decide.
     """
-    from grader.verdict.mistakes import CODES, variant_table
+    CODES = STAFF.CODES
+    variant_table = STAFF.variant_table
 
     positions, d_model, want = _hidden(name)
     rng = np.random.default_rng(14)

@@ -25,11 +25,12 @@ from grader.pipeline import slots
 from grader.problem.casefile import Case
 from grader.problem.cases import Checked, check_expected, load_problem
 from grader.problem.exercise import load_exercise
+from grader.problem.rules import load_rules
 from grader.records import Outcome
 from grader.sandbox.answers import Kind, Raw
 from grader.sandbox.limits import Limits
 from grader.submission.source import Source, Static
-from grader.verdict.judge import judge
+from grader.verdict.judge import Judge
 from grader.verdict.vocabulary import Block, bits
 from tests.conftest import (
     ATTACKS,
@@ -144,6 +145,7 @@ def test_extreme_tables_are_judged_in_silence(answer: tuple[Case, Array], dtype:
     case, table = answer
     src = Source(name="sub.py", text="")
     said = slots(SECRECY_LIMITS, src.name, load_exercise(ROOT))
+    judge = Judge(ROOT, load_rules(ROOT), said)
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         result = judge(
@@ -151,7 +153,6 @@ def test_extreme_tables_are_judged_in_silence(answer: tuple[Case, Array], dtype:
             Raw(Kind.OK, 0.0, table, dtype),
             _checked().expected[case.name],
             src,
-            slots=said,
             static=Static(None),
         )
     assert result.outcome in (Outcome.PASSED, Outcome.WRONG_ANSWER, Outcome.WRONG_SHAPE)

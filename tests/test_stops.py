@@ -324,7 +324,15 @@ def test_add_case_stopped_mid_audit_takes_the_case_back(
     before = sorted(p.name for p in (problem_copy / "hidden_tests").iterdir())
     statement = (problem_copy / "problem" / "statement.md").read_text()
     _stop_on(monkeypatch, grader.author.add_case, "new_case_report")
-    args = ["add-case", "--problem", str(problem_copy), "--positions", "3,4", "--d-model", "6"]
+    args = [
+        "add-case",
+        "--problem",
+        str(problem_copy),
+        "--input",
+        "positions=3,4",
+        "--input",
+        "d_model=6",
+    ]
     code = main([*args, "--why", "Two positions at six features."])
     assert code == 143 and "stopped by SIGTERM" in capsys.readouterr().err
     assert sorted(p.name for p in (problem_copy / "hidden_tests").iterdir()) == before

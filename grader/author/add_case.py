@@ -9,10 +9,11 @@ from pathlib import Path
 import yaml
 
 from grader.errors import GraderError, Refused
-from grader.problem.casefile import NAME_RE, Case, validate_input
+from grader.problem.casefile import NAME_RE, Case
 from grader.problem.cases import Issue, load_problem
 from grader.problem.layout import HIDDEN_DIR, STATEMENT_FILE, statement_text
-from grader.sandbox.conversation import compact_positions
+from grader.problem.schema import Inputs, InputSchema, InvalidInputs, check_inputs, unknown_key
+from grader.problem.values import parse_text, written
 from grader.sandbox.limits import Limits
 from grader.sandbox.walls import Choice
 
@@ -64,10 +65,10 @@ def same_inputs(cases: Sequence[Case]) -> list[Issue]:
     Two names for one input test nothing twice over: one of them is a case that was meant
     to be different and is not.
     """
-    first: dict[tuple[tuple[int, ...], int], Case] = {}
+    first: dict[Inputs, Case] = {}
     issues = []
     for case in cases:
-        key = (tuple(case.positions), case.d_model)
+        key = case.inputs
         if key in first:
             issues.append(Issue(case.source, "input", f"is the input of {first[key].source} too"))
         else:
@@ -130,17 +131,53 @@ def update_statement(root: Path) -> None:
         path.write_text(updated, encoding="utf-8")
 
 
-def add_case(root: Path, *, positions: list[int], d_model: int, name: str | None, why: str) -> Path:
+def given_inputs(schema: InputSchema, pairs: Sequence[str], file: Path | None) -> dict[str, object]:
+    """Return the inputs an author gave: ``NAME=VALUE`` pairs (each in its field's short
+    form, or YAML), over those of a YAML file of ``name: value`` lines."""
+    raw: dict[str, object] = {}
+    if file is not None:
+        from grader.problem.yamlsafe import load_file
+
+        try:
+            data = load_file(file, what="an inputs file").data
+        except Refused as refused:
+            raise GraderError(f"{file}: {refused}") from None
+        if not isinstance(data, dict):
+            raise GraderError(f"{file}: must be a mapping of {', '.join(schema.names)}")
+        raw |= {str(k): v for k, v in data.items()}
+    for pair in pairs:
+        name, sep, text = pair.partition("=")
+        name = name.strip()
+        if not sep:
+            raise GraderError(f"--input {pair!r}: give NAME=VALUE, NAME one of {schema.names}")
+        if name not in schema.names:
+            raise GraderError(f"--input {name}: {unknown_key(name, schema.names)}")
+        try:
+            raw[name] = parse_text(schema.field(name), text)
+        except ValueError as exc:
+            raise GraderError(f"invalid case: {exc}") from None
+    return raw
+
+
+def add_case(root: Path, *, inputs: dict[str, object], name: str | None, why: str) -> Path:
     """Validate a new hidden case and write it as the next numbered file; return its path."""
     problem = load_problem(root)
+    schema = problem.rules.inputs
     try:
         # Before anything is written: its count is updated once the case is.
         statement_text(root)
     except Refused as refused:
         raise GraderError(f"{STATEMENT_FILE}: {refused}; no case written") from None
+    unknown = [k for k in inputs if k not in schema.names]
+    missing = [k for k in schema.names if k not in inputs]
+    if unknown or missing:
+        said = [unknown_key(k, schema.names) for k in unknown] + [
+            f"{k} is missing (give --input {k}=VALUE)" for k in missing
+        ]
+        raise GraderError(f"invalid case: {'; '.join(said)}")
     try:
-        validate_input(positions, d_model)
-    except ValueError as exc:
+        checked = check_inputs(inputs, schema)
+    except InvalidInputs as exc:
         raise GraderError(f"invalid case: {exc}") from None
     folder = root / HIDDEN_DIR
     numbers = [
@@ -157,10 +194,7 @@ def add_case(root: Path, *, positions: list[int], d_model: int, name: str | None
     taken = {c.name: c.source for c in every}
     if name in taken:
         raise GraderError(f"a case named {name!r} already exists ({taken[name]})")
-    same = next(
-        (c for c in every if c.d_model == d_model and tuple(c.positions) == tuple(positions)),
-        None,
-    )
+    same = next((c for c in every if c.inputs == checked), None)
     if same is not None:
         raise GraderError(
             f"this input is the input of {same.source} already ({same.name}); a case must "
@@ -172,8 +206,9 @@ def add_case(root: Path, *, positions: list[int], d_model: int, name: str | None
     document = {
         "name": name,
         "why": why.strip(),
-        # A run like 0:4096 is written as its range, as an author would write it by hand.
-        "input": {"positions": compact_positions(positions), "d_model": d_model},
+        # A run like 0:4096 is written as its range, a generated table as its seed, as an
+        # author would write them by hand.
+        "input": {spec.name: written(spec, inputs[spec.name]) for spec in schema.fields},
     }
     text = yaml.safe_dump(document, sort_keys=False, default_flow_style=None, width=100)
     try:

@@ -154,11 +154,11 @@ class Audit:
 
 def _row(variant: Variant, checked: Checked, limits: Limits, choice: Choice) -> Row:
     """Grade one variant as `grader submit` would, and measure how far each answer is."""
-    function = checked.problem.exercise.function
-    src = read_submission(variant.path, function=function)
-    cases = checked.problem.hidden
-    with start(src, Direct(choice, limits), limits, function) as session:
-        verdicts = answer(session, src, cases, checked)
+    problem = checked.problem
+    src = read_submission(variant.path, function=problem.exercise.function)
+    cases = problem.hidden
+    with start(src, Direct(choice, limits), limits, problem.exercise) as session:
+        verdicts = answer(session, src, cases, checked, problem.rules)
     # A file whose static check failed ran nothing: it names no walls.
     ran = verdicts.static.outcome is None
     cells = []

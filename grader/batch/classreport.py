@@ -19,6 +19,10 @@ from grader.errors import GraderError
 from grader.names import cell
 from grader.records import Outcome
 
+# How a test's output gives its hint (report.py writes it so), and the most of one kept.
+HINT_MARK = "\nhint: "
+MAX_HINT = 600
+
 PASSED = Outcome.PASSED.value
 # Outcomes in the order the report lists them: the enum's, so the most benign first.
 OUTCOME_ORDER = [o.value for o in Outcome]
@@ -38,6 +42,8 @@ class Learner:
     # What a platform's export says: handed in late, and how many other attempts it holds.
     late: bool = False
     attempts: int = 0
+    # Each diagnosis's hint, as its results said it (the exercise's own sentence).
+    hints: tuple[tuple[str, str], ...] = ()
 
     @property
     def graded(self) -> bool:
@@ -83,6 +89,11 @@ def read_learner(path: Path, entry_id: str) -> Learner:
         error=None if doc.error is None else cell(doc.error),
         late=isinstance(student, dict) and student.get("late") is True,
         attempts=len(student.get("attempts") or ()) if isinstance(student, dict) else 0,
+        hints=tuple(
+            (t.diagnosis, t.output.rpartition(HINT_MARK)[2].split("\n", 1)[0][:MAX_HINT])
+            for t in doc.tests
+            if t.diagnosis is not None and HINT_MARK in t.output
+        ),
     )
 
 
@@ -199,8 +210,6 @@ def score_bars(scores: Sequence[float], max_score: float) -> tuple[Bar, ...]:
 
 def build(out: Path) -> ClassReport:
     """Read an output folder's manifest and results; return its class report."""
-    from grader.verdict.diagnose import HINTS
-
     manifest = read_manifest(out)
     learners = tuple(
         read_learner(result_path(out, entry_id), entry_id) for entry_id in manifest.ids
@@ -223,11 +232,12 @@ def build(out: Path) -> ClassReport:
             )
         )
     made: dict[str, list[str]] = {}
+    hints = {code: hint for x in graded for code, hint in x.hints}
     for x in graded:
         for code in sorted(x.diagnoses):
             made.setdefault(code, []).append(x.id)
     mistakes = sorted(
-        (Mistake(code, HINTS.get(code, ""), tuple(ids)) for code, ids in made.items()),
+        (Mistake(code, hints.get(code, ""), tuple(ids)) for code, ids in made.items()),
         key=lambda m: (-len(m.ids), m.code),
     )
     max_score = sum(c.max_score for c in manifest.cases)

@@ -34,9 +34,7 @@ def suite_digest(checked: Checked, *, examples: bool = False) -> str:
     (the hidden cases', or with ``examples`` the visible examples')."""
     h = hashlib.sha256()
     for case in checked.problem.examples if examples else checked.problem.hidden:
-        h.update(
-            repr((case.name, case.positions, case.d_model, case.tolerance, case.max_score)).encode()
-        )
+        h.update(repr((case.name, case.inputs.digest, case.tolerance, case.max_score)).encode())
         h.update(checked.expected[case.name].tobytes())
     return h.hexdigest()
 
@@ -177,8 +175,8 @@ class Batch:
 
     def _graded(self, src: Source, began: float) -> tuple[Report, dict[str, str]]:
         """Grade one read file in a fresh fork: its report and its examples' outcomes."""
-        function = self.checked.problem.exercise.function
-        with start(src, self.pool, self.limits, function) as session:
+        exercise = self.checked.problem.exercise
+        with start(src, self.pool, self.limits, exercise) as session:
             return grade_in_with_examples(session, src=src, checked=self.checked, began=began)
 
     def _grade_one(self, entry: Entry) -> Row:

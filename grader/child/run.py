@@ -211,7 +211,7 @@ def _step_aside() -> None:
             del sys.modules[name]
 
 
-def _load(path: str, function: str) -> Any:
+def _load(path: str, function: str, arity: int) -> Any:
     with open(path, "rb") as handle:
         source = handle.read()
     # Compiling apart from running means a SyntaxError here comes from the compiler, before
@@ -243,7 +243,7 @@ def _load(path: str, function: str) -> Any:
     if not callable(func):
         return {"kind": "not_callable", "type": _name(type(func).__name__)}
     try:
-        inspect.signature(func).bind([0], 2)
+        inspect.signature(func).bind(*[0] * arity)
     except TypeError:
         return {"kind": "bad_signature", "signature": _text(inspect.signature(func))}
     except ValueError:
@@ -342,7 +342,7 @@ def _serve(fd: int, path: str, function: str, config: dict[str, Any]) -> None:
     os.dup2(devnull, 0)
     os.close(devnull)
     try:
-        loaded = _load(path, function)
+        loaded = _load(path, function, int(config["arity"]))
     except MemoryError:
         reserve.close()
         channel.send({"event": "load_error", "kind": "memory"})
@@ -362,8 +362,9 @@ def _serve(fd: int, path: str, function: str, config: dict[str, Any]) -> None:
 def _answer(channel: Channel, requests: int, loaded: Any, path: str) -> None:
     """Read the request, now that the submission is imported, and answer each case in turn."""
     with os.fdopen(requests, "rb") as stream:
-        request = json.loads(stream.read())
-    cases = request["cases"]
+        line = stream.readline()
+        tables = stream.read()
+    cases = json.loads(line)["cases"]
     # Encoded before any call, in case a call leaves no memory to encode anything with.
     fallbacks = [
         channel.frame({"event": "result", "case": c["id"], "kind": "memory"}) for c in cases
@@ -371,10 +372,8 @@ def _answer(channel: Channel, requests: int, loaded: Any, path: str) -> None:
     for case, out_of_memory in zip(cases, fallbacks, strict=True):
         began = time.perf_counter()
         try:
-            positions = case["positions"]
-            if isinstance(positions, dict):  # an arithmetic run, sent as its range
-                positions = range(*positions["range"])
-            result = loaded(list(positions), int(case["d_model"]))
+            args = [_argument(value, case["blobs"], tables) for value in case["args"]]
+            result = loaded(*args)
             header, payload = _encode(result, int(case["max_elements"]))
         except MemoryError:
             header, payload = {"kind": "memory"}, b""
@@ -389,6 +388,18 @@ def _answer(channel: Channel, requests: int, loaded: Any, path: str) -> None:
     channel.send({"event": "done"})
     # Every answer is in: leave now, whatever threads the submission left running.
     os._exit(0)
+
+
+def _argument(value: Any, blobs: list[list[int]], tables: bytes) -> Any:
+    """Return one argument as the learner's function takes it: an integer, a list of
+    integers (sent as its range where it is one), or a list of rows of floats."""
+    if isinstance(value, dict) and "range" in value:
+        return list(range(*value["range"]))
+    if isinstance(value, dict) and "array" in value:
+        offset, count = blobs[value["array"]]
+        flat = np.frombuffer(tables, dtype="<f8", count=count, offset=offset)
+        return flat.reshape(value["shape"]).tolist()
+    return value
 
 
 def _flush_outputs() -> None:

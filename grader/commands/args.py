@@ -4,7 +4,6 @@ make, and the record that ties a command's options to its handler."""
 from __future__ import annotations
 
 import argparse
-import re
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any, NamedTuple, NoReturn
@@ -33,51 +32,6 @@ def positive_int(text: str) -> int:
     if value <= 0:
         raise argparse.ArgumentTypeError(f"must be > 0, got {text!r}")
     return value
-
-
-def positions_arg(text: str) -> list[int]:
-    """Parse '3,1,4' or a range 'START:STOP[:STEP]' into a list of positions.
-
-    A range is held to the declared bounds by its ends before it is expanded: 0:1e13 is
-    refused in one line, not after filling the memory. The rest is add-case's to check.
-    """
-    from grader.problem.schema import INPUTS, Invalid, check_range
-    from grader.problem.yamlsafe import shown
-
-    text = text.strip()
-    try:
-        if ":" not in text:
-            return [_whole(p) for p in text.split(",") if p.strip()]
-        parts = [_whole(p) for p in text.split(":")]
-        if len(parts) not in (2, 3) or (len(parts) == 3 and parts[2] == 0):
-            raise ValueError
-    except ValueError:
-        raise argparse.ArgumentTypeError(
-            f"positions must be integers separated by commas, or START:STOP[:STEP]; "
-            f"got {shown(text)}"
-        ) from None
-    try:
-        positions = check_range(INPUTS.field("positions"), range(*parts))
-    except Invalid as bad:
-        raise argparse.ArgumentTypeError(str(bad)) from None
-    return list(positions)
-
-
-# A whole number as an author types one: 300000, or 3e5 (Python's int() takes no exponent).
-_EXPONENT = re.compile(r"^[+-]?\d+(?:\.\d*)?[eE]\+?\d{1,3}$")
-
-
-def _whole(text: str) -> int:
-    """Return ``text`` as a whole number, written out or with an exponent; else ValueError."""
-    text = text.strip()
-    if _EXPONENT.match(text):
-        import decimal  # here: only add-case takes positions, and every command parses
-
-        value = decimal.Decimal(text)  # exact; the exponent has at most 3 digits
-        if value != value.to_integral_value():
-            raise ValueError(text)
-        return int(value)
-    return int(text)
 
 
 def at_most(kind: Callable[[str], float], most: float, unit: str) -> Callable[[str], Any]:

@@ -15,7 +15,6 @@ from grader.commands.args import (
     grading_args,
     jobs_args,
     limits_of,
-    positions_arg,
     problem_args,
 )
 from grader.errors import EXIT_FAILED, EXIT_PASSED
@@ -46,19 +45,21 @@ def _bundle_args(p: argparse.ArgumentParser) -> None:
 
 def _add_case_args(p: argparse.ArgumentParser) -> None:
     p.add_argument(
-        "--positions",
-        type=positions_arg,
-        required=True,
-        metavar="LIST",
-        help="the positions: integers separated by commas (3,1,4), or a range START:STOP or "
-        "START:STOP:STEP as in Python (0:100:7; STOP is left out)",
+        "--input",
+        action="append",
+        default=[],
+        dest="inputs",
+        metavar="NAME=VALUE",
+        help="one input of the case, by the name the exercise declares; VALUE an integer "
+        "(8), a list of integers (3,1,4) or a range START:STOP[:STEP] as in Python, a "
+        "generated table seed:S:ROWSxCOLUMNS, or YAML ([[1.0, 2.0]], {range: [0, 8]})",
     )
     p.add_argument(
-        "--d-model",
-        type=int,
-        required=True,
-        metavar="N",
-        help="the width of the table: an even integer >= 2",
+        "--inputs-file",
+        type=Path,
+        metavar="FILE",
+        help="a YAML file of the case's inputs (name: value, as a case file's input "
+        "writes them); --input values override its",
     )
     p.add_argument(
         "--name",
@@ -131,14 +132,15 @@ def _bundle(args: argparse.Namespace, root: Path, choice: Any) -> int:
 def _add_case(args: argparse.Namespace, root: Path) -> int:
     from grader.author.add_case import (
         add_case,
+        given_inputs,
         new_case_report,
         record_known_failing,
         update_statement,
     )
+    from grader.problem.rules import load_rules
 
-    path = add_case(
-        root, positions=args.positions, d_model=args.d_model, name=args.name, why=args.why
-    )
+    inputs = given_inputs(load_rules(root).inputs, args.inputs, args.inputs_file)
+    path = add_case(root, inputs=inputs, name=args.name, why=args.why)
     if not args.no_audit:
         from grader.sandbox.walls import resolve_backend
 

@@ -9,12 +9,19 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from grader.problem.schema import INPUTS, InvalidInputs, check_inputs, closest_key, unknown_key
+from grader.problem.schema import (
+    Inputs,
+    InputSchema,
+    InvalidInputs,
+    check_inputs,
+    closest_key,
+    unknown_key,
+)
 from grader.problem.yamlsafe import key_text, shown
 from grader.records import Tolerance
 
 NAME_RE = re.compile(r"^[a-z0-9][a-z0-9_\-]{0,63}$")
-# Bounds of the other fields of a case (its inputs' are in grader/problem/schema.py).
+# Bounds of the other fields of a case (its inputs' are the exercise's: its INPUTS).
 MAX_WHY = 500
 MAX_SCORE = 1000
 MAX_KNOWN_FAILING = 32
@@ -32,46 +39,45 @@ class Case:
 
     name: str
     why: str
-    positions: tuple[int, ...]
-    d_model: int
+    inputs: Inputs
+    shape: tuple[int, ...]  # the shape a correct answer has
     tolerance: Tolerance
     visible: bool
     source: str
-    expected: tuple[tuple[float, ...], ...] | None = None
+    expected: Expected | None = None
     max_score: float = 1.0
     known_failing: tuple[tuple[str, str], ...] = ()
 
-    @property
-    def shape(self) -> tuple[int, int]:
-        """Return the shape a correct answer has."""
-        return (len(self.positions), self.d_model)
+
+Expected = tuple[float, ...] | tuple[tuple[float, ...], ...]
 
 
-def validate_input(positions: object, d_model: object) -> tuple[tuple[int, ...], int]:
-    """Check inputs against their declaration (grader/problem/schema.py); return them normalised.
-
-    Raises ValueError with a sentence per wrong field, each naming the offending value. A
-    range is checked by its ends before it is expanded.
-    """
-    values = check_inputs({"positions": positions, "d_model": d_model})
-    return values["positions"], values["d_model"]
-
-
-def _table(raw: object, shape: tuple[int, int]) -> tuple[tuple[float, ...], ...]:
-    """Validate a stored table: rows of finite numbers, in the shape the input needs."""
+def _table(raw: object, shape: tuple[int, ...]) -> Expected:
+    """Validate a stored answer: numbers (a list, or rows of them), in the shape the
+    input needs, all finite."""
+    if len(shape) == 1:
+        if not isinstance(raw, list):
+            raise Bad("expected", "must be a list of numbers")
+        values = _numbers(raw)
+        if (len(values),) != shape:
+            raise Bad("expected", f"has shape {(len(values),)}, but the input needs {shape}")
+        return values
     if not isinstance(raw, list) or not all(isinstance(row, list) for row in raw):
         raise Bad("expected", "must be a table: a list of rows, each a list of numbers")
-    rows = []
-    for row in raw:
-        if not all(isinstance(v, int | float) and not isinstance(v, bool) for v in row):
-            raise Bad("expected", "must hold numbers only")
-        rows.append(tuple(float(v) for v in row))
+    rows = [_numbers(row) for row in raw]
     found = (len(rows), len(rows[0]) if rows else 0)
     if found != shape or any(len(row) != shape[1] for row in rows):
         raise Bad("expected", f"has shape {found}, but the input needs {shape}")
-    if not all(math.isfinite(v) for row in rows for v in row):
-        raise Bad("expected", "holds NaN or infinity")
     return tuple(rows)
+
+
+def _numbers(raw: list[object]) -> tuple[float, ...]:
+    if not all(isinstance(v, int | float) and not isinstance(v, bool) for v in raw):
+        raise Bad("expected", "must hold numbers only")
+    values = tuple(float(v) for v in raw)  # type: ignore[arg-type]
+    if not all(math.isfinite(v) for v in values):
+        raise Bad("expected", "holds NaN or infinity")
+    return values
 
 
 class Bad(Exception):
@@ -160,7 +166,13 @@ class Bads(Exception):
 
 
 def parse_case(
-    raw: object, *, where: str, visible: bool, base: Tolerance, probe: bool = False
+    raw: object,
+    *,
+    where: str,
+    visible: bool,
+    base: Tolerance,
+    schema: InputSchema,
+    probe: bool = False,
 ) -> Case:
     """Validate one case; raise Bads listing every field that is wrong, not the first."""
     if not isinstance(raw, dict):
@@ -171,12 +183,12 @@ def parse_case(
     if "name" in raw and (not isinstance(name, str) or not NAME_RE.match(name)):
         bads.append(Bad("name", f"must be lowercase letters, digits, _ or -, got {shown(name)}"))
     bads += _sentence(raw, "why")
-    positions, d_model = _inputs(raw, bads)
+    inputs = _inputs(raw, bads, schema)
     expected = None
     if raw.get("expected") is not None:
-        if positions:
+        if inputs is not None:
             try:
-                expected = _table(raw["expected"], (len(positions), d_model))
+                expected = _table(raw["expected"], schema.shape(inputs))
             except Bad as bad:
                 bads.append(bad)
     elif visible and not probe:
@@ -186,12 +198,12 @@ def parse_case(
     known = () if visible else _known_failing(raw.get("known_failing", []), bads)
     if bads:
         raise Bads(bads)
-    assert isinstance(name, str) and isinstance(why, str)
+    assert isinstance(name, str) and isinstance(why, str) and inputs is not None
     return Case(
         name=name,
         why=why.strip(),
-        positions=positions,
-        d_model=d_model,
+        inputs=inputs,
+        shape=schema.shape(inputs),
         tolerance=tolerance,
         visible=visible,
         source=where,
@@ -218,24 +230,23 @@ def _sentence(raw: dict[object, object], key: str, prefix: str = "") -> list[Bad
     return []
 
 
-def _inputs(raw: dict[object, object], bads: list[Bad]) -> tuple[tuple[int, ...], int]:
-    """Return a case's checked inputs, or ((), 0) after adding each wrong field to ``bads``."""
+def _inputs(raw: dict[object, object], bads: list[Bad], schema: InputSchema) -> Inputs | None:
+    """Return a case's checked inputs, or None after adding each wrong field to ``bads``."""
     if "input" not in raw:
-        return (), 0
+        return None
     inp = raw["input"]
+    names = schema.names
     if not isinstance(inp, dict):
-        bads.append(Bad("input", f"must be a mapping of {', '.join(INPUTS.names)}"))
-        return (), 0
-    wrong = unknown_keys(inp, INPUTS.names, "input.") + _missing(inp, INPUTS.names, "input.")
+        bads.append(Bad("input", f"must be a mapping of {', '.join(names)}"))
+        return None
+    wrong = unknown_keys(inp, names, "input.") + _missing(inp, names, "input.")
     bads += wrong
     try:
-        values = check_inputs({k: v for k, v in inp.items() if isinstance(k, str)})
+        values = check_inputs({k: v for k, v in inp.items() if isinstance(k, str)}, schema)
     except InvalidInputs as invalid:
         bads += [Bad(f"input.{p.field}" if p.field else "input", str(p)) for p in invalid.problems]
-        return (), 0
-    if wrong:
-        return (), 0
-    return values["positions"], values["d_model"]
+        return None
+    return None if wrong else values
 
 
 def _max_score(raw: dict[object, object], bads: list[Bad]) -> float:

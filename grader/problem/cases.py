@@ -24,13 +24,15 @@ from grader.problem.casefile import (
     tolerance_of,
     unknown_keys,
 )
-from grader.problem.exercise import Exercise, load_exercise
+from grader.problem.exercise import Exercise
 from grader.problem.layout import (
     EXAMPLES_FILE,
     HIDDEN_DIR,
     REFERENCE_FILE,
     is_learner_bundle,
 )
+from grader.problem.rules import Rules, load_rules
+from grader.problem.schema import InputSchema
 from grader.problem.yamlsafe import Loaded, Place, cut, line_of, load_file
 from grader.records import DEFAULT_ATOL, DEFAULT_RTOL, Tolerance
 
@@ -49,7 +51,7 @@ class Problem:
     """Everything the grader knows about the exercise, loaded from one folder."""
 
     root: Path
-    exercise: Exercise  # the function and its arguments (the folder's problem/exercise.py)
+    rules: Rules  # what the folder's problem/exercise.py declares
     tolerance: Tolerance
     examples: tuple[Case, ...]
     hidden: tuple[Case, ...]
@@ -57,6 +59,11 @@ class Problem:
     probes: tuple[Case, ...] = ()
     # Where each case's keys start, by file: the lines of issues found after loading.
     places: Mapping[str, Place] = field(default_factory=dict, compare=False, repr=False)
+
+    @property
+    def exercise(self) -> Exercise:
+        """Return the function a submission defines, and its arguments."""
+        return self.rules.exercise
 
     @property
     def reference_path(self) -> Path:
@@ -177,7 +184,7 @@ def _examples_file(
 
 
 def _public_cases(
-    raws: list[object], kind: str, base: Tolerance, issues: list[Issue]
+    raws: list[object], kind: str, base: Tolerance, schema: InputSchema, issues: list[Issue]
 ) -> list[Case]:
     """Validate the examples or probes of examples.yaml; add every issue to ``issues``."""
     cases: list[Case] = []
@@ -185,7 +192,14 @@ def _public_cases(
         where = f"{EXAMPLES_FILE}: {kind}[{i}]"
         try:
             cases.append(
-                parse_case(raw, where=where, visible=True, base=base, probe=kind == "probes")
+                parse_case(
+                    raw,
+                    where=where,
+                    visible=True,
+                    base=base,
+                    schema=schema,
+                    probe=kind == "probes",
+                )
             )
         except Bads as bads:
             issues += [
@@ -225,7 +239,11 @@ def case_files(folder: Path) -> tuple[list[Path], list[Issue]]:
 
 
 def _hidden_cases(
-    root: Path, base: Tolerance, places: dict[str, Place], issues: list[Issue]
+    root: Path,
+    base: Tolerance,
+    schema: InputSchema,
+    places: dict[str, Place],
+    issues: list[Issue],
 ) -> list[Case]:
     """Validate every hidden case file; add every issue of every file to ``issues``."""
     hidden_dir = root / HIDDEN_DIR
@@ -243,7 +261,9 @@ def _hidden_cases(
         loaded = None
         try:
             loaded = _read(path)
-            hidden.append(parse_case(loaded.data, where=where, visible=False, base=base))
+            hidden.append(
+                parse_case(loaded.data, where=where, visible=False, base=base, schema=schema)
+            )
         except Bad as bad:
             found.append(Issue(where, bad.field, str(bad), bad.line))
         except Bads as bads:
@@ -258,11 +278,13 @@ def load_problem(root: Path) -> Problem:
     Raises ProblemInvalid listing every issue found, every one of every file.
     """
     places: dict[str, Place] = {}
+    rules = load_rules(root)
+    schema = rules.inputs
     base, raw_examples, raw_probes, found, loaded = _examples_file(root)
-    examples = _public_cases(raw_examples, "examples", base, found)
-    probes = _public_cases(raw_probes, "probes", base, found)
+    examples = _public_cases(raw_examples, "examples", base, schema, found)
+    probes = _public_cases(raw_probes, "probes", base, schema, found)
     issues = _located(EXAMPLES_FILE, loaded, found, places)
-    hidden = _hidden_cases(root, base, places, issues)
+    hidden = _hidden_cases(root, base, schema, places, issues)
     seen: dict[str, str] = {}
     for case in examples + probes + hidden:
         if case.name in seen:
@@ -275,7 +297,7 @@ def load_problem(root: Path) -> Problem:
         raise ProblemInvalid(_by_file(_with_lines(places, issues)))
     return Problem(
         root=root,
-        exercise=load_exercise(root),
+        rules=rules,
         tolerance=base,
         examples=tuple(examples),
         hidden=tuple(hidden),
@@ -284,7 +306,7 @@ def load_problem(root: Path) -> Problem:
     )
 
 
-Reference = Callable[[list[int], int], Any]
+Reference = Callable[..., Any]
 
 
 def load_reference(problem: Problem) -> Reference:
@@ -366,6 +388,7 @@ def check_expected(problem: Problem, *, examples: bool = True, hidden: bool = Tr
     import numpy as np
 
     from grader.compare import compare
+    from grader.problem.values import arguments
 
     public = problem.examples + problem.probes
     cases = (public if examples else ()) + (problem.hidden if hidden else ())
@@ -381,7 +404,8 @@ def check_expected(problem: Problem, *, examples: bool = True, hidden: bool = Tr
     for case in cases:
         file, prefix = _where(case)
         try:
-            ref = np.asarray(reference(list(case.positions), case.d_model), dtype=np.float64)
+            args = arguments(problem.rules.inputs, case.inputs)
+            ref = np.asarray(reference(*args), dtype=np.float64)
         except Exception as exc:  # noqa: BLE001 - reported with the case that triggered it
             issues.append(
                 Issue(

@@ -14,6 +14,7 @@ from typing import NamedTuple
 
 from grader.errors import GraderError, Refused
 from grader.files import read_bounded
+from grader.names import takes
 
 EXERCISE_FILE = Path("problem") / "exercise.py"
 MAX_BYTES = 64 * 1024
@@ -25,6 +26,11 @@ class Exercise(NamedTuple):
 
     function: str
     arguments: tuple[str, ...]
+
+    @property
+    def takes(self) -> str:
+        """Say what the function takes: `two arguments, x and y`."""
+        return takes(self.arguments)
 
     @property
     def signature(self) -> str:

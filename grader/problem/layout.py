@@ -13,7 +13,11 @@ from grader.files import PACKAGE, not_regular, read_bounded
 
 EXAMPLES_FILE = "examples.yaml"
 HIDDEN_DIR = "hidden_tests"
+# Where further exercises live beside the first, each a folder of the same layout.
+EXERCISES_DIR = "exercises"
 REFERENCE_FILE = Path("solutions") / "reference.py"
+# The exercise's staff module: the generators of its known mistakes, never shipped.
+STAFF_FILE = Path("problem") / "staff.py"
 CORPUS_FILE = Path("solutions") / "corpus.yaml"
 STATEMENT_FILE = Path("problem") / "statement.md"
 PROBLEM_ENV = "GRADER_PROBLEM"
@@ -61,13 +65,13 @@ def _checked_root(path: Path, origin: str) -> Path:
 
 
 def protected_paths(root: Path) -> list[Path]:
-    """Return what no submission may ever read: the hidden cases, the solutions, and any
-    module of the problem folder that the reference imports.
+    """Return what no submission may ever read: the hidden cases, the solutions, the
+    exercise's staff module, and any module of the problem folder that the reference imports.
 
     Only those present: an installed learner kit has neither, and lives where submissions
     may read (site-packages).
     """
-    found = [p for p in (root / HIDDEN_DIR, root / "solutions") if p.exists()]
+    found = [p for p in (root / HIDDEN_DIR, root / "solutions", root / STAFF_FILE) if p.exists()]
     return found + [p for p in _reference_modules(root) if p not in found]
 
 

@@ -393,7 +393,7 @@ _CONSTRUCTORS = {
 
 
 def line_of(place: Place, field_name: str) -> int | None:
-    """Return the line where ``field_name`` ("examples[0].input.positions") starts.
+    """Return the line where ``field_name`` ("examples[0].input.x") starts.
 
     As far as the field exists: a key that is missing points at the mapping that lacks it,
     a scalar item at its sequence.

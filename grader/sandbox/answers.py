@@ -17,17 +17,23 @@ if TYPE_CHECKING:
 
 @dataclass(frozen=True)
 class CaseInput:
-    """What the child is told about one case: its inputs and nothing more."""
+    """What the child is told about one case: its arguments and nothing more.
+
+    ``args`` is the arguments' JSON, a table among them written ``{"array": k, "shape":
+    [rows, columns]}`` for the k-th of ``blobs`` (its float64 bytes); ``max_elements`` is
+    how many values the parent accepts back for this case.
+    """
 
     id: int
-    positions: tuple[int, ...]
-    d_model: int
+    args: str
+    blobs: tuple[bytes, ...] = ()
+    max_elements: int = 4096
 
-    @property
-    def max_elements(self) -> int:
-        """Return how many values the parent accepts back for this case."""
-        # Room for plausible wrong shapes (e.g. a full d_model x d_model table) but bounded.
-        return max(4 * len(self.positions) * self.d_model, 4096)
+    @staticmethod
+    def room(values: int) -> int:
+        """Return the values accepted back for an answer of ``values``: room for plausible
+        wrong shapes (a full d x d table where d x n was due), but bounded."""
+        return max(4 * values, 4096)
 
 
 class Kind(Enum):

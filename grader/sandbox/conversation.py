@@ -264,32 +264,24 @@ def _raw(
     return Raw(Kind.OK, seconds, array, dtype if isinstance(dtype, str) else None)
 
 
-def compact_positions(positions: Sequence[int]) -> list[int] | dict[str, list[int]]:
-    """Return the positions as a list, or as ``{range: [start, stop(, step)]}`` when they
-    are one: the form a request and a case file use, which the schema turns back into the very same
-    positions."""
-    if len(positions) > 2 and (step := positions[1] - positions[0]):
-        stop = positions[-1] + (1 if step > 0 else -1)
-        if tuple(positions) == tuple(range(positions[0], stop, step)):
-            return {"range": [positions[0], stop] if step == 1 else [positions[0], stop, step]}
-    return list(positions)
-
-
 @functools.lru_cache(maxsize=32)
 def _request(cases: tuple[CaseInput, ...]) -> bytes:
-    """Return the request for these cases; a batch sends the same one to every child."""
-    return json.dumps(
-        {
-            "cases": [
-                {
-                    "id": c.id,
-                    # A range spares every child decoding thousands of numbers, which
-                    # costs more than some of the cases themselves.
-                    "positions": compact_positions(c.positions),
-                    "d_model": c.d_model,
-                    "max_elements": c.max_elements,
-                }
-                for c in cases
-            ]
-        }
-    ).encode()
+    """Return the request for these cases; a batch sends the same one to every child.
+
+    One line of JSON, then the tables' bytes: each case lists where its own lie after the
+    line (offset and count of float64s), so that a child reads them without a copy.
+    """
+    header = []
+    blobs: list[bytes] = []
+    offset = 0
+    for c in cases:
+        places = []
+        for blob in c.blobs:
+            places.append([offset, len(blob) // 8])
+            blobs.append(blob)
+            offset += len(blob)
+        header.append(
+            f'{{"id": {c.id}, "args": {c.args}, "blobs": {json.dumps(places)}, '
+            f'"max_elements": {c.max_elements}}}'
+        )
+    return ('{"cases": [' + ", ".join(header) + "]}\n").encode() + b"".join(blobs)

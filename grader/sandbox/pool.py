@@ -210,14 +210,15 @@ class Pool:
         self.wait_ready()
         return self.outer
 
-    def spawn(self, *, tmp: str, submission: str, function: str) -> Started:
+    def spawn(self, *, tmp: str, submission: str, function: str, arity: int) -> Started:
         """Fork a child for one submission in ``tmp``, a folder under ``root``."""
         limits = self.limits
         self.wait_ready()
         if self.outer is not Backend.BWRAP and privilege_plan(self.inner) is Privilege.UID:
             for path in (tmp, submission):
                 os.chown(path, SANDBOX_UID, SANDBOX_UID)
-        request = {"op": "fork", "tmp": tmp, "path": submission, "function": function}
+        request: dict[str, Any] = {"op": "fork", "tmp": tmp, "path": submission}
+        request |= {"function": function, "arity": arity}
         answer: dict[str, Any] = {}
         for attempt in range(2):  # a dead template is restarted once per spawn
             self._alive()
@@ -237,7 +238,7 @@ class Pool:
         result_r, result_w = os.pipe()
         widen_pipe(result_w)
         group = tasks.new_group(limits.tasks)  # with no sandbox too, as spawn_child
-        request["config"] = self._config(tmp, limits, group)
+        request["config"] = {**self._config(tmp, limits, group), "arity": request["arity"]}
         theirs = [stdin_r, stdout_w, stderr_w, result_w]
         if group is not None:
             theirs.append(group.fd)

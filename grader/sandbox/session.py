@@ -49,7 +49,7 @@ class Session:
         remove_tree(self.tmp)
         self.tmp, submission = private_folder(launch.source, launch.spawner.root, launch.beside)
         started = launch.spawner.spawn(
-            tmp=self.tmp, submission=str(submission), function=launch.function
+            tmp=self.tmp, submission=str(submission), function=launch.function, arity=launch.arity
         )
         return Child(started, self.limits)
 

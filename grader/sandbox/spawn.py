@@ -217,7 +217,7 @@ class Started(NamedTuple):
 
 
 def spawn_child(
-    *, tmp: str, submission: str, function: str, limits: Limits, backend: Backend
+    *, tmp: str, submission: str, function: str, arity: int, limits: Limits, backend: Backend
 ) -> Started:
     """Start a fresh interpreter for one submission, behind ``backend``."""
     # The submission's own other modules, written beside it by private_folder.
@@ -242,6 +242,7 @@ def spawn_child(
         private=backend is Backend.LANDLOCK,
     )
     config["parent"] = parent_pid(backend)
+    config["arity"] = arity
     at = time.monotonic()
     cmd = [
         *_walls_command(tmp, submission, modules, limits, backend),
@@ -308,8 +309,9 @@ class Spawner(Protocol):
         """Where the children's private folders go; None: a folder of their own."""
         ...
 
-    def spawn(self, *, tmp: str, submission: str, function: str) -> Started:
-        """Start a child on ``submission`` (a file in ``tmp``) that calls ``function``."""
+    def spawn(self, *, tmp: str, submission: str, function: str, arity: int) -> Started:
+        """Start a child on ``submission`` (a file in ``tmp``) that calls ``function``
+        with ``arity`` arguments."""
         ...
 
     def fall_back(self, why: str) -> str:
@@ -328,11 +330,12 @@ class Direct:
         self.fallback = choice.fallback
         self.limits = limits
 
-    def spawn(self, *, tmp: str, submission: str, function: str) -> Started:
+    def spawn(self, *, tmp: str, submission: str, function: str, arity: int) -> Started:
         return spawn_child(
             tmp=tmp,
             submission=submission,
             function=function,
+            arity=arity,
             limits=self.limits,
             backend=self.backend,
         )
@@ -371,14 +374,18 @@ class Launch:
         *,
         source: bytes,
         function: str,
+        arity: int,
         spawner: Spawner,
         beside: Sequence[tuple[str, bytes]] = (),
     ) -> None:
         self.source = source
         self.function = function
+        self.arity = arity
         self.spawner = spawner
         self.beside = beside  # the submission's own modules, for every child after the first
         self.tmp, self.submission = private_folder(source, spawner.root, beside)
-        self.first = spawner.spawn(tmp=self.tmp, submission=str(self.submission), function=function)
+        self.first = spawner.spawn(
+            tmp=self.tmp, submission=str(self.submission), function=function, arity=arity
+        )
         # While the child's interpreter starts: what graders that died left behind.
         tempdirs.sweep_once()

@@ -93,7 +93,7 @@ class Server:
             doc["tables"] = [
                 {
                     "name": c.name,
-                    "positions": list(c.positions),
+                    "labels": list(c.labels),
                     "want": None if c.want is None else c.want.tolist(),
                     "got": None if c.got is None else _finite(c.got.tolist()),
                 }

@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from grader.errors import GraderError, Refused
-from grader.files import TEMPLATES, delete
+from grader.files import PACKAGE, TEMPLATES, delete
 from grader.problem.cases import check_problem
 from grader.problem.layout import (
     BUNDLE_FILE,
@@ -20,22 +20,23 @@ from grader.problem.layout import (
     KNOWN_TABLES,
     LEARNER_BUNDLE,
     REFERENCE_FILE,
+    STAFF_FILE,
     STATEMENT_FILE,
     statement_text,
 )
 from grader.sandbox import tempdirs
-from grader.ship.kitcheck import PUBLIC_FILES, verify_learner
+from grader.ship.kitcheck import HOME_FILES, public_files, verify_learner
 
 GRADESCOPE_CONFIG = "gradescope.yaml"
-# The one module that evaluates the formula: the kit carries its tables as data instead.
-KIT_LEAVES_OUT = ("grader/verdict/mistakes.py",)
+# Where the grader itself lives: its package and how to install it, whatever exercise ships.
+HOME = PACKAGE.parent
 
 
-def _package_files(root: Path) -> list[Path]:
+def _package_files() -> list[Path]:
     """Return the grader package's files: its code and its templates, without caches."""
     return sorted(
-        p.relative_to(root)
-        for p in (root / "grader").rglob("*")
+        p.relative_to(HOME)
+        for p in PACKAGE.rglob("*")
         if p.is_file() and "__pycache__" not in p.parts and p.suffix != ".pyc"
     )
 
@@ -63,8 +64,8 @@ def build_learner(root: Path, out: Path, *, force: bool = False) -> list[str]:
     with tempdirs.claimed("grader-bundle-") as tmp:
         stage = Path(tmp) / "bundle"
         stage.mkdir()
-        code = [p for p in _package_files(root) if str(p) not in KIT_LEAVES_OUT]
-        _copy(root, stage, [*PUBLIC_FILES, *code])
+        _copy(HOME, stage, [*HOME_FILES, *_package_files()])
+        _copy(root, stage, public_files(root))
         shutil.copy(TEMPLATES / "learner_README.md", stage / "README.md")
         (stage / BUNDLE_FILE).write_text(
             f"# A learner bundle: the statement and the visible examples, no answers.\n"
@@ -90,8 +91,9 @@ def _kit_data(root: Path, stage: Path) -> None:
 
     from grader.files import read_bounded
     from grader.problem.cases import check_problem
+    from grader.problem.rules import load_staff
     from grader.problem.yamlsafe import MAX_BYTES, load_bytes
-    from grader.verdict import mistakes as variants
+    from grader.verdict.known import stored_arrays
 
     checked = check_problem(root, hidden=False)
     problem = checked.problem
@@ -113,21 +115,16 @@ def _kit_data(root: Path, stage: Path) -> None:
     (stage / EXAMPLES_FILE).write_text(text, encoding="utf-8")
     data = stage / "grader" / KIT_DATA_DIR
     (data / "problem").mkdir(parents=True)
-    for name in (EXAMPLES_FILE, BUNDLE_FILE, *PUBLIC_FILES[2:]):
+    for name in (BUNDLE_FILE, *public_files(root)):
+        (data / name).parent.mkdir(parents=True, exist_ok=True)
         shutil.copy(stage / name, data / name)
+    staff = load_staff(root)
+    if staff is None or not hasattr(staff, "kit_tables"):
+        return  # an exercise with no known mistakes: the kit has no tables to carry
     # Any: numpy's stub types the keyword arguments of savez as its own options.
-    arrays: dict[str, Any] = {"inputs": np.asarray(len(problem.examples + problem.probes))}
-    public = problem.examples + problem.probes
-    for i, case in enumerate(public):
-        reshaped = variants.reshaped_tables(case.positions, case.d_model)
-        arrays |= {
-            f"i{i}_positions": np.asarray(case.positions, dtype=np.int64),
-            f"i{i}_right": variants.right_table(case.positions, case.d_model),
-            f"i{i}_codes": np.asarray(variants.CODES),
-            f"i{i}_tables": variants.row_tables(case.positions, case.d_model),
-            f"i{i}_reshaped_codes": np.asarray([c for c, _ in reshaped], dtype=str),
-            **{f"i{i}_reshaped{j}": table for j, (_, table) in enumerate(reshaped)},
-        }
+    arrays: dict[str, Any] = {}
+    for i, case in enumerate(problem.examples + problem.probes):
+        arrays |= stored_arrays(i, case.inputs, staff.kit_tables(case.inputs))
     np.savez_compressed(data / KNOWN_TABLES, **arrays)
 
 
@@ -149,7 +146,9 @@ def build_gradescope(
     with tempdirs.claimed("grader-bundle-") as tmp:
         stage = Path(tmp) / "autograder"
         stage.mkdir()
-        _copy(root, stage, [*PUBLIC_FILES, *_package_files(root), *hidden, REFERENCE_FILE])
+        _copy(HOME, stage, [*HOME_FILES, *_package_files()])
+        staff = [STAFF_FILE] if (root / STAFF_FILE).is_file() else []
+        _copy(root, stage, [*public_files(root), *staff, *hidden, REFERENCE_FILE])
         for script in ("setup.sh", "run_autograder"):
             target = stage / script
             shutil.copy(TEMPLATES / script, target)

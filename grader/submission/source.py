@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, NamedTuple, TypeVar
 
 from grader.errors import GraderError
-from grader.names import shown
+from grader.names import shown, takes
 
 if TYPE_CHECKING:  # the pipeline imports this before it starts the child: keep it light
     import ast
@@ -208,9 +208,10 @@ def as_source(name: str, data: bytes, function: str) -> Source:
     return Source(shown(name), module.text, code, module.places, module.left_out)
 
 
-def check_source(src: Source, function: str) -> Static:
-    """Compile and inspect the file without running it; say why it cannot load, if it cannot."""
-    return on_compiler(_check_or_defer, src, function)
+def check_source(src: Source, function: str, arguments: Sequence[str]) -> Static:
+    """Compile and inspect the file without running it; say why it cannot load, if it
+    cannot: it must define ``function``, taking ``arguments``."""
+    return on_compiler(_check_or_defer, src, function, tuple(arguments))
 
 
 def on_compiler(task: Callable[..., T], *args: object) -> T:
@@ -245,9 +246,9 @@ def _compiler_thread() -> ThreadPoolExecutor | None:
         return _compiler
 
 
-def _check_or_defer(src: Source, function: str) -> Static:
+def _check_or_defer(src: Source, function: str, arguments: tuple[str, ...]) -> Static:
     try:
-        return _check(src, function)
+        return _check(src, function, arguments)
     except Exception:  # noqa: BLE001 - inspecting a strange tree: let the child decide
         return Static(None)
 
@@ -291,7 +292,7 @@ def _utf8(data: bytes) -> bool:
     return True
 
 
-def _check(src: Source, function: str) -> Static:
+def _check(src: Source, function: str, arguments: tuple[str, ...]) -> Static:
     import ast
 
     from grader.records import Outcome
@@ -329,10 +330,12 @@ def _check(src: Source, function: str) -> Static:
         if re.search(rf"\b{re.escape(function)}\b", src.text):
             return Static(None, imports=imports)  # bound some dynamic way: the child will see
         return Static(Outcome.MISSING_FUNCTION, _missing(src, function, bound), imports)
-    if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and not _takes_two(node.args):
+    if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and not _takes(
+        node.args, len(arguments)
+    ):
         return Static(
             Outcome.BAD_SIGNATURE,
-            f"{function} must accept two arguments, positions and d_model "
+            f"{function} must accept {takes(arguments)} "
             f"(yours is {function}({ast.unparse(node.args)}))",
             imports,
         )
@@ -364,12 +367,14 @@ def _top_level(body: list[ast.stmt]) -> dict[str, ast.AST]:
     return bound
 
 
-def _takes_two(args: ast.arguments) -> bool:
-    """Return True if a call with two positional arguments binds to these parameters."""
+def _takes(args: ast.arguments, count: int) -> bool:
+    """Return True if a call with ``count`` positional arguments binds to these parameters."""
     positional = len(args.posonlyargs) + len(args.args)
     required = positional - len(args.defaults)
     kw_required = sum(1 for d in args.kw_defaults if d is None)
-    return required <= 2 and (positional >= 2 or args.vararg is not None) and kw_required == 0
+    return (
+        required <= count and (positional >= count or args.vararg is not None) and kw_required == 0
+    )
 
 
 def _missing(src: Source, function: str, bound: dict[str, ast.AST]) -> str:

@@ -11,32 +11,29 @@ from __future__ import annotations
 
 import errno
 import signal
+from pathlib import Path
 
 import numpy as np
 
 from grader.compare import Array, compare, count_wrong
 from grader.problem.casefile import Case
+from grader.problem.rules import Rules
+from grader.problem.values import rendered
 from grader.records import LOAD_OUTCOMES, CaseResult, Diagnosis, Mismatch, Outcome
 from grader.sandbox.answers import EndState, Kind, Raw, Stage
 from grader.states import signal_name
 from grader.submission.source import Source, Static
-from grader.verdict.diagnose import diagnose
+from grader.verdict.known import known_source
 from grader.verdict.vocabulary import (
     ANY_EXCEPTION,
     ANY_SIGNAL,
     EXCEPTIONS,
     SIGNALS,
-    hints_for,
-    sentence,
+    Vocabulary,
 )
 
 # Outcomes whose report already holds the tables, or where they would not help.
 _SHOWN_ALREADY = frozenset({Outcome.PASSED, Outcome.WRONG_ANSWER} | LOAD_OUTCOMES)
-
-
-def column_name(col: int) -> str:
-    """Return e.g. 'pair 3 cos' for column 7."""
-    return f"pair {col // 2} {'sin' if col % 2 == 0 else 'cos'}"
 
 
 def fmt_table(values: Array, limit: int = 12) -> str:
@@ -50,15 +47,11 @@ def fmt_table(values: Array, limit: int = 12) -> str:
     )
 
 
-SHAPE_CAUSES = {
-    "shape_flat": "a flat vector: build a 2-D table, one row per position",
-    "shape_ndim": "{ndim}-dimensional: the answer is a 2-D table",
-}
-
-
-def _shape_key(got: tuple[int, ...], want: tuple[int, int]) -> str:
+def _shape_key(got: tuple[int, ...], want: tuple[int, ...]) -> str:
     """Return the vocabulary key that says which axis is off, and the likely cause."""
-    if len(got) != 2:
+    if len(want) == 1:
+        return "shape_length" if len(got) == 1 else "shape_ndim"
+    if len(got) != 2 or len(want) != 2:
         return "shape_flat" if len(got) == 1 else "shape_ndim"
     rows, cols = got
     if (rows, cols) == (want[1], want[0]):
@@ -70,12 +63,14 @@ def _shape_key(got: tuple[int, ...], want: tuple[int, int]) -> str:
     return "shape_both"
 
 
-def _shape_message(got: tuple[int, ...], want: tuple[int, int], slots: dict[str, str]) -> str:
+def _shape_message(got: tuple[int, ...], want: tuple[int, ...], words: Vocabulary) -> str:
     """Say which axis is off, with the shapes: for visible examples."""
     key = _shape_key(got, want)
-    if key in SHAPE_CAUSES:
-        return f"shape {got}, expected {want}: " + SHAPE_CAUSES[key].format(ndim=len(got))
-    return f"shape {got}, expected {want}: " + sentence(key, slots)
+    if key == "shape_ndim":
+        cause = f"{len(got)}-dimensional: the answer is a {len(want)}-D table"
+    else:
+        cause = words.sentence(key).removeprefix("your result is ")
+    return f"shape {got}, expected {want}: {cause}"
 
 
 # grader/child/run.py's EXIT_OUT_OF_MEMORY: the child's own code ran out of the memory the
@@ -151,113 +146,138 @@ def load_failure(
     return Outcome.IMPORT_ERROR, message
 
 
-def judge(
-    case: Case,
-    raw: Raw,
-    want: Array | None,
-    src: Source,
-    *,
-    slots: dict[str, str],
-    static: Static,
-) -> CaseResult:
-    """Return the verdict on one case from the child's raw answer and the expected table."""
-    # The table is the submission's: 1e308, NaN or subnormals make the arithmetic on it
-    # overflow or go invalid, which is expected and no business of stderr. numpy keeps this
-    # state per thread, and a batch judges on its workers' threads: so it is set here.
-    with np.errstate(all="ignore"):
-        return _judge(case, raw, want, src, slots=slots, static=static)
+class Judge:
+    """Judges the cases of one exercise for one submission: its vocabulary (the parent's
+    slots filled in), and where its known mistakes come from."""
 
+    def __init__(self, root: Path, rules: Rules, slots: dict[str, str]) -> None:
+        self.rules = rules
+        self.slots = slots
+        self.words = Vocabulary(rules, slots)
+        self.root = root
 
-def _judge(
-    case: Case,
-    raw: Raw,
-    want: Array | None,
-    src: Source,
-    *,
-    slots: dict[str, str],
-    static: Static,
-) -> CaseResult:
-    visible = case.visible
-    details: list[str] = []
-    mismatch: Mismatch | None = None
-    diagnosis: Diagnosis | None = None
-    if visible:
-        details.append(f"input: positions={list(case.positions)}, d_model={case.d_model}")
-    failure = static_failure(static)
-    if failure is None and raw.kind is Kind.LOAD_ERROR:
-        failure = load_failure(raw, src, static, visible, slots)
-    if failure is not None:
-        outcome, message = failure
-        details = []
-    elif raw.kind is Kind.OK:
-        assert raw.array is not None and want is not None
-        outcome, message, mismatch, diagnosis, more = _judge_table(case, raw.array, want, slots)
-        details += more
-    else:
-        outcome, key, names = _classify(raw)
-        message = _visible_message(raw, src, key, slots) if visible else ""
-        message = message or sentence(key, slots, **names)
-    if visible and want is not None and outcome not in _SHOWN_ALREADY:
-        # Show the expected table wherever the mismatch report has not already done so.
-        if raw.array is not None:
-            details.append("got:\n" + fmt_table(raw.array))
-        details.append("expected:\n" + fmt_table(want))
-    if (
-        diagnosis is not None
-        and not visible
-        and diagnosis.code not in hints_for(outcome, frozenset({diagnosis.code}))
-    ):
-        diagnosis = None  # a hint the vocabulary does not allow with this outcome
-    return CaseResult(
-        name=case.name,
-        visible=visible,
-        outcome=outcome,
-        message=message,
-        score=case.max_score if outcome is Outcome.PASSED else 0.0,
-        max_score=case.max_score,
-        seconds=raw.seconds if visible else 0.0,
-        why=case.why if visible else "",
-        mismatch=mismatch if visible else None,
-        details=tuple(details) if visible else (),
-        diagnosis=diagnosis,
-        positions=case.positions if visible else (),
-        got=raw.array if visible else None,
-        want=want if visible else None,
-    )
+    def __call__(
+        self, case: Case, raw: Raw, want: Array | None, src: Source, *, static: Static
+    ) -> CaseResult:
+        """Return the verdict on one case from the child's raw answer and the expected table."""
+        # The table is the submission's: 1e308, NaN or subnormals make the arithmetic on
+        # it overflow or go invalid, which is expected and no business of stderr. numpy
+        # keeps this state per thread, and a batch judges on its workers' threads: so it
+        # is set here.
+        with np.errstate(all="ignore"):
+            return self._judge(case, raw, want, src, static)
 
-
-def _judge_table(
-    case: Case, got: Array, want: Array, slots: dict[str, str]
-) -> tuple[Outcome, str, Mismatch | None, Diagnosis | None, list[str]]:
-    """Compare a table of numbers with the expected one: pass, wrong shape or wrong values."""
-    if got.shape != want.shape:
-        shape = (want.shape[0], want.shape[1])
-        message = (
-            _shape_message(got.shape, shape, slots)
-            if case.visible
-            else sentence(_shape_key(got.shape, shape), slots)
+    def _judge(
+        self, case: Case, raw: Raw, want: Array | None, src: Source, static: Static
+    ) -> CaseResult:
+        visible = case.visible
+        details: list[str] = []
+        mismatch: Mismatch | None = None
+        diagnosis: Diagnosis | None = None
+        if visible:
+            details.append(f"input: {rendered(case.inputs)}")
+        failure = static_failure(static)
+        if failure is None and raw.kind is Kind.LOAD_ERROR:
+            failure = load_failure(raw, src, static, visible, self.slots)
+        if failure is not None:
+            outcome, message = failure
+            details = []
+        elif raw.kind is Kind.OK:
+            assert raw.array is not None and want is not None
+            outcome, message, mismatch, diagnosis, more = self._table(case, raw.array, want)
+            details += more
+        else:
+            outcome, key, names = _classify(raw)
+            message = _visible_message(raw, src, key, self.slots) if visible else ""
+            message = message or self.words.sentence(key, **names)
+        if visible and want is not None and outcome not in _SHOWN_ALREADY:
+            # Show the expected table wherever the mismatch report has not already done so.
+            if raw.array is not None:
+                details.append("got:\n" + fmt_table(raw.array))
+            details.append("expected:\n" + fmt_table(want))
+        if (
+            diagnosis is not None
+            and not visible
+            and diagnosis.code not in self.words.hints_for(outcome, frozenset({diagnosis.code}))
+        ):
+            diagnosis = None  # a hint the vocabulary does not allow with this outcome
+        rows = self.rules.rows
+        return CaseResult(
+            name=case.name,
+            visible=visible,
+            outcome=outcome,
+            message=message,
+            score=case.max_score if outcome is Outcome.PASSED else 0.0,
+            max_score=case.max_score,
+            seconds=raw.seconds if visible else 0.0,
+            why=case.why if visible else "",
+            mismatch=mismatch if visible else None,
+            details=tuple(details) if visible else (),
+            diagnosis=diagnosis,
+            labels=tuple(case.inputs[rows]) if visible and rows else (),
+            got=raw.array if visible else None,
+            want=want if visible else None,
         )
-        return (
-            Outcome.WRONG_SHAPE,
-            message,
-            None,
-            diagnose(case.positions, case.d_model, got, want),
-            [],
-        )
-    if not case.visible:
-        # A hidden case says only whether the table is wrong and whether it holds NaN or
-        # infinities: the mismatch's statistics would be computed for nothing.
-        if count_wrong(got, want, case.tolerance) == 0:
+
+    def _table(
+        self, case: Case, got: Array, want: Array
+    ) -> tuple[Outcome, str, Mismatch | None, Diagnosis | None, list[str]]:
+        """Compare a table of numbers with the expected one: pass, wrong shape or values."""
+        if got.shape != want.shape:
+            message = (
+                _shape_message(got.shape, want.shape, self.words)
+                if case.visible
+                else self.words.sentence(_shape_key(got.shape, want.shape))
+            )
+            return Outcome.WRONG_SHAPE, message, None, self.diagnose(case, got, want), []
+        if not case.visible:
+            # A hidden case says only whether the table is wrong and whether it holds NaN
+            # or infinities: the mismatch's statistics would be computed for nothing.
+            if count_wrong(got, want, case.tolerance) == 0:
+                return Outcome.PASSED, "passed", None, None, []
+            key = "wrong_values" if np.isfinite(got).all() else "non_finite"
+            diagnosis = self.diagnose(case, got, want)
+            return Outcome.WRONG_ANSWER, self.words.sentence(key), None, diagnosis, []
+        mismatch = compare(got, want, case.tolerance)
+        if mismatch is None:
             return Outcome.PASSED, "passed", None, None, []
-        key = "wrong_values" if np.isfinite(got).all() else "non_finite"
-        diagnosis = diagnose(case.positions, case.d_model, got, want)
-        return Outcome.WRONG_ANSWER, sentence(key, slots), None, diagnosis, []
-    mismatch = compare(got, want, case.tolerance)
-    if mismatch is None:
-        return Outcome.PASSED, "passed", None, None, []
-    diagnosis = diagnose(case.positions, case.d_model, got, want)
-    message, details = _mismatch_message(case, mismatch, got, want)
-    return Outcome.WRONG_ANSWER, message, mismatch, diagnosis, details
+        diagnosis = self.diagnose(case, got, want)
+        message, details = self._mismatch_message(case, mismatch, got, want)
+        return Outcome.WRONG_ANSWER, message, mismatch, diagnosis, details
+
+    def diagnose(self, case: Case, got: Array, want: Array) -> Diagnosis | None:
+        """Return the known mistake the exercise names for ``got``, known to be wrong."""
+        rules = self.rules
+        if rules.diagnose is None:
+            return None
+        code = rules.diagnose(case.inputs, got, want, known_source(self.root, case.inputs))
+        if code is None or code not in rules.hints:
+            return None
+        return Diagnosis(code, rules.hints[code])
+
+    def _mismatch_message(
+        self, case: Case, m: Mismatch, got: Array, want: Array
+    ) -> tuple[str, list[str]]:
+        """Say where and by how much the table is off, with both tables: for visible examples."""
+        share = 100.0 * m.share
+        if self.rules.where is not None and want.ndim == 2:
+            where = self.rules.where(case.inputs, m.worst_row, m.worst_col)
+        elif want.ndim == 2:
+            where = f"row {m.worst_row}, column {m.worst_col}"
+        else:
+            where = f"index {m.worst_row}"
+        message = (
+            f"wrong values: {m.wrong} of {m.total} ({share:.1f}%) outside the tolerance; "
+            f"max abs error {m.max_abs_error:.3g}, max rel error {m.max_rel_error:.3g}"
+        )
+        details = [
+            f"worst at {where}: expected {m.worst_want:.6g}, got {m.worst_got:.6g}",
+            "expected:\n" + fmt_table(want),
+            "got:\n" + fmt_table(got),
+        ]
+        if m.non_finite:
+            details.append(f"{m.non_finite} value(s) are NaN or infinite")
+        return message, details
 
 
 def _classify(raw: Raw) -> tuple[Outcome, str, dict[str, str]]:
@@ -325,24 +345,3 @@ def _visible_message(raw: Raw, src: Source, key: str, slots: dict[str, str]) -> 
             return f"the process was killed by {signal_name(rc)} {phase}"
         return f"the process exited {phase} (exit status {rc}) before returning a result"
     return ""
-
-
-def _mismatch_message(case: Case, m: Mismatch, got: Array, want: Array) -> tuple[str, list[str]]:
-    """Say where and by how much the table is off, with both tables: for visible examples."""
-    share = 100.0 * m.share
-    where = (
-        f"row {m.worst_row} (position {case.positions[m.worst_row]}), "
-        f"column {m.worst_col} ({column_name(m.worst_col)})"
-    )
-    message = (
-        f"wrong values: {m.wrong} of {m.total} ({share:.1f}%) outside the tolerance; "
-        f"max abs error {m.max_abs_error:.3g}, max rel error {m.max_rel_error:.3g}"
-    )
-    details = [
-        f"worst at {where}: expected {m.worst_want:.6g}, got {m.worst_got:.6g}",
-        "expected:\n" + fmt_table(want),
-        "got:\n" + fmt_table(got),
-    ]
-    if m.non_finite:
-        details.append(f"{m.non_finite} value(s) are NaN or infinite")
-    return message, details

@@ -4,9 +4,10 @@ On a hidden case a report says only the case's name, pass or fail, one sentence 
 at most one hint from the diagnosis catalogue. A sentence's slots are filled by the parent
 with its own settings (the limits, the function's name, the file's name), never with
 anything the submission wrote, raised, returned or timed; a name the submission picks (an
-exception, a signal) is shown only when it is in a fixed list. ``hidden_blocks`` lists every
-combination, so its size bounds what one hidden case can carry out: SECURITY.md states it in
-bits and tests/test_secrecy.py holds real reports to it.
+exception, a signal) is shown only when it is in a fixed list. An exercise words the
+sentences about its answer its own way, and brings its hints. ``hidden_blocks`` lists
+every combination for one exercise, so its size bounds what one hidden case can carry
+out: SECURITY.md states it in bits and tests/test_secrecy.py holds real reports to it.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ import math
 from collections.abc import Iterator, Mapping
 from typing import NamedTuple
 
+from grader.problem.rules import Rules
 from grader.records import Outcome
 
 # Exception names common enough to help a learner; any other is "an exception".
@@ -57,32 +59,19 @@ SENTENCES: Mapping[str, tuple[Outcome, str]] = {
         "wrong values: part of the table is outside the tolerance",
     ),
     "non_finite": (Outcome.WRONG_ANSWER, "wrong values: the table holds NaN or infinite values"),
+    # The shape sentences an exercise may word its own way (its SENTENCES).
     "shape_flat": (
         Outcome.WRONG_SHAPE,
-        "your result is a flat vector: build a 2-D table, one row per position",
+        "your result is a flat vector: the answer is a table of rows and columns",
     ),
-    "shape_ndim": (
-        Outcome.WRONG_SHAPE,
-        "your result is not 2-dimensional: the answer is a 2-D table",
-    ),
-    "shape_transposed": (
-        Outcome.WRONG_SHAPE,
-        "looks transposed: rows must be positions and columns the d_model features",
-    ),
-    "shape_rows": (
-        Outcome.WRONG_SHAPE,
-        "wrong number of rows: there must be one row per entry of positions, repeats included",
-    ),
-    "shape_cols": (
-        Outcome.WRONG_SHAPE,
-        "wrong number of columns: there must be exactly d_model columns",
-    ),
+    "shape_ndim": (Outcome.WRONG_SHAPE, "your result has the wrong number of dimensions"),
+    "shape_transposed": (Outcome.WRONG_SHAPE, "looks transposed: rows and columns are swapped"),
+    "shape_rows": (Outcome.WRONG_SHAPE, "wrong number of rows"),
+    "shape_cols": (Outcome.WRONG_SHAPE, "wrong number of columns"),
     "shape_both": (Outcome.WRONG_SHAPE, "both the number of rows and of columns are wrong"),
+    "shape_length": (Outcome.WRONG_SHAPE, "wrong number of values"),
     "returned_none": (Outcome.BAD_VALUE, "returned None: is a `return` statement missing?"),
-    "ragged": (
-        Outcome.BAD_VALUE,
-        "returned rows of different lengths: every row must have d_model values",
-    ),
+    "ragged": (Outcome.BAD_VALUE, "returned rows of different lengths"),
     "complex": (Outcome.BAD_VALUE, "returned complex numbers: the table must hold real floats"),
     "too_large": (Outcome.BAD_VALUE, "returned far more values than the table can hold"),
     "not_numbers": (Outcome.BAD_VALUE, "returned something that is not a table of numbers"),
@@ -114,8 +103,15 @@ SENTENCES: Mapping[str, tuple[Outcome, str]] = {
     ),
 }
 
-# Hints that only a table of another shape can earn, and those a same-shape table can.
-SHAPE_HINTS = frozenset({"transposed", "flattened", "positions_deduplicated"})
+# The sentences about a shape that only an answer of two axes (a table), or of one (a
+# list), can earn: an exercise's vocabulary holds those of its answer's alone.
+TABLE_ONLY = frozenset({"shape_flat", "shape_transposed", "shape_rows", "shape_cols", "shape_both"})
+LIST_ONLY = frozenset({"shape_length"})
+# What an exercise may word its own way: what its answer is, never what went on in a run.
+WORDED = frozenset(
+    {"shape_flat", "shape_ndim", "shape_transposed", "shape_rows", "shape_cols", "ragged"}
+    | {"shape_both", "shape_length", "wrong_values", "non_finite", "complex", "not_numbers"}
+)
 
 
 class Block(NamedTuple):
@@ -126,37 +122,53 @@ class Block(NamedTuple):
     hint: str | None
 
 
-def sentence(key: str, slots: Mapping[str, str], **names: str) -> str:
-    """Return the sentence ``key`` with its slots filled; names must come from the lists."""
-    if names.get("exception", ANY_EXCEPTION) not in (*EXCEPTIONS, ANY_EXCEPTION):
-        raise ValueError(f"exception name outside the vocabulary: {names['exception']!r}")
-    if names.get("signal", ANY_SIGNAL) not in (*SIGNALS, ANY_SIGNAL):
-        raise ValueError(f"signal name outside the vocabulary: {names['signal']!r}")
-    return SENTENCES[key][1].format(**slots, **names)
+class Vocabulary:
+    """The sentences a report of one exercise may hold, the parent's slots filled in, and
+    the exercise's hints: all a hidden case can say, and so all it can carry out."""
 
+    def __init__(self, rules: Rules, slots: Mapping[str, str]) -> None:
+        worded = {k: v for k, v in rules.sentences.items() if k in WORDED}
+        other = LIST_ONLY if rules.inputs.axes == 2 else TABLE_ONLY
+        self.sentences = {
+            key: (outcome, worded.get(key, text))
+            for key, (outcome, text) in SENTENCES.items()
+            if key not in other
+        }
+        self.slots = dict(slots)
+        self.hints = rules.hints
+        self.shape_hints = rules.shape_hints
+        self.answer_hints = rules.answer_hints
 
-def hints_for(outcome: Outcome, codes: frozenset[str]) -> frozenset[str]:
-    """Return the hint codes a hidden case with ``outcome`` may carry."""
-    if outcome is Outcome.WRONG_SHAPE:
-        return codes & SHAPE_HINTS
-    if outcome is Outcome.WRONG_ANSWER:
-        return codes - (SHAPE_HINTS - {"transposed"})
-    return frozenset()
+    def sentence(self, key: str, **names: str) -> str:
+        """Return the sentence ``key`` with its slots filled; names must come from the lists."""
+        if names.get("exception", ANY_EXCEPTION) not in (*EXCEPTIONS, ANY_EXCEPTION):
+            raise ValueError(f"exception name outside the vocabulary: {names['exception']!r}")
+        if names.get("signal", ANY_SIGNAL) not in (*SIGNALS, ANY_SIGNAL):
+            raise ValueError(f"signal name outside the vocabulary: {names['signal']!r}")
+        return self.sentences[key][1].format(**self.slots, **names)
 
+    def hints_for(self, outcome: Outcome, codes: frozenset[str]) -> frozenset[str]:
+        """Return the hint codes a hidden case with ``outcome`` may carry."""
+        if outcome is Outcome.WRONG_SHAPE:
+            return codes & self.shape_hints
+        if outcome is Outcome.WRONG_ANSWER:
+            return codes & self.answer_hints
+        return frozenset()
 
-def hidden_blocks(slots: Mapping[str, str], codes: frozenset[str]) -> Iterator[Block]:
-    """Yield every block a hidden case can render to, given the parent's slots and the hints."""
-    for key, (outcome, _) in SENTENCES.items():
-        choices: list[dict[str, str]] = [{}]
-        if key.startswith("raised"):
-            choices = [{"exception": e} for e in (*EXCEPTIONS, ANY_EXCEPTION)]
-        elif key == "signal":
-            choices = [{"signal": s} for s in (*SIGNALS, ANY_SIGNAL)]
-        for names in choices:
-            text = sentence(key, slots, **names)
-            yield Block(outcome, text, None)
-            for code in sorted(hints_for(outcome, codes)):
-                yield Block(outcome, text, code)
+    def hidden_blocks(self) -> Iterator[Block]:
+        """Yield every block a hidden case can render to."""
+        codes = frozenset(self.hints)
+        for key, (outcome, _) in self.sentences.items():
+            choices: list[dict[str, str]] = [{}]
+            if key.startswith("raised"):
+                choices = [{"exception": e} for e in (*EXCEPTIONS, ANY_EXCEPTION)]
+            elif key == "signal":
+                choices = [{"signal": s} for s in (*SIGNALS, ANY_SIGNAL)]
+            for names in choices:
+                text = self.sentence(key, **names)
+                yield Block(outcome, text, None)
+                for code in sorted(self.hints_for(outcome, codes)):
+                    yield Block(outcome, text, code)
 
 
 def bits(count: int) -> float:

@@ -228,9 +228,9 @@ def test_add_case_refuses_a_huge_range_in_one_line(
     from grader.cli import main
 
     before = sorted(p.name for p in (problem_copy / "hidden_tests").iterdir())
-    args = ["add-case", "--problem", str(problem_copy), "--positions", positions]
+    args = ["add-case", "--problem", str(problem_copy), "--input", f"positions={positions}"]
     try:
-        code = main([*args, "--d-model", "4", "--no-audit", "--why", "A test's case."])
+        code = main([*args, "--input", "d_model=4", "--no-audit", "--why", "A test's case."])
     except SystemExit as stop:  # argparse's own refusal
         code = int(str(stop.code))
     out, err = capsys.readouterr()
@@ -246,17 +246,17 @@ def test_add_case_takes_whole_numbers_with_an_exponent(cli: Cli, problem_copy: P
         "add-case",
         "--problem",
         problem_copy,
-        "--positions",
-        "0:3e5:1e4",
-        "--d-model",
-        "4",
+        "--input",
+        "positions=0:3e5:1e4",
+        "--input",
+        "d_model=4",
         "--no-audit",
         "--why",
         "Thirty positions, far apart.",
     )
     assert code == 0, err
     added = next(c for c in load_problem(problem_copy).hidden if c.name == "case_11")
-    assert added.positions == tuple(range(0, 300_000, 10_000))
+    assert added.inputs["positions"] == tuple(range(0, 300_000, 10_000))
 
 
 def test_a_typo_names_the_key_and_the_one_meant(cli: Cli, problem_copy: Path) -> None:
@@ -413,8 +413,9 @@ def test_a_case_file_over_a_megabyte_is_one_issue(cli: Cli, problem_copy: Path) 
 
 def test_the_statement_states_the_declared_domain() -> None:
     """Learners must know the domain: every bound of the schema is in the statement."""
-    from grader.problem import schema
+    from grader.problem.rules import import_module
 
+    schema = import_module(ROOT, "exercise")
     text = (ROOT / "problem" / "statement.md").read_text()
     domain = text[text.index("**Domain.**") :].split("\n\n")[0]
     bounds = [schema.MAX_POSITION, schema.MAX_ROWS, schema.MAX_D_MODEL, schema.MAX_ELEMENTS]
@@ -499,7 +500,7 @@ def test_add_case_refuses_an_unreadable_statement_before_writing(
         statement.write_bytes("Graded on 10 hidden cases. Caf\xe9.\n".encode("latin-1"))
     before = sorted((problem_copy / "hidden_tests").iterdir())
     done = _bounded_grader(
-        "add-case", "--problem", problem_copy, "--positions", "5,6", "--d-model", "2",
+        "add-case", "--problem", problem_copy, "--input", "positions=5,6", "--input", "d_model=2",
         "--why", "w", "--no-audit",
     )  # fmt: skip
     assert (done.returncode, done.stdout) == (2, ""), done.stderr

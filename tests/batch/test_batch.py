@@ -594,7 +594,7 @@ def test_a_closed_pool_forks_and_restarts_nothing(tmp_path: Path) -> None:
         pool.wait_ready()
         pool.stop()
         with pytest.raises(GraderError, match="stopping"):
-            pool.spawn(tmp=str(tmp_path), submission=str(submission), function="f")
+            pool.spawn(tmp=str(tmp_path), submission=str(submission), function="f", arity=2)
         assert (pool.restarts, pool.broken) == (0, "")
 
 

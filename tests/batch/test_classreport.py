@@ -20,12 +20,12 @@ from grader.batch.outdir import SUMMARY_COLUMNS
 from grader.cli import main
 from grader.results import CaseEntry, Results
 from grader.sandbox.limits import Limits
-from grader.verdict.diagnose import HINTS
 from tests.conftest import (
     ARTIFACTS,
     CHROMIUM,
     CHROMIUM_ARGS,
     CORPUS,
+    HINTS,
     SAMPLES,
     SLOW_ON_ONE,
     Cli,
@@ -52,7 +52,8 @@ def _learner(
             passed=outcome == "passed",
             score=float(outcome == "passed"),
             max_score=1.0,
-            output="",
+            # As the report writes a hint, after the case's sentence.
+            output=f"wrong\nhint: {HINTS[code]}" if (code := (diagnoses or {}).get(name)) else "",
             outcome=outcome,
             diagnosis=(diagnoses or {}).get(name),
         )

@@ -8,13 +8,14 @@ from typing import Any
 import numpy as np
 import pytest
 
-from grader.problem.casefile import validate_input
 from grader.problem.cases import (
     ProblemInvalid,
     check_problem,
     load_problem,
     load_reference,
 )
+from grader.problem.rules import load_rules
+from grader.problem.schema import check_inputs
 from tests.conftest import ROOT
 
 
@@ -28,15 +29,16 @@ def test_shipped_problem_has_ten_hidden_cases() -> None:
 def test_hidden_suite_covers_the_required_shapes() -> None:
     """d_model 2, an odd pair count, a wide model, many rows, repeats and large positions."""
     hidden = load_problem(ROOT).hidden
-    assert any(c.d_model == 2 for c in hidden)
-    assert any((c.d_model // 2) % 2 == 1 for c in hidden)
-    assert any(c.d_model >= 512 for c in hidden)
-    assert any(len(c.positions) >= 2048 for c in hidden)
+    assert any(c.inputs["d_model"] == 2 for c in hidden)
+    assert any((c.inputs["d_model"] // 2) % 2 == 1 for c in hidden)
+    assert any(c.inputs["d_model"] >= 512 for c in hidden)
+    assert any(len(c.inputs["positions"]) >= 2048 for c in hidden)
     assert any(
-        len(set(c.positions)) < len(c.positions) and list(c.positions) != sorted(c.positions)
+        len(set(c.inputs["positions"])) < len(c.inputs["positions"])
+        and list(c.inputs["positions"]) != sorted(c.inputs["positions"])
         for c in hidden
     )
-    assert any(max(c.positions) >= 100_000 for c in hidden)
+    assert any(max(c.inputs["positions"]) >= 100_000 for c in hidden)
 
 
 def test_examples_match_reference_within_tolerance() -> None:
@@ -45,7 +47,7 @@ def test_examples_match_reference_within_tolerance() -> None:
     ref = load_reference(problem)
     check_problem(ROOT)
     for case in problem.examples:
-        got = np.asarray(ref(list(case.positions), case.d_model))
+        got = np.asarray(ref(list(case.inputs["positions"]), case.inputs["d_model"]))
         assert case.expected is not None
         assert np.allclose(got, case.expected, rtol=case.tolerance.rtol, atol=case.tolerance.atol)
 
@@ -75,7 +77,7 @@ def test_reference_handles_the_statement_limits() -> None:
 def test_validate_input_rejects(positions: list[object], d_model: object, words: str) -> None:
     """Inputs outside the statement are refused with a sentence naming the problem."""
     with pytest.raises(ValueError, match=words):
-        validate_input(positions, d_model)
+        check_inputs({"positions": positions, "d_model": d_model}, load_rules(ROOT).inputs)
 
 
 @pytest.mark.parametrize(

@@ -13,7 +13,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from grader.sandbox.conversation import compact_positions
+from grader.problem.values import compact
 from grader.sandbox.frames import (
     MAX_HEADER,
     Conversation,
@@ -170,7 +170,7 @@ def test_frame_record_keeps_payload_apart() -> None:
 )
 def test_request_positions_rebuild_exactly(positions: tuple[int, ...]) -> None:
     """Whether the request sends a list or a range, the child rebuilds the same positions."""
-    sent = json.loads(json.dumps(compact_positions(positions)))
+    sent = json.loads(json.dumps(compact(positions)))
     rebuilt = list(range(*sent["range"])) if isinstance(sent, dict) else sent
     assert rebuilt == list(positions)
 

@@ -52,7 +52,9 @@ def test_attack_fails(
     assert not received(tcp, udp), "the submission reached a loopback listener"
     assert not stray_sleepers()
     assert "LEAK" not in out
-    hidden_numbers = {str(p) for c in load_problem(ROOT).hidden for p in c.positions if p >= 5000}
+    hidden_numbers = {
+        str(p) for c in load_problem(ROOT).hidden for p in c.inputs["positions"] if p >= 5000
+    }
     assert not hidden_numbers & set(out.replace(",", " ").replace("_", " ").split())
 
 

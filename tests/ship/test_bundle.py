@@ -22,8 +22,12 @@ import pytest
 
 from grader.errors import GraderError
 from grader.problem.cases import load_problem
-from grader.ship.kitcheck import FORMULA_CALL, verify_learner
+from grader.problem.rules import load_rules, load_staff
+from grader.ship.kitcheck import verify_learner
 from tests.conftest import CORPUS, ROOT, SAMPLES, Cli, plant_stand_ins
+
+# The first exercise's formula, as it declares it: what no file of its kit may compute.
+FORMULA_CALL = re.compile(str(load_rules(ROOT).formula))
 
 # Every test here builds a bundle or runs one: the full suite, not the fast lane.
 pytestmark = pytest.mark.slow
@@ -53,7 +57,7 @@ def _secrets() -> list[str]:
             if line.strip().startswith(("positions:", "why:"))
         ]
     for case in load_problem(ROOT).hidden:
-        texts += [str(p) for p in case.positions if p >= 5000]
+        texts += [str(p) for p in case.inputs["positions"] if p >= 5000]
     texts.append("freq = 1.0 / np.power(10000.0, 2.0 * pair / d_model)")
     return texts
 
@@ -188,9 +192,9 @@ def test_kit_carries_no_formula(learner: tuple[Path, Path], installed_kit: Path)
     assert len(files) > 40
     for path in files:
         assert not FORMULA_CALL.search(path.read_text()), path
-    assert not (bundle / "grader" / "verdict" / "mistakes.py").exists()
+    assert not (bundle / "problem" / "staff.py").exists()
     # The pattern is the one the bundle's own check uses: it does find the formula.
-    assert FORMULA_CALL.search((ROOT / "grader" / "verdict" / "mistakes.py").read_text())
+    assert FORMULA_CALL.search((ROOT / "problem" / "staff.py").read_text())
     assert FORMULA_CALL.search((CORPUS / "correct" / "vectorised.py").read_text())
 
 
@@ -218,10 +222,8 @@ def test_verification_catches_a_leak(tmp_path: Path) -> None:
     with pytest.raises(GraderError, match="reference's code"):
         verify_learner(ROOT, kit)
     (kit / "grader" / "helper.py").unlink()
-    shutil.copy(
-        ROOT / "grader" / "verdict" / "mistakes.py", kit / "grader" / "verdict" / "mistakes.py"
-    )
-    with pytest.raises(GraderError, match="computes sin or cos"):
+    shutil.copy(ROOT / "problem" / "staff.py", kit / "grader" / "verdict" / "variants.py")
+    with pytest.raises(GraderError, match="computes the formula"):
         verify_learner(ROOT, kit)
 
 
@@ -632,7 +634,7 @@ def test_kit_refuses_an_example_equal_to_a_hidden_input(cli: Cli, tmp_path: Path
     """A visible example with a hidden case's input and its right table: no kit, exit 2."""
     import yaml
 
-    from grader.verdict.mistakes import right_table
+    right_table = load_staff(ROOT).right_table
 
     problem = _problem_copy(tmp_path)
     path = problem / "examples.yaml"
@@ -665,8 +667,8 @@ def test_kit_refuses_a_superset_of_a_hidden_input(
     """A probe holding every position of a hidden case at its d_model: its rows give it away."""
     problem = _with_probe(_problem_copy(tmp_path), positions, d_model)
     assert _refused(cli, problem, tmp_path / "kit") == (
-        "grader: error: learner bundle file examples.yaml (probes[1].input) holds every position "
-        f"of hidden_tests/{case}.yaml at its d_model {d_model}: the kit must not show a hidden case"
+        "grader: error: learner bundle file examples.yaml (probes[1].input) holds every row "
+        f"of hidden_tests/{case}.yaml: the kit must not show a hidden case"
     )
 
 
@@ -684,7 +686,7 @@ def test_kit_refuses_a_hidden_input_at_a_multiple_of_its_d_model(cli: Cli, tmp_p
     probe = "[100000, 999999, 250000, 123457, 5000, 731072, 3]"
     problem = _with_probe(_problem_copy(tmp_path), probe, 128)
     err = _refused(cli, problem, tmp_path / "kit")
-    assert "holds every position of hidden_tests/08_large_positions.yaml" in err
+    assert "holds every row of hidden_tests/08_large_positions.yaml" in err
 
 
 @pytest.mark.parametrize(
@@ -720,7 +722,7 @@ def test_kit_refuses_a_table_holding_a_hidden_expected_table(cli: Cli, tmp_path:
     assert _refused(cli, problem, tmp_path / "kit") == (
         "grader: error: learner bundle holds the expected table of "
         "hidden_tests/05_single_position.yaml: each of its rows is in "
-        "grader/kit_data/known_tables.npz (i3_tables)"
+        "grader/kit_data/known_tables.npz (i3.tables)"
     )
 
 

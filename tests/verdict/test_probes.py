@@ -2,21 +2,18 @@
 
 from __future__ import annotations
 
-import shutil
 from pathlib import Path
 
 import pytest
 import yaml
 
 from grader.problem.cases import ProblemInvalid, check_problem, load_problem
-from tests.conftest import ROOT
+from tests.conftest import ROOT, copy_problem
 
 
 def _problem_with_probes(tmp_path: Path, probes: object) -> Path:
     """Return a copy of the shipped problem whose examples.yaml lists ``probes``."""
-    dest = tmp_path / "problem"
-    shutil.copytree(ROOT / "hidden_tests", dest / "hidden_tests")
-    shutil.copytree(ROOT / "solutions", dest / "solutions")
+    dest = copy_problem(tmp_path / "problem")
     top = yaml.safe_load((ROOT / "examples.yaml").read_text())
     top["probes"] = probes
     (dest / "examples.yaml").write_text(yaml.safe_dump(top))
@@ -28,8 +25,9 @@ def test_shipped_probes_are_public_and_checked() -> None:
     checked = check_problem(ROOT, hidden=False)
     (probe,) = checked.problem.probes
     assert probe.visible and probe.expected is None
-    assert checked.expected[probe.name].shape == (len(probe.positions), probe.d_model)
-    assert max(probe.positions) > 100_000
+    positions = probe.inputs["positions"]
+    assert checked.expected[probe.name].shape == (len(positions), probe.inputs["d_model"])
+    assert max(positions) > 100_000
 
 
 def test_a_bad_probe_is_an_issue(tmp_path: Path) -> None:

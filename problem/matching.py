@@ -1,8 +1,9 @@
 """Name the learner's mistake by matching a wrong answer against known wrong answers.
 
-The known wrong tables come from grader/verdict/mistakes.py, computed from the case's inputs in the
-grader (the child never sees them), or, in the learner kit, from tables stored at bundle
-time for its public inputs. A hint is given only when one known mistake explains the whole
+Public: the learner kit ships it (it evaluates no formula). The known wrong tables come
+from the staff module (problem/staff.py), computed from the case's inputs in the grader
+(the child never sees them), or, in the learner kit, from the tables stored at bundle time
+for its public inputs. A hint is given only when one known mistake explains the whole
 answer: within MATCH_TOL on every row, or within the error of float32 (float16) arithmetic
 for the precision mistakes. Anything else gets no hint at all rather than a guess. Hints are
 fixed sentences, so on a hidden case they reveal nothing of its data.
@@ -12,16 +13,14 @@ from __future__ import annotations
 
 import functools
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 import numpy.typing as npt
 
-from grader.compare import Array
-from grader.files import PACKAGE
-from grader.problem.layout import KIT_DATA_DIR, KNOWN_TABLES
-from grader.records import Diagnosis
+Array = npt.NDArray[np.float64]
 
 # How close a wrong answer must be to a known mistake to be called that mistake, for values
 # in [-1, 1]: looser than the grading tolerance, so that a learner's own rounding matches.
@@ -32,70 +31,6 @@ FLOAT16_EPS = float(np.finfo(np.float16).eps)
 # Where that allowance passes this bound, any value would fit: such rows prove nothing, so
 # a precision is named only when some row is tighter.
 TELLING_SLACK = 0.01
-
-HINTS: dict[str, str] = {
-    "swapped_sin_cos": "columns 2i and 2i+1 look swapped: column 2i should hold the sine "
-    "and 2i+1 the cosine",
-    "tensor2tensor_halves": "this is the tensor2tensor/fairseq layout (also whisper's and "
-    "diffusers'): sines in the first half, cosines in the second, frequencies "
-    "1 / 10000 ** (k / (d_model/2 - 1)). The exercise interleaves them instead: sine in column "
-    "2i, cosine in column 2i+1, frequency 1 / 10000 ** (2i / d_model)",
-    "tensor2tensor_halves_cos_first": "this is the halves layout with the cosine half first "
-    "(diffusers' timestep embedding with flip_sin_to_cos=True), frequencies "
-    "1 / 10000 ** (k / (d_model/2 - 1)). The exercise interleaves them instead: sine in column "
-    "2i, cosine in column 2i+1, frequency 1 / 10000 ** (2i / d_model)",
-    "halves_concatenated": "the sines and cosines are placed in two halves (the layout of "
-    "tensor2tensor, fairseq and diffusers) instead of interleaved: sine in column 2i, cosine "
-    "in column 2i+1",
-    "exponent_i_over_d": "the frequencies look like 1 / 10000 ** (i / d_model): the exponent "
-    "should be 2i / d_model, where i is the pair index",
-    "exponent_column_index": "the frequencies use the column index where the pair index "
-    "belongs: columns 2i and 2i+1 share the frequency 1 / 10000 ** (2i / d_model)",
-    "column_index_doubled": "column j uses 1 / 10000 ** (2j / d_model) with j the column, as "
-    "in a well-known early PyTorch implementation: j is the pair index there. Columns 2i and "
-    "2i+1 share the frequency 1 / 10000 ** (2i / d_model)",
-    "exponent_4i_over_d": "pair i uses 1 / 10000 ** (4i / d_model): the index was doubled "
-    "twice (a loop over the even columns 0, 2, 4, ... that multiplies by 2 again). Pair i's "
-    "exponent is 2i / d_model",
-    "pair_off_by_one": "every frequency is one pair too slow: pair i uses 2i / d_model, "
-    "starting from i = 0 (frequency 1)",
-    "integer_division": "every pair has frequency 1: the exponent 2i / d_model was computed "
-    "with integer division; use true division",
-    "wrong_base": "the frequencies use the wrong base: it is 10000, in 1 / 10000 ** (2i / d_model)",
-    "angles_in_degrees": "the angles look converted between degrees and radians: sin and cos "
-    "take p * frequency as it is, in radians",
-    "padding_row": "every row is right except those of position 0, which are all zeros: a "
-    "padding index was zeroed (fairseq and others do so when padding_idx is set). Here "
-    "position 0 encodes as [0, 1, 0, 1, ...] like any other",
-    "constant_scale": "the table is right up to one constant factor (such as d_model ** -0.5, "
-    "which some models apply to embeddings): return the encodings unscaled",
-    "positions_ignored": "every row holds the encoding of position 0: the position values "
-    "are not used",
-    "row_index_not_position": "each row encodes its row number instead of the position "
-    "value: row k must encode positions[k]",
-    "positions_sorted": "the rows come out in sorted order: keep the positions in the order "
-    "given, repeats included",
-    "positions_deduplicated": "repeated positions were dropped: return one row per entry of "
-    "positions, repeats included",
-    "transposed": "the table looks transposed: one row per position, one column per feature, "
-    "shape (len(positions), d_model)",
-    "flattened": "the values are right but flattened into one vector: return a 2-D table of "
-    "shape (len(positions), d_model)",
-    "low_precision_float32": "small positions are right but larger ones drift: the angles "
-    "look computed in float32, as in the popular PyTorch and Keras snippets; compute in "
-    "float64",
-    "low_precision_float16": "the values are right to about 3 decimals at best: the table "
-    "looks computed in float16; compute in float64",
-    "table_capped": "positions up to some size are right and every larger one is all zeros: "
-    "is a lookup table of limited length being used?",
-    "table_clamped": "positions up to some size are right and larger ones all got the same "
-    "row: are positions past the end of a lookup table being clamped to its last row?",
-}
-
-
-def _named(code: str) -> Diagnosis:
-    """Return the diagnosis of ``code``: the one place a Diagnosis is made."""
-    return Diagnosis(code, HINTS[code])
 
 
 Index = npt.NDArray[np.intp]
@@ -116,18 +51,21 @@ class _Known:
     reshaped: Callable[[], tuple[tuple[str, Array], ...]]
 
 
-def diagnose(positions: tuple[int, ...], d_model: int, got: Array, want: Array) -> Diagnosis | None:
-    """Return the known mistake ``got`` matches, or None; ``got`` is known to be wrong."""
+def diagnose(
+    positions: tuple[int, ...], d_model: int, got: Array, want: Array, source: Any
+) -> str | None:
+    """Return the code of the known mistake ``got`` matches, or None; ``got`` is known to
+    be wrong. ``source``: where the known mistakes come from (see _known)."""
     p = _as_array(positions)
     if got.shape != want.shape:
-        return _shape_mistake(positions, d_model, got, want)
+        return _shape_mistake(positions, d_model, got, want, source)
     if d_model == p.size and _close(got.T, want):
-        return _named("transposed")
-    known = _known(positions, d_model)
+        return "transposed"
+    known = _known(positions, d_model, source)
     if known is not None:
         code = _known_mistake(known, p, got)
         if code is not None:
-            return _named(code)
+            return code
     return _from_right_table(p, got, want)
 
 
@@ -189,34 +127,38 @@ def _sample(positions: tuple[int, ...]) -> Index:
 
 
 @functools.lru_cache(maxsize=64)
-def _known(positions: tuple[int, ...], d_model: int) -> _Known | None:
+def _known(positions: tuple[int, ...], d_model: int, source: Any) -> _Known | None:
     """Return the known mistakes of one input, once per input.
 
-    A batch diagnoses many submissions on the same cases: computing the wrong tables once
-    each keeps the cost of a hint from growing with the class.
+    ``source`` is the staff module, which computes them, or the tables the learner kit
+    stored for this input, or None (a kit's input it stored nothing for). A batch
+    diagnoses many submissions on the same cases: computing the wrong tables once each
+    keeps the cost of a hint from growing with the class.
     """
+    if source is None:
+        return None
     rows = _sample(positions)
-    stored = _stored_tables().get((positions, d_model))
-    if stored is not None:
-        codes, right, tables, reshaped = stored
+    if isinstance(source, Mapping):
+        tables = source["tables"]
+        codes = tuple(str(c) for c in source["codes"])
         sampled = tables[:, rows]
-        right_rows = right[rows]
+        right_rows = source["right"][rows]
         full: Callable[[int], Array] = tables.__getitem__
+        reshaped = tuple(
+            (str(code), source[f"reshaped{j}"]) for j, code in enumerate(source["reshaped_codes"])
+        )
         more: Callable[[], tuple[tuple[str, Array], ...]] = lambda: reshaped  # noqa: E731
     else:
-        try:
-            from grader.verdict import mistakes as variants
-        except ImportError:  # the learner kit: it knows the mistakes of its own inputs only
-            return None
-        codes = variants.CODES
-        sampled = variants.row_tables(positions, d_model, rows)
-        right_rows = variants.right_table(positions, d_model, rows)
+        staff = source
+        codes = staff.CODES
+        sampled = staff.row_tables(positions, d_model, rows)
+        right_rows = staff.right_table(positions, d_model, rows)
 
         def full(k: int) -> Array:
-            return _full_table(positions, d_model, k)
+            return _full_table(positions, d_model, k, staff)
 
         def more() -> tuple[tuple[str, Array], ...]:
-            return variants.reshaped_tables(positions, d_model)
+            return staff.reshaped_tables(positions, d_model)  # type: ignore[no-any-return]
 
     sampled.setflags(write=False)
     apart = np.abs(sampled - right_rows).max(axis=2)
@@ -226,50 +168,25 @@ def _known(positions: tuple[int, ...], d_model: int) -> _Known | None:
 # Every case's table of every known mistake a class makes, kept for the batch: a few
 # dozen megabytes at most, where a smaller cache computed the same tables again and again.
 @functools.lru_cache(maxsize=256)
-def _full_table(positions: tuple[int, ...], d_model: int, k: int) -> Array:
-    from grader.verdict import mistakes as variants
-
-    table = variants.variant_table(positions, d_model, k)
+def _full_table(positions: tuple[int, ...], d_model: int, k: int, staff: Any) -> Array:
+    table = staff.variant_table(positions, d_model, k)
     table.setflags(write=False)
-    return table
-
-
-Stored = tuple[tuple[str, ...], Array, Array, tuple[tuple[str, Array], ...]]
-
-
-@functools.lru_cache(maxsize=1)
-def _stored_tables() -> dict[tuple[tuple[int, ...], int], Stored]:
-    """Return the tables the learner kit carries for its public inputs (none in the grader)."""
-    path = PACKAGE / KIT_DATA_DIR / KNOWN_TABLES
-    if not path.is_file():
-        return {}
-    out: dict[tuple[tuple[int, ...], int], Stored] = {}
-    with np.load(path, allow_pickle=False) as data:
-        for i in range(int(data["inputs"])):
-            right = data[f"i{i}_right"]
-            key = (tuple(int(x) for x in data[f"i{i}_positions"]), right.shape[1])
-            codes = tuple(str(c) for c in data[f"i{i}_codes"])
-            reshaped = tuple(
-                (str(code), data[f"i{i}_reshaped{j}"])
-                for j, code in enumerate(data[f"i{i}_reshaped_codes"])
-            )
-            out[key] = (codes, right, data[f"i{i}_tables"], reshaped)
-    return out
+    return table  # type: ignore[no-any-return]
 
 
 def _shape_mistake(
-    positions: tuple[int, ...], d_model: int, got: Array, want: Array
-) -> Diagnosis | None:
+    positions: tuple[int, ...], d_model: int, got: Array, want: Array, source: Any
+) -> str | None:
     n = len(positions)
     if got.shape == (d_model, n):
-        return _named("transposed")
+        return "transposed"
     if got.ndim == 1 and got.size == want.size and _close(got.reshape(want.shape), want):
-        return _named("flattened")
+        return "flattened"
     if got.ndim == 2 and got.shape[1] == d_model and got.shape[0] < n:
-        known = _known(positions, d_model)
+        known = _known(positions, d_model, source)
         for code, table in known.reshaped() if known is not None else ():
             if _close(got, table):
-                return _named(code)
+                return code
     return None
 
 
@@ -284,7 +201,7 @@ def _within_precision(p: Array, row_err: Array, eps: float, floor: float) -> boo
     return bool(np.all(row_err <= slack) and np.any(slack <= TELLING_SLACK))
 
 
-def _from_right_table(p: Array, got: Array, want: Array) -> Diagnosis | None:
+def _from_right_table(p: Array, got: Array, want: Array) -> str | None:
     """Recognise answers right but for their precision, a factor, or past some position."""
     # One temporary, reused: on a large table each fresh array costs more than the arithmetic.
     with np.errstate(invalid="ignore", over="ignore"):
@@ -293,12 +210,12 @@ def _from_right_table(p: Array, got: Array, want: Array) -> Diagnosis | None:
     if not np.all(np.isfinite(row_err)):
         return None
     if _within_precision(p, row_err, FLOAT32_EPS, 1e-6):
-        return _named("low_precision_float32")
+        return "low_precision_float32"
     if _within_precision(p, row_err, FLOAT16_EPS, 2 * FLOAT16_EPS):
         # A table computed in float16 holds float16 values only, whatever it was returned as.
         with np.errstate(over="ignore"):
             if np.array_equal(got.astype(np.float16), got):
-                return _named("low_precision_float16")
+                return "low_precision_float16"
     # Plain ufuncs, not np.vdot: waking BLAS threads costs more than the sums themselves.
     with np.errstate(invalid="ignore", divide="ignore"):
         scale = float(np.multiply(got, want, out=err).sum() / np.square(want, out=err).sum())
@@ -310,11 +227,11 @@ def _from_right_table(p: Array, got: Array, want: Array) -> Diagnosis | None:
         and abs(scale - 1) > MATCH_TOL
         and _close(got, scale * want, MATCH_TOL * max(1.0, abs(scale)))
     ):
-        return _named("constant_scale")
+        return "constant_scale"
     return _past_a_table(p, got, row_err)
 
 
-def _past_a_table(p: Array, got: Array, row_err: Array) -> Diagnosis | None:
+def _past_a_table(p: Array, got: Array, row_err: Array) -> str | None:
     """Recognise a lookup table too short: right up to a position, then zeros or one row."""
     order = np.argsort(p, kind="stable")
     wrong = row_err[order] > MATCH_TOL
@@ -324,7 +241,7 @@ def _past_a_table(p: Array, got: Array, row_err: Array) -> Diagnosis | None:
         return None
     past = got[order[first:]]
     if not past.any():
-        return _named("table_capped")
+        return "table_capped"
     one_row = past[0]
     pairs = one_row[0::2] ** 2 + one_row[1::2] ** 2
     # The last row of a table encodes a position at least as large as every right one: the
@@ -341,5 +258,5 @@ def _past_a_table(p: Array, got: Array, row_err: Array) -> Diagnosis | None:
         and bool(np.all(right_p[same] == right_p.max()))
         and not _close(one_row, zero_row)
     ):
-        return _named("table_clamped")
+        return "table_clamped"
     return None

@@ -1,19 +1,20 @@
-"""The known wrong encodings, computed from a case's inputs: what diagnose.py matches against.
+"""The exercise's staff module: the known wrong encodings, computed from a case's inputs,
+which matching.py matches a wrong answer against.
 
-This is the one module of the grader that evaluates the formula (right and wrong). The
-learner kit leaves it out and carries these tables, computed at bundle time for its public
-inputs, as data instead: a learner must not find the answer in the kit's code.
+It evaluates the formula (right and wrong), so no kit ships it: the learner kit carries
+the tables kit_tables computes for its public inputs, as data, instead.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
+from typing import Any
 
 import numpy as np
 import numpy.typing as npt
 
-from grader.compare import Array
 
+Array = npt.NDArray[np.float64]
 Index = npt.NDArray[np.intp]
 BASE = 10000.0
 
@@ -152,3 +153,17 @@ def reshaped_tables(positions: tuple[int, ...], d_model: int) -> tuple[tuple[str
         ("positions_deduplicated", right(order, d_model))
         for order in (p[np.sort(first)], np.unique(p))
     )
+
+
+def kit_tables(inputs: Mapping[str, Any]) -> dict[str, Array]:
+    """Return what the learner kit stores for one public input: every known mistake's table,
+    the right one, and the reshaped ones (matching.py reads them by these names)."""
+    positions, d_model = tuple(inputs["positions"]), int(inputs["d_model"])
+    reshaped = reshaped_tables(positions, d_model)
+    return {
+        "right": right_table(positions, d_model),
+        "codes": np.asarray(CODES),
+        "tables": row_tables(positions, d_model),
+        "reshaped_codes": np.asarray([c for c, _ in reshaped], dtype=str),
+        **{f"reshaped{j}": table for j, (_, table) in enumerate(reshaped)},
+    }

@@ -1,0 +1,109 @@
+"""Where a case's known mistakes come from: the exercise's staff module, or the learner
+kit's stored tables.
+
+In the grader's tree the staff module (problem/staff.py) computes them from the inputs;
+a learner kit has no staff module, and carries instead what the staff module computed at
+bundle time for its public inputs (known_tables.npz): for any other input it knows none.
+The exercise's own diagnose reads either.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Iterator, Mapping
+from pathlib import Path
+from typing import Any
+
+from grader.files import PACKAGE
+from grader.problem.layout import KIT_DATA_DIR, KNOWN_TABLES
+from grader.problem.rules import load_staff
+from grader.problem.schema import Inputs
+
+# How a stored input's fields, and its tables, are named in the kit's file.
+INPUT_KEY = "i{number}.in.{name}"
+TABLE_KEY = "i{number}.{name}"
+
+
+class Stored(Mapping[str, Any]):
+    """The tables the kit stored for one input, by the names the staff module gave them.
+    Hashed by identity: an exercise may cache what it derives from them."""
+
+    def __init__(self, tables: dict[str, Any]) -> None:
+        self._tables = tables
+
+    def __getitem__(self, name: str) -> Any:
+        return self._tables[name]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._tables)
+
+    def __len__(self) -> int:
+        return len(self._tables)
+
+    __hash__ = object.__hash__
+
+    def __eq__(self, other: object) -> bool:
+        return self is other
+
+
+def known_source(root: Path, inputs: Inputs) -> Any:
+    """Return the staff module, or the kit's tables for ``inputs``, or None."""
+    staff = load_staff(root)
+    if staff is not None:
+        return staff
+    return stored_tables().get(inputs)
+
+
+def stored_arrays(
+    number: int, inputs: Mapping[str, Any], tables: Mapping[str, Any]
+) -> dict[str, Any]:
+    """Return the arrays the kit stores for its ``number``-th public input."""
+    import numpy as np
+
+    out: dict[str, Any] = {}
+    for name, value in inputs.items():
+        array = np.asarray(value, dtype=np.float64 if hasattr(value, "dtype") else np.int64)
+        out[INPUT_KEY.format(number=number, name=name)] = array
+    for name, table in tables.items():
+        out[TABLE_KEY.format(number=number, name=name)] = table
+    return out
+
+
+@functools.lru_cache(maxsize=1)
+def stored_tables() -> dict[Inputs, Stored]:
+    """Return the tables the learner kit carries for its public inputs (none in the grader)."""
+    import numpy as np
+
+    path = PACKAGE / KIT_DATA_DIR / KNOWN_TABLES
+    if not path.is_file():
+        return {}
+    found: dict[int, tuple[dict[str, Any], dict[str, Any]]] = {}
+    with np.load(path, allow_pickle=False) as data:
+        for key in data.files:
+            number, _, rest = key.partition(".")
+            inputs, tables = found.setdefault(int(number[1:]), ({}, {}))
+            if rest.startswith("in."):
+                inputs[rest[3:]] = _field(data[key])
+            else:
+                tables[rest] = data[key]
+    return {Inputs(inputs): Stored(tables) for inputs, tables in found.values()}
+
+
+def _field(array: Any) -> Any:
+    """Return a stored input field as the schema holds it."""
+    if array.dtype.kind == "f":
+        array.setflags(write=False)
+        return array
+    if array.ndim == 0:
+        return int(array)
+    return tuple(int(v) for v in array)
+
+
+def input_fields(arrays: Mapping[str, Any]) -> dict[int, Inputs]:
+    """Return the inputs stored among ``arrays`` (a kit's known tables), by number."""
+    found: dict[int, dict[str, Any]] = {}
+    for key, array in arrays.items():
+        number, _, rest = key.partition(".")
+        if rest.startswith("in.") and number[1:].isdigit():
+            found.setdefault(int(number[1:]), {})[rest[3:]] = _field(array)
+    return {number: Inputs(values) for number, values in found.items()}
