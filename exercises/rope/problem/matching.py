@@ -1,0 +1,166 @@
+"""Name the learner's mistake by matching a wrong answer against known wrong answers.
+
+This module ships to learners, so it never evaluates the formula: the known wrong tables
+come from mistakes.py (staff only), computed from the case's inputs by the grader, and
+arrive here as ``tables``. A code is returned only when one known mistake explains the whole
+answer: within MATCH_TOL on every value (as computed in float64, or with the error of
+float32 arithmetic on top), or, for the precision mistakes, within the error that float32
+(float16) arithmetic on the angle position * frequency can make on each row. Anything else
+gets no hint rather than a guess. Hints are fixed sentences, so on a hidden case they reveal nothing of its data.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+# How close a wrong answer must be to a known mistake to be called that mistake, on every
+# value: looser than the grading tolerance, so that a learner's own rounding still matches.
+# (Times the length of the row's longest pair when that is below 1.)
+MATCH_TOL = 2e-4
+FLOAT32_EPS = float(np.finfo(np.float32).eps)
+FLOAT16_EPS = float(np.finfo(np.float16).eps)
+# The angle p * frequency carries a relative error of a few eps, so a row can be off by
+# ANGLE_EPS * eps * (1 + p) times the length of its longest pair, plus FLOOR_EPS * eps for
+# the products and sums. A row whose allowance passes TELLING_SLACK (relative to its
+# length) would accept nearly any value: such rows prove nothing, so a precision is named
+# only when some row is tighter.
+ANGLE_EPS = 8.0
+FLOOR_EPS = 4.0
+TELLING_SLACK = 0.02
+# float32 must be told apart from float16 arithmetic too (a float16 cos/sin cache applied in
+# float64, say), whose error is a few 1e-4 of the length, and from small noise: some row
+# must be much tighter than that (positions up to about 30).
+TELLING_FLOAT32 = 3e-5
+# Below this, a row's error is within the grading tolerance whatever the row holds.
+ABS_FLOOR = 1e-6
+# What float64 arithmetic can leave on a row of zeros or near-zeros.
+TINY = 1e-12
+# The mistakes whose rows are turned by their row number rather than their position.
+ROW_INDEX_MISTAKES = frozenset({"row_index_not_position"})
+
+HINTS: dict[str, str] = {
+    "rotate_half": "you rotated pairs (i, i + d/2), the GPT-NeoX/Llama layout; this exercise "
+    "rotates adjacent pairs",
+    "halves_with_interleaved_angles": "you rotated pairs (i, i + d/2) with the angles "
+    "repeated for adjacent columns: rotate adjacent columns (2i, 2i + 1) together, both by "
+    "pair i's angle",
+    "pairs_with_concatenated_angles": "the pairs are adjacent, but the angles are laid out "
+    "as two copies side by side (the cat((freqs, freqs)) cache of GPT-NeoX/Llama): columns "
+    "2i and 2i + 1 must both use pair i's angle, so repeat each angle twice in place",
+    "sign_flipped": "every pair turns the wrong way: the rotation is by +angle, "
+    "out[2i] = x[2i] cos - x[2i+1] sin and out[2i+1] = x[2i] sin + x[2i+1] cos",
+    "swapped_sin_cos": "sine and cosine look swapped: out[2i] = x[2i] cos - x[2i+1] sin, so "
+    "that position 0 leaves the row unchanged",
+    "wrong_base": "the frequencies use the wrong base: it is 10000, in 10000 ** (-2i / d)",
+    "exponent_i_over_d": "the frequencies look like 10000 ** (-i / d) with i the pair index "
+    "(the same as base 100): pair i's exponent is -2i / d, with the base 10000",
+    "row_index_not_position": "each row is rotated by its row number instead of its "
+    "position: row k must use the angle of positions[k]",
+    "low_precision_float32": "small positions are right but larger ones drift: the angles "
+    "look computed in float32, as in most PyTorch RoPE caches; compute position * frequency "
+    "in float64",
+    "low_precision_float16": "the values are right to about 3 decimals at best: the rotation "
+    "looks computed in float16; compute in float64",
+}
+
+
+def code_of(key: str) -> str:
+    """Return the mistake code of a key of the known tables ("wrong_base@1000" -> "wrong_base")."""
+    return key.split("@", 1)[0]
+
+
+def diagnose(x, positions, got, want, tables):
+    """Return the code of the known mistake that explains all of ``got``, or None.
+
+    x: the input rows (n, d); positions: the n positions; got: the learner's answer as a
+    float64 array of want's shape, known to be wrong; want: the right answer; tables: the
+    dict {code: table} from the known mistakes of this input, or None when unavailable.
+    """
+    x = np.asarray(x, dtype=np.float64)
+    p = np.asarray(positions, dtype=np.float64).reshape(-1)
+    got = np.asarray(got, dtype=np.float64)
+    want = np.asarray(want, dtype=np.float64)
+    if got.shape != want.shape or got.ndim != 2 or x.shape != want.shape:
+        return None
+    if not (np.all(np.isfinite(got)) and np.all(np.isfinite(want))):
+        return None
+    n, d = want.shape
+    if d % 2 or p.size != n:
+        return None
+    # The length of each row's longest pair: a rotation is off by at most that times the
+    # error of its angle.
+    length = np.sqrt(x[:, 0::2] ** 2 + x[:, 1::2] ** 2).max(axis=1)
+    if tables:
+        code = _known_mistake(tables, p, length, got, want)
+        if code is not None:
+            return code
+    return _precision(p, length, got, want)
+
+
+def _row_err(a, b):
+    return np.abs(a - b).max(axis=1)
+
+
+def _allowance(p, length, eps):
+    """Return the error each row can get from computing with epsilon ``eps``, relative to its length."""
+    return ANGLE_EPS * eps * (1.0 + p) + FLOOR_EPS * eps
+
+
+def _known_mistake(tables, p, length, got, want):
+    """Return the code of the one known mistake that explains every row of ``got``, if one does."""
+    unit = np.maximum(1.0, length)
+    # For rows of x shorter than 1, the slack shrinks with them: on a row of entries near
+    # 1e-3, 2e-4 would let nearly any answer through.
+    exact = MATCH_TOL * np.minimum(1.0, length) + TINY
+    rows = np.arange(p.size, dtype=np.float64)
+    for in_float32 in (False, True):
+        fits = set()
+        for key, table in tables.items():
+            table = np.asarray(table, dtype=np.float64)
+            if table.shape != want.shape:
+                continue
+            slack = exact
+            if in_float32:
+                # As computed in float32 (layouts adapted from PyTorch code often are): the
+                # error grows with the position the mistake turns the row by.
+                turned_by = rows if code_of(key) in ROW_INDEX_MISTAKES else p
+                slack = exact + _allowance(turned_by, length, FLOAT32_EPS) * length
+            apart = _row_err(table, want)
+            # A mistake that changes nothing on this input (the base when d = 2, say), or
+            # only on rows where any value would fit, cannot be told from the right answer.
+            if not np.any((slack <= TELLING_SLACK * unit) & (apart > 2 * slack)):
+                continue
+            if np.all(_row_err(got, table) <= slack):
+                fits.add(code_of(key))
+        if len(fits) == 1:
+            return fits.pop()
+        if fits:  # two mistakes explain the answer equally well: naming one would be a guess
+            return None
+    return None
+
+
+def _within_precision(p, length, row_err, eps, telling):
+    """Return True if every row's error fits a computation carried out with epsilon ``eps``.
+
+    The angle p * frequency carries a relative error of a few eps, so the error of a row
+    grows with its position (and its length); rows of small positions must then be nearly
+    right, and some row must be tight enough for its allowance to tell anything.
+    """
+    slack = _allowance(p, length, eps) * length + ABS_FLOOR
+    return bool(np.all(row_err <= slack) and np.any(slack <= telling * length))
+
+
+def _precision(p, length, got, want):
+    """Recognise answers right but for the precision they were computed in."""
+    row_err = _row_err(got, want)
+    # A rotation computed in float16 holds float16 values only, whatever it was returned as;
+    # one computed in float32 (or float64) almost never does.
+    with np.errstate(over="ignore"):
+        float16_values = np.array_equal(got.astype(np.float16).astype(np.float64), got)
+    if float16_values:
+        if _within_precision(p, length, row_err, FLOAT16_EPS, TELLING_SLACK):
+            return "low_precision_float16"
+        return None
+    if _within_precision(p, length, row_err, FLOAT32_EPS, TELLING_FLOAT32):
+        return "low_precision_float32"
+    return None
