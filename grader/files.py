@@ -9,6 +9,7 @@ import shutil
 import stat
 import subprocess
 import threading
+from collections.abc import Iterator
 from pathlib import Path
 
 from grader.errors import Refused
@@ -26,6 +27,19 @@ _KINDS = (
     (stat.S_ISCHR, "a device"),
     (stat.S_ISBLK, "a device"),
 )
+
+
+@contextlib.contextmanager
+def no_bytecode() -> Iterator[None]:
+    """Import without writing bytecode: a __pycache__ beside an author's files (the
+    reference, the exercise's modules) is the author's folder, not ours to fill."""
+    import sys
+
+    writes, sys.dont_write_bytecode = sys.dont_write_bytecode, True
+    try:
+        yield
+    finally:
+        sys.dont_write_bytecode = writes
 
 
 def not_regular(mode: int) -> Refused:

@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from grader.errors import GraderError, Refused
-from grader.files import not_regular
+from grader.files import no_bytecode, not_regular
 from grader.names import display
 from grader.problem.casefile import (
     MAX_ISSUES_PER_FILE,
@@ -320,16 +320,13 @@ def load_reference(problem: Problem) -> Reference:
         raise ProblemInvalid([Issue(str(REFERENCE_FILE), "(file)", what)])
     module = importlib.util.module_from_spec(spec)
     before = set(sys.modules)
-    # No bytecode beside the reference: a __pycache__ there is the problem's, not ours to fill.
-    writes, sys.dont_write_bytecode = sys.dont_write_bytecode, True
     try:
-        spec.loader.exec_module(module)
+        with no_bytecode():
+            spec.loader.exec_module(module)
     except Exception as exc:  # noqa: BLE001 - a broken reference is an author's issue to list
         raise ProblemInvalid(
             [Issue(str(REFERENCE_FILE), "(file)", f"import failed: {type(exc).__name__}: {exc}")]
         ) from None
-    finally:
-        sys.dont_write_bytecode = writes
     _guard_loaded(problem.root, set(sys.modules) - before)
     function = problem.exercise.function
     func = getattr(module, function, None)

@@ -22,8 +22,8 @@ from types import ModuleType
 from typing import Any
 
 from grader.errors import GraderError
-from grader.files import read_bounded
-from grader.problem.exercise import EXERCISE_FILE, MAX_BYTES, Exercise, load_exercise
+from grader.files import no_bytecode
+from grader.problem.exercise import EXERCISE_FILE, Exercise, load_exercise
 from grader.problem.layout import STAFF_FILE
 from grader.problem.schema import InputSchema
 
@@ -42,7 +42,6 @@ PUBLIC_NAMES = (
     "where",
     "same_rows",
 )
-WIDGET_FILE = Path("problem") / "widget.html"
 
 
 @dataclass(frozen=True)
@@ -72,7 +71,6 @@ class Rules:
     diagnose: Callable[..., str | None] | None = None
     where: Callable[[Mapping[str, Any], int, int], str] | None = None
     same_rows: Callable[[Mapping[str, Any], Mapping[str, Any]], bool] | None = None
-    widget: str = ""
 
 
 def _package(root: Path) -> str:
@@ -88,12 +86,8 @@ def _package(root: Path) -> str:
 def import_module(root: Path, stem: str) -> ModuleType:
     """Import ``problem/STEM.py`` of the exercise folder, as a module of its own package
     (so that its modules import each other relatively, and shadow nothing)."""
-    # No bytecode beside the exercise: a __pycache__ there is the author's, not ours to fill.
-    writes, sys.dont_write_bytecode = sys.dont_write_bytecode, True
-    try:
+    with no_bytecode():
         return importlib.import_module(f"{_package(root)}.{stem}")
-    finally:
-        sys.dont_write_bytecode = writes
 
 
 @functools.cache
@@ -111,7 +105,6 @@ def load_rules(root: Path) -> Rules:
         raise GraderError(
             f"{EXERCISE_FILE}: INPUTS must be an InputSchema declaring {exercise.arguments}"
         )
-    widget = root / WIDGET_FILE
     hints = dict(found.get("HINTS", {}))
     shape_hints = frozenset(found.get("SHAPE_HINTS", ()))
     rules = Rules(
@@ -127,7 +120,6 @@ def load_rules(root: Path) -> Rules:
         diagnose=found.get("diagnose"),
         where=found.get("where"),
         same_rows=found.get("same_rows"),
-        widget=read_bounded(widget, MAX_BYTES).decode("utf-8") if widget.is_file() else "",
     )
     _check_rules(rules)
     return rules
@@ -147,9 +139,10 @@ def _check_rules(rules: Rules) -> None:
         raise GraderError(f"{EXERCISE_FILE}: HINTS and SENTENCES must map names to sentences")
 
 
+@functools.cache
 def load_staff(root: Path) -> ModuleType | None:
     """Import the exercise's staff module (the known mistakes' generators), if the folder
-    has one: the grader's tree has, a learner kit never."""
+    has one: the grader's tree has, a learner kit never. Once: every diagnosis asks."""
     if not (root / STAFF_FILE).is_file():
         return None
     return import_module(root, "staff")

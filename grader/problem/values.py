@@ -85,11 +85,10 @@ def _text(value: Any) -> str:
 
 
 def written(spec: Field, raw: object) -> object:
-    """Return a value as a case file writes it (a checked raw value, or a checked one)."""
+    """Return a value as given (on the command line, in a file) as a case file writes it:
+    a list of integers that is a range, as its range; anything else as it was given."""
     if spec.kind == "integer list" and isinstance(raw, tuple | list | range):
         return compact(list(raw))
-    if spec.kind == "float table" and hasattr(raw, "tolist"):
-        return raw.tolist()
     return raw
 
 

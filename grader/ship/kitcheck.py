@@ -4,13 +4,12 @@ table of a hidden case, in any file, written out or as data."""
 from __future__ import annotations
 
 import re
-import zipfile
 from collections.abc import Mapping, Sequence
 from importlib.util import decode_source
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, NamedTuple
+from typing import TYPE_CHECKING, Any
 
-from grader.errors import GraderError, Refused
+from grader.errors import GraderError
 from grader.files import PACKAGE
 from grader.problem.casefile import Case
 from grader.problem.cases import Checked, check_problem
@@ -19,13 +18,21 @@ from grader.problem.layout import (
     EXAMPLES_FILE,
     EXERCISES_DIR,
     HIDDEN_DIR,
-    KIT_DATA_DIR,
     REFERENCE_FILE,
     STAFF_FILE,
 )
-from grader.problem.rules import Rules
-from grader.problem.schema import InputSchema, InvalidInputs, check_inputs
+from grader.problem.rules import Rules, load_rules
 from grader.records import Tolerance
+from grader.ship.kitdata import (
+    DATA_SUFFIXES,
+    WRITTEN,
+    Data,
+    PublicInput,
+    PublicTable,
+    public_data,
+    read_data,
+    written_inputs,
+)
 
 if TYPE_CHECKING:
     from grader.compare import Array
@@ -112,14 +119,17 @@ def verify_learner(root: Path, bundle: Path) -> list[str]:
     forbidden += [n for n in names if n.endswith(str(STAFF_FILE))]
     if forbidden:
         raise GraderError(f"learner bundle would contain {', '.join(forbidden)}")
-    written = _written_inputs(bundle, files)
+    # Each file read once, as text and (its data files) as data; every exercise's
+    # secrets are then looked for in them.
+    texts = {path: path.read_text("utf-8", errors="replace") for path in files}
+    data = read_data(bundle, [p for p in files if p.suffix in DATA_SUFFIXES])
+    written = written_inputs(bundle, texts)
     for exercise in exercise_roots(root):
         checked = check_problem(exercise, examples=False)
-        _check_secrets(exercise, checked, bundle, files, written)
-    formula = check_problem(root, examples=False, hidden=False).problem.rules.formula
-    for path in files:
-        text = path.read_text("utf-8", errors="replace") if path.suffix == ".py" else ""
-        if formula and re.search(formula, text):
+        _check_secrets(exercise, checked, bundle, texts, data, written)
+    formula = load_rules(root).formula
+    for path, text in texts.items():
+        if formula and path.suffix == ".py" and re.search(formula, text):
             raise GraderError(
                 f"learner bundle file {path.relative_to(bundle)} computes the formula "
                 f"(it matches {formula!r}): the kit must carry no implementation of it"
@@ -128,14 +138,18 @@ def verify_learner(root: Path, bundle: Path) -> list[str]:
 
 
 def _check_secrets(
-    root: Path, checked: Checked, bundle: Path, files: Sequence[Path], written: list[PublicInput]
+    root: Path,
+    checked: Checked,
+    bundle: Path,
+    texts: Mapping[Path, str],
+    data: Sequence[Data],
+    written: list[PublicInput],
 ) -> None:
     """Refuse a kit holding one exercise's hidden inputs, expected tables or reference."""
     problem = checked.problem
     # Data first, compared as what it means: lines of text miss a hidden input written
     # another way ([1,2], a range for a list), and say less about where it is.
-    data = [p for p in files if p.suffix in DATA_SUFFIXES]
-    inputs, tables = _public_data(bundle, data, problem.rules.inputs)
+    inputs, tables = public_data(data, problem.rules.inputs)
     _check_inputs(inputs + written, problem.hidden, problem.rules)
     _check_tables(tables, problem.hidden, checked.expected)
     public = {
@@ -146,8 +160,7 @@ def _check_secrets(
     # A list's line tells the case; an integer's (a width of 2) is in any example too.
     lists = [f.name for f in problem.rules.inputs.fields if f.kind != "integer"]
     cases, reference = _secret_lines(root, public, lists)
-    for path in files:
-        text = path.read_text("utf-8", errors="replace")
+    for path, text in texts.items():
         lines = {line.strip() for line in text.splitlines()}
         for line in sorted(lines & cases.keys()):
             raise GraderError(
@@ -159,156 +172,6 @@ def _check_secrets(
                 f"learner bundle file {path.relative_to(bundle)} contains the reference's code "
                 f"({len(lines & reference)} of its {len(reference)} lines)"
             )
-
-
-# The kit's files read as data, by suffix: YAML (JSON is YAML too) and numpy's files.
-DATA_SUFFIXES = {".yaml": "yaml", ".yml": "yaml", ".json": "yaml", ".npz": "numpy", ".npy": "numpy"}
-
-
-class PublicInput(NamedTuple):
-    """An input the kit shows, and where: all of a case's fields, or (``written``) a list
-    of whole numbers read out of text (prose, code, a comment), where a list may hold any
-    numbers at all: only an exact match of a hidden list counts then, not a superset."""
-
-    where: str
-    values: Mapping[str, Any]
-    written: bool = False
-
-
-# A list of whole numbers as prose, Python or YAML writes it, and a range of them as
-# Python or the case files write it (a range call, or a mapping with a range key).
-_LIST = re.compile(r"\[\s*-?\d+(?:\s*,\s*-?\d+)*\s*,?\s*\]")
-_RANGE = re.compile(
-    r"range\s*(?:\(|:\s*\[)\s*(-?\d+)\s*(?:,\s*(-?\d+)\s*)?(?:,\s*(-?\d+)\s*)?,?\s*[)\]]"
-)
-WRITTEN = "(written)"
-
-
-def _written_inputs(bundle: Path, files: Sequence[Path]) -> list[PublicInput]:
-    """Return every list or range of whole numbers written in the kit's text files.
-
-    The statement, the starter, a comment in examples.yaml or a sentence of a probe's why
-    can carry a hidden case's list as well as a probe can.
-    """
-    found: list[PublicInput] = []
-    for path in files:
-        parts = path.relative_to(bundle).parts
-        # The grader's own code and templates are the project's, not the course's: what an
-        # author writes is the problem's files and the kit's data.
-        ours = parts[0] == "grader" and KIT_DATA_DIR not in parts
-        if ours or path.suffix in (".npz", ".npy", ".png"):
-            continue
-        text = path.read_text("utf-8", errors="replace")
-        where = str(path.relative_to(bundle))
-        for match in _LIST.finditer(text):
-            numbers = tuple(int(n) for n in re.findall(r"-?\d+", match[0]))
-            found.append(PublicInput(where, {WRITTEN: numbers}, written=True))
-        for match in _RANGE.finditer(text):
-            args = [int(a) for a in match.groups() if a is not None]
-            if 0 not in args[2:]:
-                found.append(PublicInput(where, {WRITTEN: range(*args)}, written=True))
-    return found
-
-
-class PublicTable(NamedTuple):
-    """A table of numbers the kit holds, as rows of its last axis, and where it is."""
-
-    where: str
-    rows: Array
-
-
-def _public_data(
-    bundle: Path, files: Sequence[Path], schema: InputSchema
-) -> tuple[list[PublicInput], list[PublicTable]]:
-    """Return every input and table that the kit's data files hold."""
-    from grader.problem.yamlsafe import load_file
-
-    inputs: list[PublicInput] = []
-    tables: list[PublicTable] = []
-    for path in files:
-        name = str(path.relative_to(bundle))
-        try:
-            if DATA_SUFFIXES[path.suffix] == "yaml":
-                _walk(load_file(path).data, name, "", schema, inputs, tables)
-            else:
-                _numpy_data(path, name, inputs, tables)
-        except Refused as refused:
-            # The one YAML loader's bounds: what it refuses cannot be checked either.
-            raise GraderError(
-                f"learner bundle file {name} cannot be read as data to be checked: {refused}"
-            ) from None
-        except (OSError, ValueError, zipfile.BadZipFile) as exc:
-            # UnicodeDecodeError is a ValueError. What cannot be read cannot be checked.
-            raise GraderError(
-                f"learner bundle file {name} cannot be read as data to be checked: "
-                f"{type(exc).__name__}"
-            ) from None
-    return inputs, tables
-
-
-def _yaml_table(node: list[object]) -> Array | None:
-    """Return a list of equally long lists of numbers as a table, else None."""
-    import numpy as np
-
-    rows = [row for row in node if isinstance(row, list)]
-    if not rows or len(rows) != len(node) or len({len(row) for row in rows}) != 1:
-        return None
-    numbers = all(
-        isinstance(v, int | float) and not isinstance(v, bool) for row in rows for v in row
-    )
-    return np.array(rows, dtype=np.float64) if numbers and rows[0] else None
-
-
-def _walk(
-    node: object,
-    name: str,
-    path: str,
-    schema: InputSchema,
-    inputs: list[PublicInput],
-    tables: list[PublicTable],
-) -> None:
-    """Collect every input (a mapping holding each of the inputs) and table under ``node``."""
-    where = f"{name} ({path})" if path else name
-    if isinstance(node, dict):
-        if all(field in node for field in schema.names):
-            try:
-                values = check_inputs({str(k): v for k, v in node.items()}, schema)
-                inputs.append(PublicInput(where, values))
-            except InvalidInputs:
-                pass  # no input the grader would take: it cannot be a hidden one
-        for key, value in node.items():
-            _walk(value, name, f"{path}.{key}" if path else str(key), schema, inputs, tables)
-    elif isinstance(node, list):
-        table = _yaml_table(node)
-        if table is not None:
-            tables.append(PublicTable(where, table))
-            return  # rows of numbers: nothing else inside
-        for i, item in enumerate(node):
-            _walk(item, name, f"{path}[{i}]", schema, inputs, tables)
-
-
-def _numpy_data(
-    path: Path, name: str, inputs: list[PublicInput], tables: list[PublicTable]
-) -> None:
-    """Collect the tables (float arrays) and the stored inputs of a numpy file (the known
-    tables' file names each input's fields, see verdict/known.py)."""
-    import numpy as np
-
-    from grader.verdict.known import input_fields
-
-    loaded = np.load(path, allow_pickle=False)
-    if isinstance(loaded, np.ndarray):
-        arrays = {"": loaded}
-    else:
-        with loaded:
-            arrays = {key: loaded[key] for key in loaded.files}
-    for key, array in arrays.items():
-        where = f"{name} ({key})" if key else name
-        if array.dtype.kind == "f" and array.ndim >= 2 and array.shape[-1]:
-            rows = array.reshape(-1, array.shape[-1]).astype(np.float64)
-            tables.append(PublicTable(where, rows))
-    for number, values in input_fields(arrays).items():
-        inputs.append(PublicInput(f"{name} (input {number})", values))
 
 
 def _rows(values: Mapping[str, Any], names: Sequence[str]) -> list[tuple[Any, ...]]:

@@ -77,16 +77,25 @@ def stored_tables() -> dict[Inputs, Stored]:
     path = PACKAGE / KIT_DATA_DIR / KNOWN_TABLES
     if not path.is_file():
         return {}
-    found: dict[int, tuple[dict[str, Any], dict[str, Any]]] = {}
     with np.load(path, allow_pickle=False) as data:
-        for key in data.files:
-            number, _, rest = key.partition(".")
-            inputs, tables = found.setdefault(int(number[1:]), ({}, {}))
-            if rest.startswith("in."):
-                inputs[rest[3:]] = _field(data[key])
-            else:
-                tables[rest] = data[key]
+        found = _by_input({key: data[key] for key in data.files})
     return {Inputs(inputs): Stored(tables) for inputs, tables in found.values()}
+
+
+def _by_input(arrays: Mapping[str, Any]) -> dict[int, tuple[dict[str, Any], dict[str, Any]]]:
+    """Return the stored arrays by input number: its fields, as the schema holds them, and
+    its tables (the names INPUT_KEY and TABLE_KEY gave them)."""
+    found: dict[int, tuple[dict[str, Any], dict[str, Any]]] = {}
+    for key, array in arrays.items():
+        number, _, rest = key.partition(".")
+        if not (number[:1] == "i" and number[1:].isdigit() and rest):
+            continue  # no name this module gives
+        inputs, tables = found.setdefault(int(number[1:]), ({}, {}))
+        if rest.startswith("in."):
+            inputs[rest[3:]] = _field(array)
+        else:
+            tables[rest] = array
+    return found
 
 
 def _field(array: Any) -> Any:
@@ -101,9 +110,4 @@ def _field(array: Any) -> Any:
 
 def input_fields(arrays: Mapping[str, Any]) -> dict[int, Inputs]:
     """Return the inputs stored among ``arrays`` (a kit's known tables), by number."""
-    found: dict[int, dict[str, Any]] = {}
-    for key, array in arrays.items():
-        number, _, rest = key.partition(".")
-        if rest.startswith("in.") and number[1:].isdigit():
-            found.setdefault(int(number[1:]), {})[rest[3:]] = _field(array)
-    return {number: Inputs(values) for number, values in found.items()}
+    return {number: Inputs(fields) for number, (fields, _) in _by_input(arrays).items() if fields}
