@@ -31,6 +31,8 @@ from grader.verdict.vocabulary import Block, Vocabulary
 ROOT = Path(__file__).resolve().parent.parent
 SAMPLES = Path(__file__).resolve().parent / "samples"
 CORPUS = ROOT / "solutions"
+# The second exercise, in its own folder.
+ROPE = ROOT / "exercises" / "rope"
 # The first exercise's modules: public (its declarations, its matcher) and staff.
 EXERCISE_MODULES = ("exercise.py", "matching.py", "staff.py")
 # The first exercise's hint sentences, by code.

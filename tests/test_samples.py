@@ -6,24 +6,43 @@ import functools
 import json
 import subprocess
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 import pytest
 import yaml
 
-from tests.conftest import ENVIRONMENTS, ROOT, SAMPLES, as_shown, comparable, grader_process
+from tests.conftest import (
+    ENVIRONMENTS,
+    ROOT,
+    ROPE,
+    SAMPLES,
+    as_shown,
+    comparable,
+    grader_process,
+)
 
 SOLUTIONS = ROOT / "solutions"
-# Every sample with its expected verdicts: the broken files here, the corpus in solutions/.
+ROPE_TESTS = ROOT / "tests" / "exercises" / "rope"
+
+
+def _listed(folder: str, listing: Path) -> dict[str, dict[str, Any]]:
+    """Return the verdicts a listing gives, by the file's path from the repository's top."""
+    return {
+        f"{folder}/{name}.py": verdict
+        for name, verdict in yaml.safe_load(listing.read_text()).items()
+    }
+
+
+# Every sample with its expected verdicts: the broken files here, the corpus in solutions/,
+# and the rotary exercise's corpus and test material (graded with --problem exercises/rope).
 EXPECTED: dict[str, dict[str, Any]] = {
-    **{
-        f"tests/samples/{name}.py": verdict
-        for name, verdict in yaml.safe_load((SAMPLES / "expected.yaml").read_text()).items()
-    },
-    **{
-        f"solutions/{name}.py": verdict
-        for name, verdict in yaml.safe_load((SOLUTIONS / "corpus.yaml").read_text()).items()
-    },
+    **_listed("tests/samples", SAMPLES / "expected.yaml"),
+    **_listed("solutions", SOLUTIONS / "corpus.yaml"),
+}
+ROPE_EXPECTED: dict[str, dict[str, Any]] = {
+    **_listed("exercises/rope/solutions", ROPE / "solutions" / "corpus.yaml"),
+    **_listed("tests/exercises/rope", ROPE_TESTS / "expected.yaml"),
 }
 # Short limits keep the hanging samples quick. Only those get them: a lowered limit makes
 # the grader first run the reference under it, twice, for every other sample too.
@@ -40,6 +59,9 @@ def test_every_sample_has_an_expectation() -> None:
     files = {str(p.relative_to(ROOT)) for p in SAMPLES.glob("*.py")}
     files |= {str(p.relative_to(ROOT)) for p in SOLUTIONS.glob("*/*.py")}
     assert files == set(EXPECTED)
+    rope = {str(p.relative_to(ROOT)) for p in (ROPE / "solutions").glob("*/*.py")}
+    rope |= {str(p.relative_to(ROOT)) for p in ROPE_TESTS.glob("*/*.py")}
+    assert rope == set(ROPE_EXPECTED)
 
 
 @pytest.mark.parametrize("mode", ["run", "submit"])
@@ -50,14 +72,54 @@ def test_sample_verdict(name: str, mode: str, grade_json: Callable[..., tuple[in
     assert_verdict(name, mode, code, doc)
 
 
-def assert_verdict(name: str, mode: str, code: int, doc: dict[str, Any]) -> None:
-    """Fail unless a graded sample's exit code and document hold what EXPECTED lists."""
-    expect = EXPECTED[name][mode]
+# The rotary exercise's samples: through the same CLI, with --problem. Slow lane: the fast
+# one keeps the reference and a mistake of each kind.
+ROPE_FAST = (
+    "exercises/rope/solutions/wrong/rotate_half.py",
+    "tests/exercises/rope/unrelated/noisy.py",
+)
+
+
+@pytest.mark.parametrize("mode", ["run", "submit"])
+@pytest.mark.parametrize(
+    "name",
+    [
+        n if n in ROPE_FAST else pytest.param(n, marks=pytest.mark.slow)
+        for n in sorted(ROPE_EXPECTED)
+    ],
+)
+def test_rope_sample_verdict(
+    name: str, mode: str, grade_json: Callable[..., tuple[int, Any]]
+) -> None:
+    """The rotary exercise's corpus, its second implementation of each mistake (named as the
+    first) and its unrelated wrong answers (named as nothing) get their listed verdicts."""
+    code, doc = grade_json(mode, ROOT / name, "--problem", str(ROPE))
+    assert_verdict(name, mode, code, doc, ROPE_EXPECTED)
+
+
+def test_rope_reference_scores_ten_of_ten(grade_json: Callable[..., tuple[int, Any]]) -> None:
+    """`grader submit --problem exercises/rope` on its reference: 10/10, and 2/2 on run."""
+    reference = ROPE / "solutions" / "reference.py"
+    code, doc = grade_json("submit", reference, "--problem", str(ROPE))
+    assert code == 0 and doc["score"] == doc["max_score"] == 10
+    code, doc = grade_json("run", reference, "--problem", str(ROPE))
+    assert code == 0 and doc["score"] == doc["max_score"] == 2
+
+
+def assert_verdict(
+    name: str,
+    mode: str,
+    code: int,
+    doc: dict[str, Any],
+    expected: dict[str, dict[str, Any]] = EXPECTED,
+) -> None:
+    """Fail unless a graded sample's exit code and document hold what ``expected`` lists."""
+    expect = expected[name][mode]
     outcomes = [t["extra_data"]["outcome"] for t in doc["tests"]]
     diagnoses = {
         t["extra_data"]["diagnosis"] for t in doc["tests"] if "diagnosis" in t["extra_data"]
     }
-    wanted = EXPECTED[name].get("diagnosis")
+    wanted = expected[name].get("diagnosis")
     if isinstance(wanted, dict):
         wanted = wanted[mode]
     if wanted is None:

@@ -1,7 +1,7 @@
 """Name the learner's mistake by matching a wrong answer against known wrong answers.
 
 This module ships to learners, so it never evaluates the formula: the known wrong tables
-come from mistakes.py (staff only), computed from the case's inputs by the grader, and
+come from staff.py (staff only), computed from the case's inputs by the grader, and
 arrive here as ``tables``. A code is returned only when one known mistake explains the whole
 answer: within MATCH_TOL on every value (as computed in float64, or with the error of
 float32 arithmetic on top), or, for the precision mistakes, within the error that float32

@@ -1,14 +1,14 @@
 """The known wrong answers of the rotary embedding exercise, computed from a case's inputs.
 
 Staff only: this module evaluates the formula (right and wrong) and must not ship to
-learners. diagnose.py matches a learner's answer against the tables it returns.
+learners. matching.py matches a learner's answer against the tables it returns.
 
 Every table here is a same-shape mistake computed exactly, in float64. The precision
-mistakes (angles computed in float32, everything in float16) have no table: diagnose.py
+mistakes (angles computed in float32, everything in float16) have no table: matching.py
 recognises them from the right answer and the size of the error on each row.
 
 Keys are mistake codes, optionally followed by "@" and a variant of the same mistake
-(``wrong_base@1000``): diagnose.py names the part before "@".
+(``wrong_base@1000``): matching.py names the part before "@".
 """
 
 from __future__ import annotations

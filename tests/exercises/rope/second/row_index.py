@@ -9,6 +9,9 @@ def apply_rope(x, positions):
         for i in range(d // 2):
             theta = m * 10000.0 ** (-2.0 * i / d)
             a, b = vec[2 * i], vec[2 * i + 1]
-            new += [a * math.cos(theta) - b * math.sin(theta), a * math.sin(theta) + b * math.cos(theta)]
+            new += [
+                a * math.cos(theta) - b * math.sin(theta),
+                a * math.sin(theta) + b * math.cos(theta),
+            ]
         rows.append(new)
     return rows

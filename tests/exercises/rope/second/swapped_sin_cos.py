@@ -3,7 +3,7 @@ import math
 
 def apply_rope(x, positions):
     res = []
-    for row, p in zip(x, positions):
+    for row, p in zip(x, positions, strict=True):
         d = len(row)
         r = []
         for i in range(0, d, 2):

@@ -4,7 +4,7 @@ import math
 def apply_rope(x, positions):
     # Loops, GPT-NeoX style: element j is paired with element j + d/2.
     out = []
-    for row, pos in zip(x, positions):
+    for row, pos in zip(x, positions, strict=True):
         d = len(row)
         half = d // 2
         res = [0.0] * d
