@@ -208,13 +208,10 @@ def test_no_module_or_function_outgrows_a_reading() -> None:
 
 
 # Issue 27, part a: the core takes the exercise from its folder (problem/exercise.py, its
-# staff module, its matcher): no module of grader/ names its function or its inputs. The
-# practice page's template still holds the first exercise's widget, which the rest of part
-# a moves to the exercise's folder: no other template may name them.
+# staff module, its matcher, its page widget): no module or template of grader/ names its
+# function or its inputs.
 EXERCISE_WORDS = frozenset({"sinusoidal_positions", "apply_rope"})
 INPUT_WORDS = frozenset({"d_model", "positions"})
-STILL_NAMING_INPUTS: frozenset[str] = frozenset()
-TEMPLATES_STILL_NAMING = frozenset({"page.html"})
 
 
 def _words_named(tree: ast.AST, words: frozenset[str]) -> set[str]:
@@ -239,7 +236,7 @@ def test_the_core_names_no_exercise() -> None:
         if _words_named(tree, INPUT_WORDS):
             named_inputs.add(name)
     assert not named_function
-    assert named_inputs <= STILL_NAMING_INPUTS, sorted(named_inputs - STILL_NAMING_INPUTS)
+    assert not named_inputs, sorted(named_inputs)
 
 
 def test_no_template_names_an_exercise() -> None:
@@ -249,7 +246,7 @@ def test_no_template_names_an_exercise() -> None:
         for path in (PACKAGE / "templates").iterdir()
         if any(word in path.read_text(encoding="utf-8", errors="replace") for word in words)
     }
-    assert naming <= TEMPLATES_STILL_NAMING, sorted(naming - TEMPLATES_STILL_NAMING)
+    assert not naming, sorted(naming)
 
 
 def test_the_search_for_an_exercise_finds_it() -> None:

@@ -31,10 +31,11 @@ from grader.sandbox.answers import Kind, Raw
 from grader.sandbox.limits import Limits
 from grader.submission.source import Source, Static
 from grader.verdict.judge import Judge
-from grader.verdict.vocabulary import Block, bits
+from grader.verdict.vocabulary import Block, Vocabulary, bits
 from tests.conftest import (
     ATTACKS,
     ROOT,
+    ROPE,
     SECRECY,
     SECRECY_LIMITS,
     Cli,
@@ -167,6 +168,22 @@ def test_vocabulary_is_small_and_stated() -> None:
     assert bits(count) <= 8.0
     security = (ROOT / "SECURITY.md").read_text()
     assert f"{count} blocks" in security and f"{bits(count):.2f} bits" in security
+
+
+@pytest.mark.parametrize("root", [ROOT, ROPE], ids=["sinusoidal", "rope"])
+def test_each_exercise_states_its_budget(root: Path) -> None:
+    """Each exercise's vocabulary (its wording, its hints) is counted, and SECURITY.md's
+    table of exercises states it: blocks, bits per case, bits per submission of ten."""
+    rules = load_rules(root)
+    words = Vocabulary(rules, slots(Limits(), "submission.py", rules.exercise))
+    count = len(set(words.hidden_blocks()))
+    per_case = bits(count)
+    assert per_case <= 8.0
+    row = (
+        f"| `{rules.exercise.function}` | {count} | {per_case:.2f} | "
+        f"at most {10 * per_case + bits(22) + 1:.1f} bits |"
+    )
+    assert row in (ROOT / "SECURITY.md").read_text(), row
 
 
 def test_vocabulary_slots_hold_no_numbers_of_the_submission() -> None:

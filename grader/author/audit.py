@@ -176,7 +176,10 @@ def _distance(got: Array | None, want: Array, case: Case) -> tuple[float | None,
         return None, None
     with np.errstate(invalid="ignore", over="ignore"):
         err = np.abs(got - want)
-        scaled = err / (case.tolerance.atol + case.tolerance.rtol * np.abs(want))
+        # An exact value is no tolerance off, even where the tolerance is 0 (exact answers).
+        scaled = np.where(
+            err == 0, 0.0, err / (case.tolerance.atol + case.tolerance.rtol * np.abs(want))
+        )
     if not np.all(np.isfinite(err)):
         return math.inf, math.inf
     return float(scaled.max()), float(err.max())

@@ -3,6 +3,7 @@ very same pipeline as `grader run` and `grader submit`; then the server that car
 
 from __future__ import annotations
 
+import html
 import json
 import math
 import secrets
@@ -13,6 +14,7 @@ from typing import Any
 
 from grader.errors import GraderError
 from grader.files import TEMPLATES
+from grader.problem.exercise import load_exercise
 from grader.problem.layout import STARTER_FILE, STATEMENT_FILE
 from grader.sandbox.limits import Limits
 from grader.sandbox.walls import Choice
@@ -21,6 +23,10 @@ from grader.states import Mode
 from grader.submission.source import MAX_SUBMISSION_BYTES
 
 PAGE = TEMPLATES / "page.html"
+# The exercise's widget, if it has one: a section of the page, then its script after the mark.
+WIDGET_FILE = Path("problem") / "widget.html"
+SCRIPT_MARK = "<!--SCRIPT-->"
+MAX_WIDGET_BYTES = 256 * 1024
 
 
 @dataclass
@@ -56,14 +62,33 @@ class Server:
         except Refused as refused:
             raise GraderError(f"{STARTER_FILE}: {refused}") from None
         starter = data.decode("utf-8", "replace")
+        section, script = self._widget()
+        function = load_exercise(self.root).function
         text = PAGE.read_text(encoding="utf-8")
         text = text.replace(
             "<!--STATEMENT-->", markdown.markdown(statement, extensions=["tables", "fenced_code"])
         )
-        config = {"token": self.token, "starter": starter}
+        text = text.replace("<!--TITLE-->", html.escape(_title(statement) or function))
+        text = text.replace("<!--WIDGET-->", section).replace("/*WIDGET_SCRIPT*/", script)
+        config = {"token": self.token, "starter": starter, "function": function}
         # </ cannot end the script element from inside a JSON string.
         text = text.replace("/*CONFIG*/", json.dumps(config).replace("</", "<\\/"))
         return text.encode("utf-8")
+
+    def _widget(self) -> tuple[str, str]:
+        """Return the exercise's widget, if it has one: its section and its script."""
+        from grader.errors import Refused
+        from grader.files import read_bounded
+
+        path = self.root / WIDGET_FILE
+        if not path.is_file():
+            return "", ""
+        try:
+            text = read_bounded(path, MAX_WIDGET_BYTES).decode("utf-8", "replace")
+        except Refused as refused:
+            raise GraderError(f"{WIDGET_FILE}: {refused}") from None
+        section, _, script = text.partition(SCRIPT_MARK)
+        return section, script
 
     def grade(self, mode: Mode, source: str) -> dict[str, Any]:
         """Grade ``source`` exactly as `grader run` / `grader submit --format json` would."""
@@ -94,12 +119,23 @@ class Server:
                 {
                     "name": c.name,
                     "labels": list(c.labels),
-                    "want": None if c.want is None else c.want.tolist(),
-                    "got": None if c.got is None else _finite(c.got.tolist()),
+                    # An answer of one axis is drawn as one row.
+                    "want": None if c.want is None else _rows(c.want).tolist(),
+                    "got": None if c.got is None else _finite(_rows(c.got).tolist()),
                 }
                 for c in report.cases
             ]
         return doc
+
+
+def _rows(table: Any) -> Any:
+    return table.reshape(1, -1) if table.ndim == 1 else table
+
+
+def _title(statement: str) -> str:
+    """Return the statement's title: its first line, as Markdown writes a heading."""
+    first = statement.lstrip().split("\n", 1)[0]
+    return first[2:].strip() if first.startswith("# ") else ""
 
 
 def _finite(rows: Any) -> Any:
