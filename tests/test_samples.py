@@ -44,6 +44,11 @@ ROPE_EXPECTED: dict[str, dict[str, Any]] = {
     **_listed("exercises/rope/solutions", ROPE / "solutions" / "corpus.yaml"),
     **_listed("tests/exercises/rope", ROPE_TESTS / "expected.yaml"),
 }
+# The test exercise of one axis (tests/exercises/running_total): its corpus.
+RUNNING = ROOT / "tests" / "exercises" / "running_total"
+RUNNING_EXPECTED = _listed(
+    "tests/exercises/running_total/solutions", RUNNING / "solutions" / "corpus.yaml"
+)
 # Short limits keep the hanging samples quick. Only those get them: a lowered limit makes
 # the grader first run the reference under it, twice, for every other sample too.
 FAST = ("--timeout", "1")
@@ -62,6 +67,8 @@ def test_every_sample_has_an_expectation() -> None:
     rope = {str(p.relative_to(ROOT)) for p in (ROPE / "solutions").glob("*/*.py")}
     rope |= {str(p.relative_to(ROOT)) for p in ROPE_TESTS.glob("*/*.py")}
     assert rope == set(ROPE_EXPECTED)
+    running = {str(p.relative_to(ROOT)) for p in (RUNNING / "solutions").glob("*/*.py")}
+    assert running == set(RUNNING_EXPECTED)
 
 
 @pytest.mark.parametrize("mode", ["run", "submit"])
@@ -95,6 +102,17 @@ def test_rope_sample_verdict(
     first) and its unrelated wrong answers (named as nothing) get their listed verdicts."""
     code, doc = grade_json(mode, ROOT / name, "--problem", str(ROPE))
     assert_verdict(name, mode, code, doc, ROPE_EXPECTED)
+
+
+@pytest.mark.parametrize("mode", ["run", "submit"])
+@pytest.mark.parametrize("name", sorted(RUNNING_EXPECTED))
+def test_running_total_sample_verdict(
+    name: str, mode: str, grade_json: Callable[..., tuple[int, Any]]
+) -> None:
+    """An exercise whose answer is a list of integers: its corpus gets its verdicts (a list
+    one short is a wrong shape, with no hint)."""
+    code, doc = grade_json(mode, ROOT / name, "--problem", str(RUNNING))
+    assert_verdict(name, mode, code, doc, RUNNING_EXPECTED)
 
 
 def test_rope_reference_scores_ten_of_ten(grade_json: Callable[..., tuple[int, Any]]) -> None:

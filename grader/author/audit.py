@@ -174,7 +174,7 @@ def _distance(got: Array | None, want: Array, case: Case) -> tuple[float | None,
     """Return how many tolerances off, and how far, the worst element of a table is."""
     if got is None or got.shape != want.shape:
         return None, None
-    with np.errstate(invalid="ignore", over="ignore"):
+    with np.errstate(invalid="ignore", over="ignore", divide="ignore"):
         err = np.abs(got - want)
         # An exact value is no tolerance off, even where the tolerance is 0 (exact answers).
         scaled = np.where(

@@ -24,7 +24,7 @@ from grader.errors import GraderError
 from grader.problem.cases import load_problem
 from grader.problem.rules import load_rules, load_staff
 from grader.ship.kitcheck import verify_learner
-from tests.conftest import CORPUS, ROOT, SAMPLES, Cli, plant_stand_ins
+from tests.conftest import CORPUS, ROOT, ROPE, SAMPLES, Cli, plant_stand_ins
 
 # The first exercise's formula, as it declares it: what no file of its kit may compute.
 FORMULA_CALL = re.compile(str(load_rules(ROOT).formula))
@@ -230,11 +230,22 @@ def test_verification_catches_a_leak(tmp_path: Path) -> None:
 @pytest.fixture(scope="module")
 def autograder(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """Build the Gradescope zip, unpack it as Gradescope does, run setup.sh's offline steps."""
+    return _build_autograder(tmp_path_factory.mktemp("gradescope"))
+
+
+@pytest.fixture(scope="module")
+def rope_autograder(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The same, for the second exercise."""
+    return _build_autograder(tmp_path_factory.mktemp("rope"), "--problem", str(ROPE))
+
+
+def _build_autograder(base: Path, *args: str) -> Path:
     from grader.cli import main
 
-    base = tmp_path_factory.mktemp("gradescope")
     archive = base / "autograder.zip"
-    assert main(["bundle", "gradescope", str(archive), "--visibility", "after_published"]) == 0
+    assert (
+        main(["bundle", "gradescope", str(archive), "--visibility", "after_published", *args]) == 0
+    )
     root = base / "autograder"
     (root / "source").mkdir(parents=True)
     with zipfile.ZipFile(archive) as z:
@@ -317,6 +328,45 @@ def _autograde(root: Path, files: dict[str, Path], *, links: bool = False) -> di
         assert test["visibility"] == "after_published"
         assert test["status"] in ("passed", "failed")
     return doc
+
+
+def test_rope_autograder_grades_its_own_exercise(rope_autograder: Path) -> None:
+    """The second exercise's autograder: a correct file scores 10, a known mistake fails
+    with its hint, and the zip holds its staff module but nothing of the first exercise."""
+    doc = _autograde(
+        rope_autograder, {"rope.py": ROPE / "solutions" / "correct" / "plain_loops.py"}
+    )
+    assert doc["score"] == 10
+    doc = _autograde(rope_autograder, {"rope.py": ROPE / "solutions" / "wrong" / "rotate_half.py"})
+    assert doc["score"] < 10 and doc["extra_data"]["diagnoses"] == ["rotate_half"]
+    source = rope_autograder / "source"
+    assert (source / "problem" / "staff.py").is_file()
+    assert "apply_rope" in (source / "problem" / "exercise.py").read_text()
+    assert not (source / "solutions" / "corpus.yaml").exists()
+
+
+def test_rope_kit_runs_its_examples_with_stored_tables(cli: Cli, tmp_path: Path) -> None:
+    """The second exercise's learner kit: its own public module and matcher, no staff
+    module; its grader runs the examples and names a mistake from the stored tables."""
+    kit = tmp_path / "kit"
+    assert cli("bundle", "learner", "--problem", ROPE, kit)[0] == 0
+    assert (kit / "problem" / "matching.py").is_file()
+    assert not (kit / "problem" / "staff.py").exists()
+    assert not (kit / "examples.yaml").read_text().count("sinusoidal")
+    done = _grader(
+        Path(sys.executable),
+        "run",
+        str(ROPE / "solutions" / "wrong" / "rotate_half.py"),
+        "--format",
+        "json",
+        cwd=kit,
+    )
+    doc = json.loads(done.stdout)
+    assert doc["extra_data"]["diagnoses"] == ["rotate_half"], done.stderr
+    done = _grader(
+        Path(sys.executable), "submit", str(ROPE / "solutions" / "reference.py"), cwd=kit
+    )
+    assert done.returncode == 2 and "only the visible examples" in done.stderr
 
 
 def test_autograder_correct(autograder: Path) -> None:

@@ -1,0 +1,134 @@
+"""The second exercise (exercises/rope) and the test exercise of one axis
+(tests/exercises/running_total), through every command the first one has: check, audit,
+add-case, batch and its class report, the page. (run and submit on their corpora are in
+test_samples.py; their bundles in ship/test_bundle.py.)"""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+import yaml
+
+from grader.sandbox.limits import Limits
+from grader.sandbox.walls import resolve_backend
+from grader.serve.page import Server
+from grader.states import Mode
+from tests.conftest import ROOT, ROPE, Cli
+
+RUNNING = ROOT / "tests" / "exercises" / "running_total"
+EXERCISES = pytest.mark.parametrize("root", [ROPE, RUNNING], ids=["rope", "running_total"])
+# A wrong variant of each, and the hint it earns.
+WRONG = {
+    ROPE: ("wrong/rotate_half.py", "rotate_half"),
+    RUNNING: ("wrong/exclusive.py", "exclusive"),
+}
+
+
+def _copy(root: Path, dest: Path) -> Path:
+    shutil.copytree(root, dest, ignore=shutil.ignore_patterns("__pycache__"))
+    return dest
+
+
+@EXERCISES
+def test_check_accepts_the_exercise(cli: Cli, root: Path) -> None:
+    code, out, err = cli("check", "--problem", root)
+    assert code == 0 and out.startswith("problem OK"), err
+
+
+@pytest.mark.slow
+@EXERCISES
+def test_audit_catches_every_wrong_variant(cli: Cli, root: Path) -> None:
+    code, out, err = cli("audit", "--problem", root)
+    assert code == 0 and "survivors: none" in out and "audit: clean" in out, err
+
+
+@pytest.mark.parametrize(
+    ("root", "inputs", "written"),
+    [
+        (
+            ROPE,
+            ["x=seed:7:3x4", "positions=0:3"],
+            {"x": {"seed": 7, "shape": [3, 4]}, "positions": {"range": [0, 3]}},
+        ),
+        (
+            ROPE,
+            ["x=[[1.5, -2], [0, 3]]", "positions=9,4"],
+            {"x": [[1.5, -2], [0, 3]], "positions": [9, 4]},
+        ),
+        (RUNNING, ["values=-5:5"], {"values": {"range": [-5, 5]}}),
+    ],
+)
+def test_add_case_takes_the_declared_inputs_by_name(
+    cli: Cli, tmp_path: Path, root: Path, inputs: list[str], written: dict[str, object]
+) -> None:
+    """add-case writes each input in the form a case file uses (a seed stays a seed), and
+    the folder still checks."""
+    problem = _copy(root, tmp_path / "problem")
+    pairs = [arg for pair in inputs for arg in ("--input", pair)]
+    args = ["--name", "added", "--no-audit", "--why", "A test."]
+    code, _, err = cli("add-case", "--problem", problem, *pairs, *args)
+    assert code == 0, err
+    (path,) = (problem / "hidden_tests").glob("*_added.yaml")
+    assert yaml.safe_load(path.read_text())["input"] == written
+    assert cli("check", "--problem", problem)[0] == 0
+
+
+def test_add_case_reads_inputs_from_a_file_and_names_what_is_wrong(
+    cli: Cli, tmp_path: Path
+) -> None:
+    problem = _copy(ROPE, tmp_path / "problem")
+    inputs = tmp_path / "inputs.yaml"
+    inputs.write_text("x: {seed: 3, shape: [2, 6]}\npositions: [1, 2, 3]\n")
+    code, _, err = cli("add-case", "--problem", problem, "--inputs-file", inputs, "--why", "W.")
+    assert code == 2 and "positions must hold one entry per row of x" in err
+    inputs.write_text("x: {seed: 3, shape: [2, 6]}\n")
+    code, _, err = cli("add-case", "--problem", problem, "--inputs-file", inputs, "--why", "W.")
+    assert code == 2 and "positions is missing" in err
+    code, _, err = cli(
+        "add-case",
+        "--problem",
+        problem,
+        "--inputs-file",
+        inputs,
+        "--input",
+        "positions=1,2",
+        "--no-audit",
+        "--why",
+        "Two rows.",
+    )
+    assert code == 0, err
+
+
+@pytest.mark.slow
+@EXERCISES
+def test_batch_and_its_class_report(cli: Cli, tmp_path: Path, root: Path) -> None:
+    """A class of three: the reference, a known mistake, a file with no such function."""
+    wrong, code_name = WRONG[root]
+    folder = tmp_path / "class"
+    folder.mkdir()
+    shutil.copy(root / "solutions" / "reference.py", folder / "ann.py")
+    shutil.copy(root / "solutions" / wrong, folder / "bob.py")
+    (folder / "cy.py").write_text("def something_else():\n    return 1\n")
+    out = tmp_path / "out"
+    code, _, err = cli("batch", "--problem", root, folder, "--out", out)
+    assert code == 0, err  # the class was graded, whatever its scores
+    report = (out / "report.md").read_text()
+    assert "| 3 | 3 | 1 |" in report
+    assert code_name in report and "learners: bob" in report
+
+
+@EXERCISES
+def test_the_page_shows_the_exercise_and_grades_it(root: Path) -> None:
+    """The page is titled as the statement is, holds no other exercise's widget, and Run
+    grades the reference through the same pipeline."""
+    app = Server(
+        root=root, limits=Limits(), choice=resolve_backend("auto", require=False), token="t"
+    )
+    page = app.page().decode()
+    title = (root / "problem" / "statement.md").read_text().splitlines()[0].removeprefix("# ")
+    assert f"<title>{title}: practice</title>" in page and 'id="widget"' not in page
+    doc = app.grade(Mode.RUN, (root / "solutions" / "reference.py").read_text())
+    assert doc["score"] == doc["max_score"] == 2
+    assert all(len(t["want"]) >= 1 for t in doc["tables"])
