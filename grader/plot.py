@@ -52,15 +52,20 @@ def write_plot(report: Report, path: Path) -> CaseResult:
     if want is None:
         raise GraderError(f"no expected table to draw for {case.name}")
     got = case.got
+    if want.ndim == 1:  # an answer of one axis is drawn as one row
+        want = want.reshape(1, -1)
+        got = None if got is None or got.ndim != 1 else got.reshape(1, -1)
     comparable = got is not None and got.shape == want.shape
     fig, axes = plt.subplots(1, 3, figsize=(13, 4.2), constrained_layout=True)
     fig.suptitle(plot_title(f"{report.submission}: {case.name} ({case.outcome.label})"))
-    _heatmap(fig, axes[0], want, "expected", "RdBu_r", (-1.0, 1.0))
+    # One colour scale for expected and got, symmetric, at least [-1, 1] (an encoding's).
+    scale = max(1.0, float(np.nanmax(np.abs(want)))) if want.size else 1.0
+    _heatmap(fig, axes[0], want, "expected", "RdBu_r", (-scale, scale))
     if comparable:
         assert got is not None
         with np.errstate(invalid="ignore"):
             err = np.abs(got - want)
-        _heatmap(fig, axes[1], got, "got", "RdBu_r", (-1.0, 1.0))
+        _heatmap(fig, axes[1], got, "got", "RdBu_r", (-scale, scale))
         top = float(np.nanmax(err)) if np.isfinite(err).any() else 1.0
         _heatmap(fig, axes[2], err, f"|error| (max {top:.3g})", "magma", (0.0, max(top, 1e-12)))
     else:
@@ -72,7 +77,7 @@ def write_plot(report: Report, path: Path) -> CaseResult:
     labels = list(case.labels) or None
     for ax in axes[: 3 if comparable else 1]:
         ax.xaxis.set_major_locator(MaxNLocator(integer=True))
-        ax.set_xlabel("column (2i = sin, 2i+1 = cos of pair i)")
+        ax.set_xlabel("column")
         ax.set_ylabel("row")
         if labels is not None and len(labels) <= 24:
             ax.set_yticks(range(len(labels)), [str(p) for p in labels])

@@ -38,30 +38,6 @@ TINY = 1e-12
 # The mistakes whose rows are turned by their row number rather than their position.
 ROW_INDEX_MISTAKES = frozenset({"row_index_not_position"})
 
-HINTS: dict[str, str] = {
-    "rotate_half": "you rotated pairs (i, i + d/2), the GPT-NeoX/Llama layout; this exercise "
-    "rotates adjacent pairs",
-    "halves_with_interleaved_angles": "you rotated pairs (i, i + d/2) with the angles "
-    "repeated for adjacent columns: rotate adjacent columns (2i, 2i + 1) together, both by "
-    "pair i's angle",
-    "pairs_with_concatenated_angles": "the pairs are adjacent, but the angles are laid out "
-    "as two copies side by side (the cat((freqs, freqs)) cache of GPT-NeoX/Llama): columns "
-    "2i and 2i + 1 must both use pair i's angle, so repeat each angle twice in place",
-    "sign_flipped": "every pair turns the wrong way: the rotation is by +angle, "
-    "out[2i] = x[2i] cos - x[2i+1] sin and out[2i+1] = x[2i] sin + x[2i+1] cos",
-    "swapped_sin_cos": "sine and cosine look swapped: out[2i] = x[2i] cos - x[2i+1] sin, so "
-    "that position 0 leaves the row unchanged",
-    "wrong_base": "the frequencies use the wrong base: it is 10000, in 10000 ** (-2i / d)",
-    "exponent_i_over_d": "the frequencies look like 10000 ** (-i / d) with i the pair index "
-    "(the same as base 100): pair i's exponent is -2i / d, with the base 10000",
-    "row_index_not_position": "each row is rotated by its row number instead of its "
-    "position: row k must use the angle of positions[k]",
-    "low_precision_float32": "small positions are right but larger ones drift: the angles "
-    "look computed in float32, as in most PyTorch RoPE caches; compute position * frequency "
-    "in float64",
-    "low_precision_float16": "the values are right to about 3 decimals at best: the rotation "
-    "looks computed in float16; compute in float64",
-}
 
 
 def code_of(key: str) -> str:
