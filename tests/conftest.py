@@ -248,24 +248,33 @@ SECRECY_LIMITS = Limits(case_seconds=1.0, budget_seconds=4.0)
 HIDDEN = load_problem(ROOT).hidden
 
 
-def vocabulary(file: str, limits: Limits = SECRECY_LIMITS) -> set[Block]:
+def vocabulary(file: str, limits: Limits = SECRECY_LIMITS, root: Path = ROOT) -> set[Block]:
     """Return every block a hidden case of ``file`` may render to under ``limits``."""
-    words = Vocabulary(load_rules(ROOT), slots(limits, file, load_exercise(ROOT)))
+    words = Vocabulary(load_rules(root), slots(limits, file, load_exercise(root)))
     return set(words.hidden_blocks())
 
 
-def output_of(block: Block) -> str:
+def output_of(block: Block, root: Path = ROOT) -> str:
     """Return a block as the JSON test's output holds it."""
-    return block.sentence + (f"\nhint: {HINTS[block.hint]}" if block.hint else "")
+    hints = load_rules(root).hints
+    return block.sentence + (f"\nhint: {hints[block.hint]}" if block.hint else "")
 
 
 def assert_closed(
-    doc: dict[str, Any], file: str, limits: Limits = SECRECY_LIMITS, *, batch: bool = False
+    doc: dict[str, Any],
+    file: str,
+    limits: Limits = SECRECY_LIMITS,
+    *,
+    batch: bool = False,
+    root: Path = ROOT,
 ) -> None:
-    """Fail unless every part of a submit report is one the vocabulary allows."""
-    blocks = vocabulary(file, limits)
-    outputs = {output_of(b): b for b in blocks}
-    for test, case in zip(doc["tests"], HIDDEN, strict=True):
+    """Fail unless every part of a submit report is one the vocabulary of the exercise at
+    ``root`` allows."""
+    blocks = vocabulary(file, limits, root)
+    outputs = {output_of(b, root): b for b in blocks}
+    hidden = HIDDEN if root == ROOT else load_problem(root).hidden
+    hints = load_rules(root).hints
+    for test, case in zip(doc["tests"], hidden, strict=True):
         assert test["name"] == case.name
         assert test["output"] in outputs, test["output"]
         block = outputs[test["output"]]
@@ -291,14 +300,14 @@ def assert_closed(
     assert set(extra["warnings"]) <= {PRINTED_WARNING}
     lines = set(doc["output"].splitlines())
     allowed = {"", f"warning: {PRINTED_WARNING}"}
-    allowed |= {f"{mark} {c.name}" for c in HIDDEN for mark in ("PASS", "FAIL")}
+    allowed |= {f"{mark} {c.name}" for c in hidden for mark in ("PASS", "FAIL")}
     allowed |= {f"     {line}" for b in blocks for line in b.sentence.splitlines()}
-    allowed |= {f"     hint: {h}" for h in HINTS.values()}
-    allowed |= {f"likely mistake: {h}" for h in HINTS.values()}
-    allowed |= {f"score: {k}/{len(HIDDEN)}" for k in range(len(HIDDEN))}
-    allowed |= {f"score: {len(HIDDEN)}/{len(HIDDEN)}  all passed"}
+    allowed |= {f"     hint: {h}" for h in hints.values()}
+    allowed |= {f"likely mistake: {h}" for h in hints.values()}
+    allowed |= {f"score: {k}/{len(hidden)}" for k in range(len(hidden))}
+    allowed |= {f"score: {len(hidden)}/{len(hidden)}  all passed"}
     header = doc["output"].split("\n\n")[0].splitlines()
-    assert header[0] == f"grader submit: {file} on {len(HIDDEN)} hidden cases"
+    assert header[0] == f"grader submit: {file} on {len(hidden)} hidden cases"
     assert header[1].startswith("sandbox: ") and header[2].startswith("limits: ")
     # The walls line comes from the child's report, sent before the submission ran.
     walls = [line for line in header[3:] if line.startswith("walls: ")]

@@ -75,6 +75,36 @@ def test_attack_gets_only_the_vocabulary(attack: str, backend: str, cli: Cli) ->
     assert_no_hidden_numbers(out)
 
 
+# The secrecy attacks on the second exercise, whose inputs hold a table of floats sent as raw
+# bytes: each attack's own behaviour (sleeps, crashes, forged frames, chosen exceptions) runs
+# in a call of apply_rope. Those that try to carry data out, and the crash that breaks the
+# channel, under each backend.
+ROPE_ATTACKS = sorted(a for a in SECRECY if a.startswith(("leak_", "chooser_")))
+ROPE_CALL = """
+
+def apply_rope(x, positions):
+    return sinusoidal_positions(positions, len(x[0]))
+"""
+
+
+@pytest.mark.parametrize("backend", backends())
+@pytest.mark.parametrize("attack", [*ROPE_ATTACKS, "crash_event_list"])
+def test_attack_on_rope_gets_only_its_vocabulary(
+    attack: str, backend: str, cli: Cli, tmp_path: Path
+) -> None:
+    """Through the second exercise, the attack's report holds rope's vocabulary alone, and
+    the grader survives."""
+    path = tmp_path / f"{attack}.py"
+    path.write_text((ATTACKS / f"{attack}.py").read_text() + ROPE_CALL)
+    args = ("--problem", str(ROPE), "--sandbox", backend, *FLAGS, "--format", "json")
+    code, out, err = cli("submit", path, *args)
+    assert code in (0, 1), err
+    doc = json.loads(out)
+    assert_closed(doc, path.name, SECRECY_LIMITS, root=ROPE)
+    assert doc["extra_data"]["sandbox"].startswith(backend)
+    assert "LEAK" not in out and "Leak" not in out
+
+
 @pytest.mark.parametrize("attack", sorted(p.stem for p in ATTACKS.glob("*.py")))
 def test_submit_writes_nothing_on_stderr(attack: str, tmp_path: Path) -> None:
     """Whatever a submission does, the grader's own process says nothing on stderr, which
