@@ -90,6 +90,9 @@ class _Talk:
         self.hard_deadline = self.deadline + limits.case_seconds * len(cases)
         self.case_started = 0.0
         self.ending: Ending | None = None
+        # The last limit at which what had already arrived was read before judging the
+        # clock: the parent may have been busy (loading the problem) while the child spoke.
+        self.drained_at: float | None = None
 
     @property
     def loaded(self) -> bool:
@@ -101,9 +104,14 @@ class _Talk:
             if self.budget.spent(now):
                 return Ending(EndState.BUDGET, self.order.current, self.loaded)
             limit = min(self.deadline, self.hard_deadline, self.budget.end or self.hard_deadline)
+            wait = limit - now
             if now >= limit:
-                return self.stopped(EndState.TIMEOUT)
-            for key, _ in self.sel.select(limit - now):
+                # What the child said in time counts, though the parent reads it late: read
+                # what is there once, then judge the clock again (a new frame may move it).
+                if self.drained_at == limit:
+                    return self.stopped(EndState.TIMEOUT)
+                self.drained_at, wait = limit, 0.0
+            for key, _ in self.sel.select(wait):
                 if key.data == "stdin":
                     self.write_request(key.fd)
                 else:
@@ -169,9 +177,11 @@ class _Talk:
                 self.run.results[c.id] = Raw(Kind.LOAD_ERROR, info=info)
             self.ending = Ending(EndState.LOAD_ERROR)
         elif event is Event.LOADED:
-            # Only now does the child learn any input; the first case runs from here on.
+            # Only now does the child learn any input; the first case runs from here on,
+            # and every case's time counts from here, however late the parent read this.
             self.budget.start(now)
             self.case_started = now
+            self.hard_deadline = now + self.child.limits.case_seconds * len(self.cases)
             self.pending = memoryview(_request(tuple(self.cases)))
             assert self.child.proc.stdin is not None
             # Most requests fit the pipe: written at once, without waiting to be told the

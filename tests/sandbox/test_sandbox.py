@@ -161,3 +161,34 @@ def test_a_request_larger_than_the_pipe(cli: Cli, tmp_path: Path) -> None:
     (root / "hidden_tests" / "11_scattered.yaml").write_text(yaml.safe_dump(case))
     code, out, err = cli("submit", "--problem", root, ROOT / "solutions" / "reference.py")
     assert code == 0 and "score: 11/11" in out, err
+
+
+def test_a_slow_parent_is_not_the_learners_import_time(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The parent loads the problem while the child imports the submission: when that takes
+    longer than the start-up limit (a large suite, a slow machine), the child's "loaded",
+    sent in time, still counts, and every case's time runs from when the inputs are sent."""
+    import time
+
+    from grader.pipeline import grade
+    from grader.problem import cases
+    from grader.sandbox.limits import Limits
+    from grader.sandbox.walls import resolve_backend
+    from grader.states import Mode
+
+    load = cases.load_problem
+
+    def slow(root: Path) -> cases.Problem:
+        problem = load(root)
+        time.sleep(2.5)  # past the start-up limit, and past start-up plus every case's time
+        return problem
+
+    monkeypatch.setattr(cases, "load_problem", slow)
+    limits = Limits(startup_seconds=1.0, case_seconds=0.1, budget_seconds=10.0)
+    report = grade(
+        submission=ROOT / "solutions" / "reference.py",
+        problem_root=ROOT,
+        mode=Mode.RUN,
+        limits=limits,
+        choice=resolve_backend("auto", require=False),
+    )
+    assert [c.outcome.value for c in report.cases] == ["passed", "passed"]
