@@ -48,6 +48,16 @@ class Case:
     max_score: float = 1.0
     known_failing: tuple[tuple[str, str], ...] = ()
 
+    @property
+    def held(self) -> int:
+        """Return how many values the case holds: its answer's, and its inputs' (a list's
+        items, a table's cells, an integer as one)."""
+        inputs = (
+            len(v) if isinstance(v, tuple) else int(getattr(v, "size", 1))
+            for v in self.inputs.values()
+        )
+        return math.prod(self.shape) + sum(inputs)
+
 
 Expected = tuple[float, ...] | tuple[tuple[float, ...], ...]
 

@@ -40,9 +40,12 @@ if TYPE_CHECKING:  # numpy loads in check_expected, once the child has been star
     from grader.compare import Array
 
 # Bounds of the hidden suite, so that `check` takes bounded time and memory on any folder:
-# how many case files, how many bytes in all, how many entries of the folder are looked at.
+# how many case files, bytes and entries of the folder are read, and how many values the
+# cases hold in all (a few bytes of YAML, a range or a seed, can stand for millions): 16
+# million float64s, 128 MiB, four of the largest cases the first exercise allows.
 MAX_CASE_FILES = 200
 MAX_SUITE_BYTES = 2 << 20
+MAX_SUITE_VALUES = 16_000_000
 MAX_FOLDER_ENTRIES = 10 * MAX_CASE_FILES
 
 
@@ -255,15 +258,20 @@ def _hidden_cases(
     if not files and not folder_issues and not is_learner_bundle(root):
         issues.append(Issue(f"{HIDDEN_DIR}/", "(folder)", "no case files (*.yaml) found"))
     hidden: list[Case] = []
+    held = 0
     for path in files:
+        if held > MAX_SUITE_VALUES:
+            message = f"its cases hold more than {MAX_SUITE_VALUES} values (inputs and answers)"
+            issues.append(Issue(f"{HIDDEN_DIR}/", "(folder)", f"{message}; the rest are not read"))
+            break
         where = f"{HIDDEN_DIR}/{display(path.name)}"
         found: list[Issue] = []
         loaded = None
         try:
             loaded = _read(path)
-            hidden.append(
-                parse_case(loaded.data, where=where, visible=False, base=base, schema=schema)
-            )
+            case = parse_case(loaded.data, where=where, visible=False, base=base, schema=schema)
+            hidden.append(case)
+            held += case.held
         except Bad as bad:
             found.append(Issue(where, bad.field, str(bad), bad.line))
         except Bads as bads:

@@ -18,7 +18,7 @@ import pytest
 
 from grader.problem import casefile, cases
 from grader.problem.cases import load_problem
-from tests.conftest import CORPUS, ROOT, Cli
+from tests.conftest import CORPUS, ROOT, ROPE, Cli
 
 VALID = "input: {positions: [1, 2], d_model: 4}\n"
 
@@ -539,3 +539,25 @@ def test_a_number_only_yaml_1_1_reads_so_is_refused(
     _case(problem_copy, "11_odd.yaml", text)
     [issue] = _issues_of(cli, problem_copy, "11_odd.yaml")
     assert issue.startswith(f"hidden_tests/11_odd.yaml:3: input.positions[0]: {written!r} is")
+
+
+def test_a_suite_of_few_bytes_and_millions_of_values_is_one_issue(cli: Cli, tmp_path: Path) -> None:
+    """Generated inputs: 60 files of 90 bytes, each a million values to generate. The suite
+    stops being read past its bound on values, in one issue, in bounded memory."""
+    import shutil
+
+    from grader.problem import cases
+
+    problem = tmp_path / "rope"
+    shutil.copytree(ROPE, problem, ignore=shutil.ignore_patterns("__pycache__"))
+    for i in range(60):
+        (problem / "hidden_tests" / f"{20 + i}_big.yaml").write_text(
+            f"name: big{i}\nwhy: w\ninput:\n  x: {{seed: {i}, shape: [1000, 1000]}}\n"
+            "  positions: {range: [0, 1000]}\n"
+        )
+    code, _, err = cli("check", "--problem", problem)
+    assert code == 2
+    assert (
+        f"hidden_tests/: (folder): its cases hold more than {cases.MAX_SUITE_VALUES} values "
+        "(inputs and answers); the rest are not read"
+    ) in err
