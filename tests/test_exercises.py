@@ -90,6 +90,18 @@ def test_add_case_reads_inputs_from_a_file_and_names_what_is_wrong(
         "add-case",
         "--problem",
         problem,
+        "--input",
+        "x=seed:99999999999:2x2",
+        "--input",
+        "positions=1,2",
+        "--why",
+        "W.",
+    )
+    assert code == 2 and "x.seed: must be an integer from 0 to 4294967295" in err
+    code, _, err = cli(
+        "add-case",
+        "--problem",
+        problem,
         "--inputs-file",
         inputs,
         "--input",

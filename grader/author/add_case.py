@@ -178,7 +178,12 @@ def add_case(root: Path, *, inputs: dict[str, object], name: str | None, why: st
     try:
         checked = check_inputs(inputs, schema)
     except InvalidInputs as exc:
-        raise GraderError(f"invalid case: {exc}") from None
+        # Each problem names its field where its sentence does not already (x.seed).
+        said = [
+            str(p) if not p.field or str(p).startswith(p.field) else f"{p.field}: {p}"
+            for p in exc.problems
+        ]
+        raise GraderError(f"invalid case: {'; '.join(said)}") from None
     folder = root / HIDDEN_DIR
     numbers = [
         int(m.group(1)) for p in folder.glob("*.yaml") if (m := re.match(r"^(\d+)_", p.name))
