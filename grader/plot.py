@@ -44,7 +44,9 @@ def pick_case(report: Report) -> CaseResult:
     return (failing or list(report.cases))[0]
 
 
-def write_plot(report: Report, path: Path) -> CaseResult:
+def write_plot(
+    report: Report, path: Path, axes_named: tuple[str, str] = ("row", "column")
+) -> CaseResult:
     """Write one PNG with three labelled panels; return the case it shows."""
     plt, MaxNLocator = require_matplotlib()
     case = pick_case(report)
@@ -74,11 +76,11 @@ def write_plot(report: Report, path: Path) -> CaseResult:
             ax.set_title(title)
             ax.text(0.5, 0.5, reason, ha="center", va="center", transform=ax.transAxes)
             ax.set_axis_off()
-    labels = list(case.labels) or None
+    labels = list(case.labels) or None  # the rows' (the exercise's ROWS input)
     for ax in axes[: 3 if comparable else 1]:
         ax.xaxis.set_major_locator(MaxNLocator(integer=True))
-        ax.set_xlabel("column")
-        ax.set_ylabel("row")
+        ax.set_ylabel(axes_named[0])
+        ax.set_xlabel(axes_named[1])
         if labels is not None and len(labels) <= 24:
             ax.set_yticks(range(len(labels)), [str(p) for p in labels])
     try:

@@ -41,6 +41,8 @@ INPUTS = InputSchema(
 # Each row of the answer encodes one entry of positions, whatever the others are.
 ROWS = "positions"
 ROW_INPUTS = ("positions",)
+# How pictures (--plot) name the table's axes.
+LABELS = ("row (position)", "column (2i = sin, 2i+1 = cos of pair i)")
 # The kit's code must compute no sine or cosine: that would be the answer.
 FORMULA = r"\b(?:sin|cos)\s*\("
 

@@ -71,8 +71,9 @@ def _grade(args: argparse.Namespace, root: Path, choice: Any) -> int:
         sys.stdout.write(render_text(report, colour=use_colour(sys.stdout)))
     if plot_to is not None:
         from grader.plot import write_plot
+        from grader.problem.rules import load_rules
 
-        shown = write_plot(report, plot_to)
+        shown = write_plot(report, plot_to, load_rules(root).labels)
         from grader.names import display
 
         # The path holds the submission's name: shown as every name is, escapes visible.

@@ -38,6 +38,7 @@ PUBLIC_NAMES = (
     "ROWS",
     "ROW_INPUTS",
     "FORMULA",
+    "LABELS",
     "diagnose",
     "where",
     "same_rows",
@@ -55,7 +56,8 @@ class Rules:
     wrong values of the right shape can. ``rows``: the input
     whose items label the answer's rows; ``row_inputs`` the inputs each row depends on
     item by item (a kit holding a hidden case's rows gives them away). ``formula``: a
-    pattern the kit's code must not match (it would compute the answer). ``diagnose``,
+    pattern the kit's code must not match (it would compute the answer); ``labels`` name
+    the answer's rows and columns in pictures. ``diagnose``,
     ``where`` and ``same_rows`` are the module's own functions, or None.
     """
 
@@ -68,6 +70,7 @@ class Rules:
     rows: str | None = None
     row_inputs: tuple[str, ...] = ()
     formula: str | None = None
+    labels: tuple[str, str] = ("row", "column")  # the answer's axes, in pictures
     diagnose: Callable[..., str | None] | None = None
     where: Callable[[Mapping[str, Any], int, int], str] | None = None
     same_rows: Callable[[Mapping[str, Any], Mapping[str, Any]], bool] | None = None
@@ -117,6 +120,7 @@ def load_rules(root: Path) -> Rules:
         rows=found.get("ROWS"),
         row_inputs=tuple(found.get("ROW_INPUTS", ())),
         formula=found.get("FORMULA"),
+        labels=tuple(found.get("LABELS", ("row", "column"))),
         diagnose=found.get("diagnose"),
         where=found.get("where"),
         same_rows=found.get("same_rows"),

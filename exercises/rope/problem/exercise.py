@@ -59,6 +59,8 @@ INPUTS = InputSchema(
 # Each row of the answer rotates its own row of x by its own position.
 ROWS = "positions"
 ROW_INPUTS = ("x", "positions")
+# How pictures (--plot) name the answer's axes.
+LABELS = ("row (position)", "column (pair i: columns 2i and 2i+1)")
 # The kit's code must compute no sine or cosine: that would be the answer.
 FORMULA = r"\b(?:sin|cos)\s*\("
 
