@@ -144,3 +144,25 @@ def test_the_page_shows_the_exercise_and_grades_it(root: Path) -> None:
     doc = app.grade(Mode.RUN, (root / "solutions" / "reference.py").read_text())
     assert doc["score"] == doc["max_score"] == 2
     assert all(len(t["want"]) >= 1 for t in doc["tables"])
+
+
+def test_rope_statement_states_its_declared_domain() -> None:
+    """Learners must know the domain: each bound rope's public module declares is in the
+    statement's Domain paragraph."""
+    from grader.problem.rules import import_module
+
+    declared = import_module(ROPE, "exercise")
+    text = (ROPE / "problem" / "statement.md").read_text()
+    domain = text[text.index("**Domain.**") :].split("\n\n")[0]
+    for bound in (
+        declared.MAX_ROWS,
+        declared.MAX_WIDTH,
+        declared.MAX_VALUES,
+        declared.MAX_POSITION,
+        int(declared.MAX_ENTRY),
+    ):
+        assert f"{bound:,}" in domain, bound
+    fields = {f.name: f for f in declared.INPUTS.fields}
+    assert (
+        fields["x"].high == declared.MAX_ENTRY and fields["positions"].high == declared.MAX_POSITION
+    )
