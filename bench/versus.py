@@ -2,13 +2,16 @@
 
     git worktree add /tmp/base COMMIT
     .venv/bin/python bench/versus.py /tmp/base            # 3 rounds, class of 200
+    .venv/bin/python bench/versus.py /tmp/base --copies solutions/reference.py
 
 Each round runs, once per tree, with that tree first on PYTHONPATH (so the same interpreter
 and packages serve both): `grader batch` on the benchmark's class, recording the wall time
 and the whole machine's busy CPU time over it (from /proc/stat); `grader submit` of the
 reference; and `import grader.cli` under `-X importtime` (its cumulative import time).
-Both trees are compiled to bytecode first. Taking turns spreads the shared machine's slow
-moments over both versions alike; medians are printed as Markdown.
+With --copies the class is that many copies of one file instead of the benchmark's mix.
+Both trees are compiled to bytecode first. Taking turns (the other way round every other
+round) spreads the shared machine's slow moments over both versions alike; medians are
+printed as Markdown, with the median of each round's ratio of the two.
 """
 
 from __future__ import annotations
@@ -92,6 +95,7 @@ def main() -> None:
     parser.add_argument("other", type=Path, help="a checkout of another version")
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--size", type=int, default=200)
+    parser.add_argument("--copies", type=Path, help="a class of copies of this one file")
     args = parser.parse_args()
     trees = {"other": args.other.resolve(), "this": ROOT}
     for tree in trees.values():
@@ -101,16 +105,22 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as tmp:
         folder = Path(tmp) / "class"
         folder.mkdir()
-        make_class(folder, args.size)
+        if args.copies is None:
+            make_class(folder, args.size)
+        else:
+            for i in range(args.size):
+                shutil.copy(args.copies, folder / f"learner{i:04d}.py")
         runs: dict[str, list[tuple[float, float]]] = {name: [] for name in trees}
         submits: dict[str, list[float]] = {name: [] for name in trees}
         starts: dict[str, list[float]] = {name: [] for name in trees}
-        for _ in range(args.rounds):
-            for name, tree in trees.items():
+        for turn in range(args.rounds):
+            # Every other round the other way round: neither goes first in every pair.
+            for name, tree in list(trees.items())[:: -1 if turn % 2 else 1]:
                 runs[name].append(one_batch(tree, folder, Path(tmp) / "out"))
                 submits[name].append(one_submit(tree))
                 starts[name].append(start_up(tree))
-    print(f"class of {args.size}, {args.rounds} rounds in turn, medians\n")
+    what = "the benchmark's mix" if args.copies is None else f"copies of {args.copies.name}"
+    print(f"class of {args.size} ({what}), {args.rounds} rounds in turn, medians\n")
     print("| version | batch wall | submissions/s | busy CPU per submission | submit | start-up |")
     print("|---|---:|---:|---:|---:|---:|")
     for name, tree in trees.items():
@@ -122,6 +132,22 @@ def main() -> None:
             f"| {name} ({tree.name}) | {wall:.2f} s | {args.size / wall:.1f} | "
             f"{1000 * cpu / args.size:.1f} ms | {1000 * submit:.0f} ms | {1000 * start:.1f} ms |"
         )
+    batch_ratio = statistics.median(
+        t / o for (t, _), (o, _) in zip(runs["this"], runs["other"], strict=True)
+    )
+    submit_ratio = statistics.median(
+        t / o for t, o in zip(submits["this"], submits["other"], strict=True)
+    )
+    print(
+        f"\nthis / other, the median of each round's ratio (runs one after the other): "
+        f"batch {batch_ratio:.3f}, submit {submit_ratio:.3f}"
+    )
+    print("\nevery round, batch wall s / submit ms:")
+    for name in trees:
+        rounds = ", ".join(
+            f"{w:.2f}/{1000 * s:.0f}" for (w, _), s in zip(runs[name], submits[name], strict=True)
+        )
+        print(f"- {name}: {rounds}")
 
 
 if __name__ == "__main__":
