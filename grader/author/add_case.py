@@ -159,6 +159,27 @@ def given_inputs(schema: InputSchema, pairs: Sequence[str], file: Path | None) -
     return raw
 
 
+def _checked(inputs: dict[str, object], schema: InputSchema) -> Inputs:
+    """Return the given inputs checked against the exercise's declaration; GraderError
+    naming every field that is unknown, missing or wrong."""
+    unknown = [k for k in inputs if k not in schema.names]
+    missing = [k for k in schema.names if k not in inputs]
+    if unknown or missing:
+        said = [unknown_key(k, schema.names) for k in unknown] + [
+            f"{k} is missing (give --input {k}=VALUE)" for k in missing
+        ]
+        raise GraderError(f"invalid case: {'; '.join(said)}")
+    try:
+        return check_inputs(inputs, schema)
+    except InvalidInputs as exc:
+        # Each problem names its field where its sentence does not already (x.seed).
+        said = [
+            str(p) if not p.field or str(p).startswith(p.field) else f"{p.field}: {p}"
+            for p in exc.problems
+        ]
+        raise GraderError(f"invalid case: {'; '.join(said)}") from None
+
+
 def add_case(root: Path, *, inputs: dict[str, object], name: str | None, why: str) -> Path:
     """Validate a new hidden case and write it as the next numbered file; return its path."""
     problem = load_problem(root)
@@ -168,22 +189,7 @@ def add_case(root: Path, *, inputs: dict[str, object], name: str | None, why: st
         statement_text(root)
     except Refused as refused:
         raise GraderError(f"{STATEMENT_FILE}: {refused}; no case written") from None
-    unknown = [k for k in inputs if k not in schema.names]
-    missing = [k for k in schema.names if k not in inputs]
-    if unknown or missing:
-        said = [unknown_key(k, schema.names) for k in unknown] + [
-            f"{k} is missing (give --input {k}=VALUE)" for k in missing
-        ]
-        raise GraderError(f"invalid case: {'; '.join(said)}")
-    try:
-        checked = check_inputs(inputs, schema)
-    except InvalidInputs as exc:
-        # Each problem names its field where its sentence does not already (x.seed).
-        said = [
-            str(p) if not p.field or str(p).startswith(p.field) else f"{p.field}: {p}"
-            for p in exc.problems
-        ]
-        raise GraderError(f"invalid case: {'; '.join(said)}") from None
+    checked = _checked(inputs, schema)
     folder = root / HIDDEN_DIR
     numbers = [
         int(m.group(1)) for p in folder.glob("*.yaml") if (m := re.match(r"^(\d+)_", p.name))
