@@ -105,7 +105,10 @@ def test_rope_sample_verdict(
 
 
 @pytest.mark.parametrize("mode", ["run", "submit"])
-@pytest.mark.parametrize("name", sorted(RUNNING_EXPECTED))
+@pytest.mark.parametrize(
+    "name",
+    [n if "one_short" in n else pytest.param(n, marks=pytest.mark.slow) for n in RUNNING_EXPECTED],
+)
 def test_running_total_sample_verdict(
     name: str, mode: str, grade_json: Callable[..., tuple[int, Any]]
 ) -> None:

@@ -87,6 +87,7 @@ def apply_rope(x, positions):
 """
 
 
+@pytest.mark.slow  # the security suites run whole on every Python: the fast lane stays short
 @pytest.mark.parametrize("backend", backends())
 @pytest.mark.parametrize("attack", [*ROPE_ATTACKS, "crash_event_list"])
 def test_attack_on_rope_gets_only_its_vocabulary(
