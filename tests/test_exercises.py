@@ -80,36 +80,20 @@ def test_add_case_reads_inputs_from_a_file_and_names_what_is_wrong(
 ) -> None:
     problem = _copy(ROPE, tmp_path / "problem")
     inputs = tmp_path / "inputs.yaml"
+
+    def add(*args: object) -> tuple[int, str]:
+        code, _, err = cli("add-case", "--problem", problem, *args, "--why", "W.")
+        return code, err
+
     inputs.write_text("x: {seed: 3, shape: [2, 6]}\npositions: [1, 2, 3]\n")
-    code, _, err = cli("add-case", "--problem", problem, "--inputs-file", inputs, "--why", "W.")
+    code, err = add("--inputs-file", inputs)
     assert code == 2 and "positions must hold one entry per row of x" in err
     inputs.write_text("x: {seed: 3, shape: [2, 6]}\n")
-    code, _, err = cli("add-case", "--problem", problem, "--inputs-file", inputs, "--why", "W.")
+    code, err = add("--inputs-file", inputs)
     assert code == 2 and "positions is missing" in err
-    code, _, err = cli(
-        "add-case",
-        "--problem",
-        problem,
-        "--input",
-        "x=seed:99999999999:2x2",
-        "--input",
-        "positions=1,2",
-        "--why",
-        "W.",
-    )
+    code, err = add("--input", "x=seed:99999999999:2x2", "--input", "positions=1,2")
     assert code == 2 and "x.seed: must be an integer from 0 to 4294967295" in err
-    code, _, err = cli(
-        "add-case",
-        "--problem",
-        problem,
-        "--inputs-file",
-        inputs,
-        "--input",
-        "positions=1,2",
-        "--no-audit",
-        "--why",
-        "Two rows.",
-    )
+    code, err = add("--inputs-file", inputs, "--input", "positions=1,2", "--no-audit")
     assert code == 0, err
 
 
