@@ -361,10 +361,7 @@ def _serve(fd: int, path: str, function: str, config: dict[str, Any]) -> None:
 
 def _answer(channel: Channel, requests: int, loaded: Any, path: str) -> None:
     """Read the request, now that the submission is imported, and answer each case in turn."""
-    with os.fdopen(requests, "rb") as stream:
-        line = stream.readline()
-        tables = stream.read()
-    cases = json.loads(line)["cases"]
+    cases, tables = _read_request(requests)
     # Encoded before any call, in case a call leaves no memory to encode anything with.
     fallbacks = [
         channel.frame({"event": "result", "case": c["id"], "kind": "memory"}) for c in cases
@@ -390,7 +387,21 @@ def _answer(channel: Channel, requests: int, loaded: Any, path: str) -> None:
     os._exit(0)
 
 
-def _argument(value: Any, blobs: list[list[int]], tables: bytes) -> Any:
+def _read_request(requests: int) -> tuple[list[dict[str, Any]], bytearray]:
+    """Return the request's cases and the bytes of its tables, read to the size it gives."""
+    with os.fdopen(requests, "rb") as stream:
+        request = json.loads(stream.readline())
+        # Straight into a buffer of the announced size: reading to the end instead gathers
+        # chunks and joins them, a second copy of every table (half the read's time).
+        tables = bytearray(int(request.get("bytes", 0)))
+        view, got = memoryview(tables), 0
+        while got < len(tables) and (n := stream.readinto(view[got:])):
+            got += n
+        view.release()
+    return request["cases"], tables
+
+
+def _argument(value: Any, blobs: list[list[int]], tables: bytes | bytearray) -> Any:
     """Return one argument as the learner's function takes it: an integer, a list of
     integers (sent as its range where it is one), or a list of rows of floats."""
     if isinstance(value, dict) and "range" in value:
