@@ -37,6 +37,34 @@ def test_check_accepts_the_exercise(cli: Cli, root: Path) -> None:
     assert code == 0 and out.startswith("problem OK"), err
 
 
+def test_check_refuses_a_reference_that_reads_arrays_and_lists_differently(
+    cli: Cli, tmp_path: Path
+) -> None:
+    """The grader's own run of the reference gets a table as an array (a learner gets
+    lists); `check` grades the reference as a submission too, given lists, so a reference
+    whose answer depends on which it gets is refused, with the cases it fails."""
+    problem = _copy(ROPE, tmp_path / "problem")
+    for path in (problem / "hidden_tests").glob("*.yaml"):
+        if not path.name.startswith(("01_", "04_")):
+            path.unlink()
+    shutil.rmtree(problem / "solutions" / "correct")
+    reference = problem / "solutions" / "reference.py"
+    reference.write_text(
+        reference.read_text()
+        + "\n\n_right = apply_rope\n\n\n"
+        + "def apply_rope(x, positions):\n"
+        # Five rows or more: the hidden cases kept, not the visible examples (which store
+        # their answers and would be refused before any grading).
+        + "    twice = len(x) >= 5 and not isinstance(x, list)\n"
+        + "    return _right(x, positions) * (2.0 if twice else 1.0)\n"
+    )
+    (problem / "solutions" / "corpus.yaml").unlink()
+    (problem / "problem" / "statement.md").unlink()  # it counts ten hidden cases
+    code, out, err = cli("check", "--problem", problem)
+    assert code != 0 and "problem OK" not in out
+    assert "01_single_pair.yaml" in err and "reference" in err, err
+
+
 @pytest.mark.slow
 @EXERCISES
 def test_audit_catches_every_wrong_variant(cli: Cli, root: Path) -> None:

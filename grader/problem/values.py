@@ -53,12 +53,15 @@ def wire(schema: InputSchema, inputs: Mapping[str, Any]) -> tuple[list[Any], lis
 
 
 def arguments(schema: InputSchema, inputs: Mapping[str, Any]) -> list[Any]:
-    """Return the arguments as the learner's function receives them: Python lists."""
-    out: list[Any] = []
-    for spec in schema.fields:
-        value = inputs[spec.name]
-        out.append(value.tolist() if spec.kind == "float table" else _plain(value))
-    return out
+    """Return the arguments as the trusted reference receives them, in the grader's own
+    process: integer lists as lists, a table as its read-only float64 array.
+
+    A learner receives a table as lists of floats. The reference is spared them: building
+    half a million floats and the reference's own conversion back cost it three times its
+    work, on the grader's side of every submit. `grader check` grades the reference as a
+    submission too, given lists, so a reference that reads the two differently is caught.
+    """
+    return [_plain(inputs[spec.name]) for spec in schema.fields]
 
 
 def _plain(value: Any) -> Any:
