@@ -26,7 +26,10 @@ from grader.sandbox.answers import (
 )
 from grader.sandbox.frames import Conversation, Event, Frame, FrameReader, Phase, ProtocolError
 from grader.sandbox.limits import Limits
-from grader.sandbox.spawn import Started
+from grader.sandbox.spawn import Started, widen_pipe
+
+# What a pipe holds unless it is grown.
+PIPE_HOLDS = 1 << 16
 
 
 class Child:
@@ -184,7 +187,10 @@ class _Talk:
             self.hard_deadline = now + self.child.limits.case_seconds * len(self.cases)
             self.pending = memoryview(_request(tuple(self.cases)))
             assert self.child.proc.stdin is not None
-            _widen(self.child.proc.stdin.fileno(), len(self.pending))
+            if len(self.pending) > PIPE_HOLDS:
+                # Megabytes of tables: in 1 MiB writes, not 64 KiB ones, each of which waits
+                # for the child to read and this thread to be scheduled again.
+                widen_pipe(self.child.proc.stdin.fileno())
             # Most requests fit the pipe: written at once, without waiting to be told the
             # pipe is writable; a larger one goes on as the child reads.
             self.write_request(self.child.proc.stdin.fileno())
@@ -273,22 +279,6 @@ def _raw(
     array = np.frombuffer(payload, dtype=np.float64).reshape(shape)
     dtype = header.get("dtype")
     return Raw(Kind.OK, seconds, array, dtype if isinstance(dtype, str) else None)
-
-
-# A pipe holds 64 KiB unless grown. A request of tables (megabytes) is written a pipe-ful at
-# a time, each write waiting for the child to read and for this thread to be scheduled:
-# grown to 1 MiB, the most an unprivileged user may ask (fs.pipe-max-size), it takes a
-# sixteenth of the writes.
-WIDE_PIPE = 1 << 20
-
-
-def _widen(fd: int, size: int) -> None:
-    """Grow the request's pipe towards ``size`` bytes, if the system allows: only faster."""
-    import fcntl
-
-    if size > 1 << 16:
-        with contextlib.suppress(OSError):  # past the user's share of pipe memory: as is
-            fcntl.fcntl(fd, fcntl.F_SETPIPE_SZ, min(size, WIDE_PIPE))
 
 
 @functools.lru_cache(maxsize=32)
