@@ -118,8 +118,17 @@ def widen_pipe(fd: int) -> None:
         fcntl.fcntl(fd, fcntl.F_SETPIPE_SZ, 1 << 20)
 
 
+# bwrap does not die of its command's signal: it exits with 128 + the signal's number,
+# as a shell reports it. Read back as that signal, a CPU or file-size limit, or a crash in
+# C code, reads the same under every backend. (A file that exits with such a status itself
+# is read as that signal, as a shell would: a crash either way.)
+SIGNAL_STATUS = range(129, 129 + 64)
+
+
 class _Popen(subprocess.Popen[bytes]):
     group: tasks.TaskGroup | None = None
+    # True when bwrap stands between this process and the child (see SIGNAL_STATUS).
+    signal_as_status = False
 
     def kill_tree(self) -> None:
         """Kill the child's whole process group (its own session, so nothing else)."""
@@ -129,6 +138,8 @@ class _Popen(subprocess.Popen[bytes]):
     def wait(self, timeout: float | None = None) -> int:
         """Wait as Popen does, then remove the child's task group."""
         code = super().wait(timeout)
+        if self.signal_as_status and code in SIGNAL_STATUS:
+            self.returncode = code = 128 - code
         if self.group is not None:
             group, self.group = self.group, None
             tasks.release(group.path)
@@ -260,6 +271,7 @@ def spawn_child(
         if group is not None:
             os.close(group.fd)
     proc.group = group
+    proc.signal_as_status = backend is Backend.BWRAP
     return Started(proc, read_fd, at)
 
 

@@ -215,6 +215,32 @@ def test_ordinary_python_still_works(backend: str, cli: Cli, tmp_path: Path) -> 
     assert code == 0 and _summary(tmp_path / "out")["ordinary"]["score"] == "10"
 
 
+KILLED_BY = """
+import os, signal
+
+def sinusoidal_positions(positions, d_model):
+    os.kill(os.getpid(), signal.{name})
+"""
+
+
+@pytest.mark.parametrize("backend", backends())
+@pytest.mark.parametrize(
+    ("name", "said"),
+    [("SIGXCPU", "more CPU time than the limit"), ("SIGSEGV", "killed by SIGSEGV")],
+)
+def test_a_signal_reads_the_same_under_every_backend(
+    backend: str, name: str, said: str, cli: Cli, tmp_path: Path
+) -> None:
+    """bwrap exits with 128 + its command's signal: read back as that signal, the CPU
+    limit (SIGXCPU) and a crash in C code read as they do without bwrap."""
+    path = tmp_path / "killed.py"
+    path.write_text(KILLED_BY.format(name=name))
+    code, out, err = cli("run", path, "--sandbox", backend, "--format", "json")
+    assert code == 1, err
+    first = json.loads(out)["tests"][0]
+    assert first["extra_data"]["outcome"] == "crash" and said in first["output"], first
+
+
 @pytest.mark.skipif(not tasks.available(), reason="no pids cgroup can be made here")
 @pytest.mark.parametrize("backend", backends())
 def test_task_limit_names_the_cgroup(backend: str, cli: Cli) -> None:
