@@ -15,12 +15,14 @@ whether it was late (no penalty is applied):
   receipt naming the student; the latest attempt counts.
 - gradescope: `submission_N/` folders and `submission_metadata.yml` (Ruby-symbol keys),
   read through the bounded YAML loader; each submitter of a group gets a row.
-- classroom: one repository per student, `assignment-prefix-login/`.
+- classroom: one repository per student, `assignment-prefix-login/` (in
+  `assignment-prefix-submissions/` as GitHub's command line clones them).
 - flat: a file or a folder per learner, named by the learner (the grader's first layout).
 """
 
 from __future__ import annotations
 
+import os
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -50,6 +52,7 @@ BLACKBOARD = re.compile(
 )
 GRADESCOPE = re.compile(r"^submission_(?P<n>[0-9]+)$")
 GRADESCOPE_METADATA = "submission_metadata.yml"
+CLASSROOM_FOLDER = "-submissions"  # what `gh classroom clone student-repos` adds to the slug
 MAX_RECEIPT_BYTES = 4096  # its head: Blackboard's lines come first, the student's text after
 # Gradescope's metadata runs to a few hundred bytes a submission: room for a large course.
 MAX_METADATA_BYTES = 16 * 1024 * 1024
@@ -109,7 +112,7 @@ def detect(folder: Path, items: Sequence[Path], *, least: int = 2) -> str:
         "moodle": sum(1 for p in items if p.is_dir() and MOODLE.match(p.name)),
         "canvas": sum(1 for p in items if p.is_file() and _canvas_parts(p.name)),
     }
-    if _classroom_prefix(items):
+    if _classroom_prefix(folder, items):
         counts["classroom"] = len(_repositories(items))
     layout, count = max(counts.items(), key=lambda kv: kv[1])
     return layout if count >= least and 2 * count > len(items) else "flat"
@@ -425,19 +428,30 @@ def _repositories(items: Sequence[Path]) -> list[Path]:
     return [p for p in items if p.is_dir() and not p.is_symlink() and (p / ".git").exists()]
 
 
-def _classroom_prefix(items: Sequence[Path]) -> str:
+def _classroom_prefix(folder: Path, items: Sequence[Path]) -> str:
     """Return the assignment prefix shared by the repositories (`hw1-`), or "": most entries
-    must be repositories (a stray file beside them is graded as flat)."""
+    must be repositories (a stray file beside them is graded as flat).
+
+    `gh classroom clone student-repos` names its folder `SLUG-submissions` and each
+    repository `SLUG-LOGIN`: that folder's name gives the prefix even when the logins
+    share a beginning (`ann-b`, `ann-c`). Otherwise it is what every repository's name
+    begins with, up to its last dash."""
     folders = _repositories(items)
     if len(folders) < 2 or 2 * len(folders) <= len(items):
         return ""
-    prefix = _shared_prefix([p.name for p in folders])
+    names = [p.name for p in folders]
+    here = Path(os.path.abspath(folder)).name
+    if here.endswith(CLASSROOM_FOLDER) and len(here) > len(CLASSROOM_FOLDER):
+        slug = here[: -len(CLASSROOM_FOLDER)] + "-"
+        if all(name.startswith(slug) and len(name) > len(slug) for name in names):
+            return slug
+    prefix = _shared_prefix(names)
     cut = prefix.rfind("-")
     return prefix[: cut + 1] if cut > 0 else ""
 
 
 def _classroom(folder: Path, items: list[Path], scratch: Path, copy: Copy, export: Export) -> None:
-    prefix = _classroom_prefix(items)
+    prefix = _classroom_prefix(folder, items)
     repositories = set(_repositories(items))
     for item in items:
         if not (prefix and item in repositories and item.name.startswith(prefix)):

@@ -204,6 +204,25 @@ def test_classroom_repositories(cli: Cli, tmp_path: Path) -> None:
     assert table["classroom-bob-k"]["path"] == "hw1-sinusoid-bob-k/solution.py"
 
 
+def test_classroom_logins_sharing_a_beginning(cli: Cli, tmp_path: Path) -> None:
+    """Logins that begin alike (`ann-b`, `ann-c`) are cut where the assignment's slug ends
+    when the folder is named as `gh classroom clone` names it; elsewhere what all the names
+    share is the prefix, up to its last dash."""
+    for folder, logins in (
+        ("hw1-sinusoid-submissions", ("ann-b", "ann-c")),
+        ("export", ("ada", "bob-k")),
+    ):
+        export = tmp_path / folder
+        for login, code in zip(logins, (RIGHT, WRONG), strict=True):
+            repo = export / f"hw1-sinusoid-{login}"
+            (repo / ".git").mkdir(parents=True)
+            (repo / "solution.py").write_text(code)
+        stdout, table = batch(cli, export, tmp_path / f"out-{folder}")
+        assert stdout.splitlines()[0] == "layout: classroom, 2 of 2 entries"
+        assert set(table) == {f"classroom-{login}" for login in logins}
+        assert table[f"classroom-{logins[0]}"]["score"] == "10"
+
+
 def test_two_sections_side_by_side_and_a_flat_near_miss(cli: Cli, tmp_path: Path) -> None:
     """Two Canvas sections under one folder are read as two exports; a flat class whose
     names happen to look like Canvas's stays flat."""
