@@ -100,10 +100,13 @@ def discover(
     several = len(paths) > 1
     passed_over = {p.resolve() for p in skip}
     for path in paths:
-        export = _downloaded(path, scratch, layout) if len(paths) == 1 else None
+        # Each download given, alone or beside others (two sections' zips): a learner's
+        # own zip holds no export, and is graded as one.
+        export = _downloaded(path, scratch, layout if not several else None)
         if export is not None:
+            prefix = f"{shown(path.name)}/" if several else ""
             found += _class_folder(
-                export, "", protected, passed_over, strays, layout, scratch, layouts
+                export, prefix, protected, passed_over, strays, layout, scratch, layouts
             )
         elif path.is_file():
             found.append(Found(path.stem, path, shown(path.name), link_problem(path, protected)))
@@ -197,12 +200,17 @@ def _downloaded(path: Path, scratch: Path | None, layout: str | None) -> Path | 
     items = items_of(into)
     if len(items) == 1 and items[0].is_dir() and not items[0].is_symlink():
         inner = items_of(items[0])
-        if detect(items[0], inner) != "flat":  # a download that holds one folder of the class
+        if _is_export(items[0], inner):  # a download that holds one folder of the class
             into, items = items[0], inner
     # A layout given for a download is taken at its word: a class of one student may look
     # like a flat folder.
     forced = layout is not None and layout != "flat"
-    return into if forced or detect(into, items) != "flat" else None
+    return into if forced or _is_export(into, items) else None
+
+
+def _is_export(folder: Path, items: Sequence[Path]) -> bool:
+    """Whether a download unpacked holds a platform's export, or several side by side."""
+    return detect(folder, items) != "flat" or bool(_sections(items))
 
 
 class _Copier:
