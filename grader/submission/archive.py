@@ -19,11 +19,12 @@ import zlib
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
-from typing import IO, BinaryIO, NamedTuple
+from typing import IO, NamedTuple
 
 from grader.errors import GraderError
 from grader.names import display
 from grader.submission.folder import NOT_UNPACKED, STAND_IN_MARK, is_cruft
+from grader.submission.zipdir import count_entries
 
 ZIP_SUFFIX = ".zip"
 
@@ -143,10 +144,10 @@ def unpack(
             raise Unpacked("the zip is not a regular file")
         if info.st_size > bounds.zip_bytes:
             raise Unpacked(f"the zip is over {bounds.zip_bytes // MiB} MiB")
-        declared = _declared_entries(handle, info.st_size)
-        if declared is not None and spent.entries + declared > bounds.entries:
-            # Said before zipfile reads the table of contents: 700,000 empty entries
-            # would cost it seconds and hundreds of megabytes to list.
+        room = bounds.entries - spent.entries
+        counted = count_entries(handle, info.st_size, most=room)
+        if counted is not None and counted > room:
+            # Said before zipfile reads the table of contents (see zipdir).
             raise Unpacked(f"more than {bounds.entries} entries")
         try:
             with zipfile.ZipFile(handle) as archive:
@@ -156,29 +157,6 @@ def unpack(
         except _UNREADABLE as exc:
             # A compression method zipfile lacks, or an encrypted entry.
             raise Unpacked(f"an entry the grader cannot unpack ({str(exc)[:80]})") from None
-
-
-# The end of central directory record: its signature, and where its entry count lies.
-END_RECORD = b"PK\x05\x06"
-END_RECORD_SIZE = 22
-MAX_COMMENT = 0xFFFF
-
-
-def _declared_entries(handle: BinaryIO, size: int) -> int | None:
-    """Return how many entries the zip's end record declares, before anything is listed;
-    None where there is no record to read (zipfile then says the zip is unreadable).
-
-    A zip64 archive says 0xFFFF here, past a learner's upload's bound; an export's larger
-    bound is then kept by zipfile's own count, in _extract.
-    """
-    tail = min(size, END_RECORD_SIZE + MAX_COMMENT)
-    handle.seek(size - tail)
-    data = handle.read(tail)
-    handle.seek(0)
-    at = data.rfind(END_RECORD)
-    if at < 0 or len(data) - at < END_RECORD_SIZE:
-        return None
-    return int.from_bytes(data[at + 10 : at + 12], "little")
 
 
 def _extract(

@@ -89,3 +89,60 @@ def test_a_crowded_zip_is_refused_before_it_is_listed(
     monkeypatch.setattr(archive.zipfile, "ZipFile", never)
     with pytest.raises(archive.Unpacked, match="more than 10 entries"):
         archive.unpack(path, tmp_path / "into")
+
+
+def _as_zip64(data: bytes) -> bytes:
+    """Return the same zip with zip64's end records, as an archive past 65,535 entries
+    has them: its own end record then says 0xFFFF entries, sizes unknown."""
+    end = data[-22:]
+    count = int.from_bytes(end[10:12], "little")
+    size, offset = end[12:16], end[16:20]
+    record = b"".join(
+        [
+            b"PK\x06\x06",
+            (44).to_bytes(8, "little"),  # what follows this field
+            (45).to_bytes(2, "little") * 2,  # versions made by and needed
+            bytes(8),  # disk numbers
+            count.to_bytes(8, "little") * 2,  # entries on this disk, in all
+            size + bytes(4),
+            offset + bytes(4),
+        ]
+    )
+    where = (len(data) - 22).to_bytes(8, "little")
+    locator = b"PK\x06\x07" + bytes(4) + where + (1).to_bytes(4, "little")
+    last = end[:8] + b"\xff\xff" * 2 + b"\xff" * 8 + end[20:]
+    return data[:-22] + record + locator + last
+
+
+def _declaring(data: bytes, count: int) -> bytes:
+    """Return the same zip, its end record declaring ``count`` entries."""
+    pair = count.to_bytes(2, "little")
+    return data[:-14] + pair + pair + data[-10:]
+
+
+@pytest.mark.parametrize("form", ["zip64", "declaring five"])
+def test_a_crowded_zip_is_counted_not_taken_at_its_word(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, form: str
+) -> None:
+    """The entries are counted in the table of contents itself, before zipfile lists it:
+    neither a zip64 archive (whose end record says 0xFFFF) nor one whose count lies gets
+    past the bound; the same forms within it unpack."""
+    monkeypatch.setattr(archive, "SUBMISSION", archive.SUBMISSION._replace(entries=10))
+
+    def reshape(data: bytes) -> bytes:
+        return _as_zip64(data) if form == "zip64" else _declaring(data, 5)
+
+    small = tmp_path / "small.zip"
+    small.write_bytes(reshape(zip_of({"answer.py": REFERENCE, "notes.txt": b"n"})))
+    (tmp_path / "small").mkdir()
+    archive.unpack(small, tmp_path / "small")
+    assert (tmp_path / "small" / "answer.py").read_bytes() == REFERENCE
+    crowded = tmp_path / "crowded.zip"
+    crowded.write_bytes(reshape(zip_of({f"f{i}.txt": b"" for i in range(50)})))
+
+    def never(*args: object, **kwargs: object) -> None:
+        raise AssertionError("the zip was listed")
+
+    monkeypatch.setattr(archive.zipfile, "ZipFile", never)
+    with pytest.raises(archive.Unpacked, match="more than 10 entries"):
+        archive.unpack(crowded, tmp_path / "crowded")
