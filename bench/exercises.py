@@ -1,6 +1,6 @@
 """Time the two exercises at equal table sizes: rotary (rope) against sinusoidal, in turn.
 
-    .venv/bin/python bench/exercises.py                    # 3 sizes, about 4 minutes
+    .venv/bin/python bench/exercises.py                    # 5 sizes, about 7 minutes
     .venv/bin/python bench/exercises.py --sizes 128x64 --rounds 3 --batch-rounds 1 --size 40
 
 For each size N x D, two problem folders are made in a temporary folder: a copy of the
@@ -187,7 +187,8 @@ def paired(these: list[float], those: list[float]) -> float:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--sizes", default="128x64,1024x512,4096x128", help="NxD,NxD,...")
+    default_sizes = "128x64,256x128,512x256,1024x512,4096x128"
+    parser.add_argument("--sizes", default=default_sizes, help="NxD,NxD,...")
     parser.add_argument("--cases", type=int, default=3, help="hidden cases per folder")
     parser.add_argument("--rounds", type=int, default=7, help="submits of each, in turn")
     parser.add_argument("--batch-rounds", type=int, default=3)
