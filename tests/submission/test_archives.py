@@ -9,6 +9,8 @@ import zipfile
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from grader.submission import archive
 from tests.conftest import CORPUS, Cli
@@ -146,3 +148,42 @@ def test_a_crowded_zip_is_counted_not_taken_at_its_word(
     monkeypatch.setattr(archive.zipfile, "ZipFile", never)
     with pytest.raises(archive.Unpacked, match="more than 10 entries"):
         archive.unpack(crowded, tmp_path / "crowded")
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    head=st.binary(max_size=300),
+    tail=st.sampled_from([b"", b"PK\x05\x06", b"PK\x06\x06", b"PK\x06\x07", b"PK\x01\x02"]),
+    end=st.binary(min_size=0, max_size=80),
+    most=st.integers(min_value=0, max_value=5),
+)
+def test_counting_never_fails_whatever_the_bytes(
+    head: bytes, tail: bytes, end: bytes, most: int
+) -> None:
+    """Any bytes at all: a count of at most one past the bound, or None; never an error."""
+    from grader.submission.zipdir import count_entries
+
+    data = head + tail + end
+    counted = count_entries(io.BytesIO(data), len(data), most)
+    assert counted is None or 0 <= counted <= most + 1
+
+
+SOUND = zip_of({"answer.py": REFERENCE[:200], "a/b.txt": b"b", "c.txt": b""})
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    changes=st.lists(
+        st.tuples(st.integers(0, len(SOUND) - 1), st.integers(0, 255)), min_size=1, max_size=6
+    ),
+    zip64=st.booleans(),
+)
+def test_counting_a_damaged_zip_never_fails(changes: list[tuple[int, int]], zip64: bool) -> None:
+    """A sound zip (or its zip64 form) with bytes changed anywhere, its end records too."""
+    from grader.submission.zipdir import count_entries
+
+    data = bytearray(_as_zip64(SOUND) if zip64 else SOUND)
+    for at, value in changes:
+        data[at % len(data)] = value
+    counted = count_entries(io.BytesIO(bytes(data)), len(data), 2)
+    assert counted is None or 0 <= counted <= 3
