@@ -36,7 +36,7 @@ class Entry:
     path: Path | None
     relpath: str = ""
     problem: str = ""
-    # What a course platform's export says of the student (see platforms.py).
+    # What a course platform's export says of the student (see platforms/).
     student: Student | None = None
 
 
@@ -93,7 +93,7 @@ def discover(
     neither .py nor folders are too, and their names go to ``strays`` for a warning.
 
     A class folder is read in its course platform's layout (``layout`` forces one; see
-    platforms.py), whose students' folders are made in ``scratch``; what was recognised goes
+    platforms/), whose students' folders are made in ``scratch``; what was recognised goes
     to ``layouts``.
     """
     found: list[Found] = []

@@ -82,7 +82,7 @@ class Manifest:
     ids: tuple[str, ...]
     # Every run that wrote this output, oldest first: a resumed batch adds one.
     runs: tuple[RunInfo, ...]
-    # The course platform's layout the class was read in (platforms.py), which made its ids.
+    # The course platform's layout the class was read in (platforms/), which made its ids.
     layout: str = "flat"
 
     @property

@@ -65,7 +65,7 @@ class Row:
     reason: str = ""
     # Why a not-graded row was not graded; None for a graded one.
     cause: Cause | None = None
-    # Who it is, where a course platform's export says (see batch/platforms.py).
+    # Who it is, where a course platform's export says (see batch/platforms/).
     student: Mapping[str, Any] = field(default_factory=dict)
 
     @classmethod

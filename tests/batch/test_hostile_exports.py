@@ -43,9 +43,9 @@ def test_a_receipt_is_read_from_its_head_in_linear_time(tmp_path: Path) -> None:
     searched (a regular expression over it once took hours on 64 KiB of spaces)."""
     receipt = tmp_path / "r.txt"
     receipt.write_text("Name: Bob B (bob_b)\nComments:\nName:" + " " * 60_000 + "\n")
-    assert platforms._receipt(receipt) == ("Bob B", "bob_b")
+    assert platforms.blackboard.receipt(receipt) == ("Bob B", "bob_b")
     receipt.write_text("Comments:\n" * 10 + "Name: Mallory (alice)\n")
-    assert platforms._receipt(receipt) is None
+    assert platforms.blackboard.receipt(receipt) is None
 
 
 def test_a_learners_folder_shaped_like_an_export_is_that_learners(cli: Cli, tmp_path: Path) -> None:
@@ -246,8 +246,8 @@ def test_report_md_escapes_what_a_markdown_viewer_would_run() -> None:
 
 
 def test_canvas_ids_are_ascii_digits() -> None:
-    assert platforms.CANVAS.match("ada_123_1_sol.py")
-    assert not platforms.CANVAS.match("ada_\U0001d7cf\U0001d7d0_1_sol.py")
+    assert platforms.canvas.CANVAS.match("ada_123_1_sol.py")
+    assert not platforms.canvas.CANVAS.match("ada_\U0001d7cf\U0001d7d0_1_sol.py")
 
 
 def _zip(path: Path, entries: dict[str, str | bytes], links: tuple[str, ...] = ()) -> Path:
