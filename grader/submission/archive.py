@@ -146,7 +146,9 @@ def unpack(
             raise Unpacked(f"the zip is over {bounds.zip_bytes // MiB} MiB")
         room = bounds.entries - spent.entries
         counted = count_entries(handle, info.st_size, most=room)
-        if counted is not None and counted > room:
+        if counted is None:
+            raise Unpacked("not a readable zip (BadZipFile)")
+        if counted > room:
             # Said before zipfile reads the table of contents (see zipdir).
             raise Unpacked(f"more than {bounds.entries} entries")
         try:
