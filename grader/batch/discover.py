@@ -9,6 +9,7 @@ that says why it is not graded, rather than a warning alone. Every one gets an i
 from __future__ import annotations
 
 import os
+import shutil
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -100,13 +101,13 @@ def discover(
     several = len(paths) > 1
     passed_over = {p.resolve() for p in skip}
     for path in paths:
-        # Each download given, alone or beside others (two sections' zips): a learner's
-        # own zip holds no export, and is graded as one.
-        export = _downloaded(path, scratch, layout if not several else None)
+        # Only a zip given alone is taken for a platform's download: among several paths, a
+        # zip is a learner's, whose contents (named like another platform's entries, say)
+        # must never make rows of other students.
+        export = _downloaded(path, scratch, layout) if len(paths) == 1 else None
         if export is not None:
-            prefix = f"{shown(path.name)}/" if several else ""
             found += _class_folder(
-                export, prefix, protected, passed_over, strays, layout, scratch, layouts
+                export, "", protected, passed_over, strays, layout, scratch, layouts
             )
         elif path.is_file():
             found.append(Found(path.stem, path, shown(path.name), link_problem(path, protected)))
@@ -133,7 +134,10 @@ def _class_folder(
     """Return a class folder's entries, in the layout its platform exported it in."""
     items = [p for p in items_of(folder) if p.is_symlink() or p.resolve() not in passed_over]
     chosen = layout or detect(folder, items)
-    sections = _sections(items) if chosen == "flat" and layout is None else []
+    # Sections side by side, unless "flat" was asked for (nothing interpreted) or the folder
+    # is itself an export; a platform named with --layout is each section's.
+    own = chosen if layout is None else detect(folder, items)
+    sections = _sections(items) if layout != "flat" and own == "flat" else []
     if sections and scratch is not None:
         # Several exports (sections of one course) side by side: each read in its layout.
         found = []
@@ -144,7 +148,7 @@ def _class_folder(
                 protected,
                 passed_over,
                 strays,
-                detect(section, items_of(section), least=1),  # a section may hold one
+                layout or detect(section, items_of(section), least=1),  # may hold one
                 scratch,
                 layouts,
             )
@@ -191,12 +195,15 @@ def _downloaded(path: Path, scratch: Path | None, layout: str | None) -> Path | 
         return None
     if path.suffix.lower() != ZIP_SUFFIX:
         return None
-    into = scratch / f"download-{len(list(scratch.iterdir()))}"
+    into = unpacked = scratch / f"download-{len(list(scratch.iterdir()))}"
     into.mkdir()
     try:
         unpack(path, into, nested=False, bounds=EXPORT, owner=owner_of)
-    except GraderError:
-        return None  # graded as a learner's zip, whose row says what is wrong with it
+    except (GraderError, OSError):
+        # Graded as a learner's zip, whose row says what is wrong with it (the disk full
+        # too: what was written goes, and the batch goes on).
+        shutil.rmtree(unpacked, ignore_errors=True)
+        return None
     items = items_of(into)
     if len(items) == 1 and items[0].is_dir() and not items[0].is_symlink():
         inner = items_of(items[0])
@@ -205,7 +212,10 @@ def _downloaded(path: Path, scratch: Path | None, layout: str | None) -> Path | 
     # A layout given for a download is taken at its word: a class of one student may look
     # like a flat folder.
     forced = layout is not None and layout != "flat"
-    return into if forced or _is_export(into, items) else None
+    if forced or _is_export(into, items):
+        return into
+    shutil.rmtree(unpacked, ignore_errors=True)  # a learner's zip, read again as one
+    return None
 
 
 def _is_export(folder: Path, items: Sequence[Path]) -> bool:

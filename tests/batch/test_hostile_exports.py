@@ -136,28 +136,29 @@ def test_a_download_is_not_lost_to_one_students_upload(cli: Cli, tmp_path: Path)
     }
 
 
-def test_sections_zipped_together_or_given_side_by_side(cli: Cli, tmp_path: Path) -> None:
-    """A zip holding several sections' exports, and two downloads given together, are read
-    export by export; a learner's zip beside a download is still that learner's."""
+def test_sections_zipped_together_and_zips_given_together(cli: Cli, tmp_path: Path) -> None:
+    """A download holding several sections' exports is read section by section, with the
+    platform detected or named by --layout. Zips given together are learners' zips, one row
+    each, whatever they hold: named like Canvas's entries, a learner's zip still makes no
+    row of another student."""
     sections = {
         "sec1": ("ada_101_1_sol.py", "bob_102_2_sol.py"),
         "sec2": ("dan_104_4_sol.py", "fay_105_5_sol.py"),
     }
-    ids = {"canvas-101", "canvas-102", "canvas-104", "canvas-105"}
+    ids = {"canvas-101", "canvas-102", "canvas-104", "canvas-105", "canvas-106"}
     both = {f"course/{sec}/{name}": RIGHT for sec, names in sections.items() for name in names}
-    # A section of one student is one too, beside others in the same zip.
-    both["course/sec3/gus_106_6_sol.py"] = RIGHT
-    _, table = batch(cli, _zip(tmp_path / "course.zip", both), tmp_path / "out")
-    assert set(table) == ids | {"canvas-106"}
-    downloads = [
+    both["course/sec3/gus_106_6_sol.py"] = RIGHT  # a section of one student is one too
+    course = _zip(tmp_path / "course.zip", both)
+    for extra in ((), ("--layout", "canvas")):
+        _, table = batch(cli, course, *extra, tmp_path / f"out{len(extra)}")
+        assert set(table) == ids
+        assert all(row["score"] == "10" for row in table.values())
+    zips = [
         _zip(tmp_path / f"{sec}.zip", {name: RIGHT for name in names})
         for sec, names in sections.items()
     ]
-    own = _zip(tmp_path / "eve.zip", {"eve/solution.py": RIGHT})
-    _, table = batch(cli, *downloads, own, tmp_path / "out2")
-    assert set(table) == ids | {"eve"}
-    assert table["canvas-104"]["path"] == "sec2.zip/dan_104/sol.py"
-    assert all(row["score"] == "10" for row in table.values())
+    _, table = batch(cli, *zips, tmp_path / "out-zips")
+    assert set(table) == {"sec1", "sec2"}
 
 
 def test_a_layout_given_is_taken_for_a_download_of_one(cli: Cli, tmp_path: Path) -> None:
