@@ -136,8 +136,8 @@ def _class_folder(
     chosen = layout or detect(folder, items)
     # Sections side by side, unless "flat" was asked for (nothing interpreted) or the folder
     # is itself an export; a platform named with --layout is each section's.
-    own = chosen if layout is None else detect(folder, items)
-    sections = _sections(items) if layout != "flat" and own == "flat" else []
+    itself = chosen if layout is None else detect(folder, items)
+    sections = _sections(items) if layout != "flat" and itself == "flat" else []
     if sections and scratch is not None:
         # Several exports (sections of one course) side by side: each read in its layout.
         found = []
