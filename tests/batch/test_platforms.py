@@ -298,3 +298,7 @@ def test_each_platforms_paragraph_runs_as_written(
     assert stdout.splitlines()[0].startswith(f"layout: {layout}, ")
     out = tmp_path / args[args.index("--out") + 1]
     assert all(r["student_id"].startswith(f"{layout}-") for r in rows(out).values())
+    # The very ids the same export gets in a folder of no particular name.
+    neutral = build(tmp_path / "neutral" / "export")
+    _, table = batch(cli, neutral, tmp_path / "neutral-out")
+    assert set(rows(out)) == set(table)
