@@ -398,6 +398,9 @@ def _read_request(requests: int) -> tuple[list[dict[str, Any]], bytearray]:
         while got < len(tables) and (n := stream.readinto(view[got:])):
             got += n
         view.release()
+    if got < len(tables):
+        # The parent writes every byte it announces: fewer is no request to answer.
+        raise EOFError(f"the request ended {len(tables) - got} bytes short")
     return request["cases"], tables
 
 

@@ -59,7 +59,8 @@ def arguments(schema: InputSchema, inputs: Mapping[str, Any]) -> list[Any]:
     A learner receives a table as lists of floats. The reference is spared them: building
     half a million floats and the reference's own conversion back cost it three times its
     work, on the grader's side of every submit. `grader check` grades the reference as a
-    submission too, given lists, so a reference that reads the two differently is caught.
+    submission too, given lists, on every hidden case, so a reference that reads the two
+    differently is caught there.
     """
     return [_plain(inputs[spec.name]) for spec in schema.fields]
 
