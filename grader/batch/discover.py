@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import NamedTuple
 
-from grader.batch.platforms import Student, detect, items_of, owner_of, read_export
+from grader.batch.platforms import Student, detect, is_entry, items_of, owner_of, read_export
 from grader.errors import GraderError, Refused
 from grader.files import read_bounded
 from grader.names import make_ids, shown
@@ -130,14 +130,19 @@ def _class_folder(
     layout: str | None,
     scratch: Path | None,
     layouts: Layouts | None,
+    *,
+    top: bool = True,
 ) -> list[Found]:
-    """Return a class folder's entries, in the layout its platform exported it in."""
+    """Return a class folder's entries, in the layout its platform exported it in.
+
+    Only a folder given (``top``) may hold sections: a section's own folders are its
+    students', however they look."""
     items = [p for p in items_of(folder) if p.is_symlink() or p.resolve() not in passed_over]
     chosen = layout or detect(folder, items)
     # Sections side by side, unless "flat" was asked for (nothing interpreted) or the folder
     # is itself an export; a platform named with --layout is each section's.
     itself = chosen if layout is None else detect(folder, items)
-    sections = _sections(items) if layout != "flat" and itself == "flat" else []
+    sections = _sections(items) if top and layout != "flat" and itself == "flat" else []
     if sections and scratch is not None:
         # Several exports (sections of one course) side by side: each read in its layout.
         found = []
@@ -151,6 +156,7 @@ def _class_folder(
                 layout or detect(section, items_of(section), least=1),  # may hold one
                 scratch,
                 layouts,
+                top=False,
             )
         rest = {p.resolve() for p in sections}
         return found + _folder(folder, prefix, protected, passed_over | rest, strays)
@@ -179,12 +185,19 @@ def _sections(items: Sequence[Path]) -> list[Path]:
     own: in a flat class, a learner's folder shaped like an export is that learner's.
     """
     folders = [p for p in items if p.is_dir() and not p.is_symlink()]
-    if not folders or any(p.suffix.lower() in GRADED_SUFFIXES for p in items if p.is_file()):
+    # Two at least: one folder alone is one student's (a download of one Moodle entry, say),
+    # whatever their files are named.
+    if len(folders) < 2 or any(p.suffix.lower() in GRADED_SUFFIXES for p in items if p.is_file()):
         return []
     # A section may hold one student: one entry in its layout is enough here, since every
     # folder must be an export.
-    if any(detect(p, items_of(p), least=1) == "flat" for p in folders):
-        return []
+    for folder in folders:
+        try:
+            inner = items_of(folder)
+        except OSError:  # a folder that cannot be listed is a learner's, said in its row
+            return []
+        if detect(folder, inner, least=1) == "flat":
+            return []
     return folders
 
 
@@ -207,7 +220,9 @@ def _downloaded(path: Path, scratch: Path | None, layout: str | None) -> Path | 
     items = items_of(into)
     if len(items) == 1 and items[0].is_dir() and not items[0].is_symlink():
         inner = items_of(items[0])
-        if _is_export(items[0], inner):  # a download that holds one folder of the class
+        # A download that holds one folder of the class; not one student's entry, whatever
+        # their files are named (a Gradescope metadata file in a Moodle student's folder).
+        if not is_entry(items[0]) and _is_export(items[0], inner):
             into, items = items[0], inner
     # A layout given for a download is taken at its word: a class of one student may look
     # like a flat folder.

@@ -61,7 +61,13 @@ def files_of(folder: Path) -> Iterator[Path]:
     stack = [(folder, 0)]
     while stack:
         here, depth = stack.pop()
-        for item in sorted(here.iterdir()):
+        try:
+            items = sorted(here.iterdir())
+        except OSError:
+            if here == folder:
+                raise  # the folder itself: said by pick, in its row
+            continue  # a folder inside it that cannot be listed holds nothing to grade
+        for item in items:
             if is_cruft(item.name) or item.name.startswith("."):
                 continue
             if item.is_dir() and not item.is_symlink():
@@ -84,7 +90,7 @@ def pick(
     ``read`` returns a code file's Python text (a notebook's module), or raises; a file it
     cannot read counts as one that defines nothing.
     """
-    files = list(files_of(folder))
+    files = list(files_of(folder))  # a folder that cannot be listed: said by the reader
     code = [p for p in files if p.suffix in CODE_SUFFIXES and not OWN_TESTS.match(p.name)]
     # The file graded may lie past those looked at: say so, never "no file defines it".
     if len(files) > MAX_LISTED:

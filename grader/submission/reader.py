@@ -75,7 +75,10 @@ def _from_folder(
 
     if not label:
         # A folder holding only a .zip of the work (a Gradescope upload of one): its zip.
-        files = list(folder.files_of(root))
+        try:
+            files = list(folder.files_of(root))
+        except OSError as exc:  # its permissions, say: this entry's row, not the machine's
+            raise GraderError(f"the folder cannot be read ({exc.strerror or exc})") from None
         zips = [p for p in files if p.suffix.lower() == ZIP_SUFFIX]
         if zips and not any(p.suffix in folder.CODE_SUFFIXES for p in files):
             if len(zips) > 1:

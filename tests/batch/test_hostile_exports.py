@@ -5,6 +5,9 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
+import subprocess
+import sys
 import zipfile
 from pathlib import Path
 
@@ -485,3 +488,83 @@ def test_a_stand_in_is_the_graders_own(
     _, table = batch(cli, _zip(tmp_path / "d.zip", entries), tmp_path / "out")
     assert "was in the download but not unpacked" in table["canvas-104"]["reason"]
     assert "was in the download" not in table["canvas-105"]["reason"]
+
+
+EVE = "Eve Evil_5_assignsubmission_file_"
+# What Eve's own folder holds besides her code: names of other platforms' entries, and a
+# Gradescope metadata file naming other students (broken YAML in one variant).
+EVE_FILES = {
+    "alice_77_1_sol.py": RIGHT,
+    "submission_metadata.yml": ":submission_1:\n  :submitters:\n  - :sid: A001\n",
+    "submission_1/sol.py": RIGHT,
+}
+
+
+@pytest.mark.parametrize("metadata", ["valid", "broken"])
+def test_a_students_folder_shaped_like_an_export_is_theirs(
+    cli: Cli, tmp_path: Path, metadata: str
+) -> None:
+    """A download of one Moodle student, or a section of one, whose folder holds files
+    named like Canvas's entries and a Gradescope metadata file: no row of anyone else, and
+    the batch goes on."""
+    files = dict(EVE_FILES)
+    if metadata == "broken":
+        files["submission_metadata.yml"] = "a: [1, 2\n"
+    alone = _zip(tmp_path / "moodle.zip", {f"{EVE}/{k}": v for k, v in files.items()})
+    _, table = batch(cli, alone, tmp_path / "out-alone")
+    assert set(table) == {"moodle"}  # one learner's zip, as documented
+    _, table = batch(cli, alone, "--layout", "moodle", tmp_path / "out-layout")
+    assert set(table) == {"moodle-5"} and table["moodle-5"]["score"] == "10"
+    course: dict[str, str | bytes] = {f"course/sec1/{EVE}/{k}": v for k, v in files.items()}
+    for pid, name in ((12, "Ann Lee"), (13, "Bob Ray")):
+        course[f"course/sec2/{name}_{pid}_assignsubmission_file_/sol.py"] = RIGHT
+    _, table = batch(cli, _zip(tmp_path / "course.zip", course), tmp_path / "out-course")
+    assert set(table) == {"moodle-5", "moodle-12", "moodle-13"}
+    assert table["moodle-5"]["student_name"] == "Eve Evil"
+
+
+def test_a_canvas_id_too_long_for_a_folder_name(cli: Cli, tmp_path: Path) -> None:
+    """Ids of 249 digits: Canvas's files still fit a name, a folder named by the id would
+    not; each student still gets a row."""
+    klass = tmp_path / "class"
+    klass.mkdir()
+    for key, digit in (("a", "1"), ("b", "2")):
+        (klass / f"{key}_{digit * 249}_1_x").write_text(RIGHT)
+    code, _, err = cli("batch", klass, "--out", tmp_path / "out")
+    # An uploaded name of one letter, "x", is no code: two rows that say so.
+    assert code == 1 and "internal error" not in err, err
+    assert len(rows(tmp_path / "out")) == 2
+
+
+# A user namespace where the grader is no longer root: permissions then hold for it.
+AS_A_USER = ["unshare", "--user", "--map-user=1000", "--map-group=1000"]
+
+
+def _can_run_as_a_user() -> bool:
+    if shutil.which("unshare") is None:
+        return False
+    return subprocess.run([*AS_A_USER, "true"], capture_output=True).returncode == 0
+
+
+@pytest.mark.skipif(not _can_run_as_a_user(), reason="no user namespace can be made here")
+def test_a_folder_the_grader_cannot_list_is_one_row(tmp_path: Path) -> None:
+    """Run as a user without root's way past permissions: a learner's folder it cannot
+    list is that learner's row, and the batch goes on."""
+    klass = tmp_path / "class"
+    (klass / "zed").mkdir(parents=True)
+    (klass / "ann.py").write_text(RIGHT)
+    (klass / "zed" / "s.py").write_text(RIGHT)
+    (klass / "zed").chmod(0)
+    out = tmp_path / "out"
+    command = [*AS_A_USER, sys.executable, "-I", "-m", "grader", "batch", str(klass)]
+    done = subprocess.run(
+        [*command, "--out", str(out), "--sandbox", "landlock"],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    (klass / "zed").chmod(0o755)  # for pytest to remove
+    assert done.returncode == 0, done.stderr
+    table = rows(out)
+    assert set(table) == {"ann", "zed"} and table["ann"]["score"] == "10"
+    assert table["zed"]["reason"] == "the folder cannot be read (Permission denied)"

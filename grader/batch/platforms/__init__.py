@@ -16,9 +16,19 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from grader.batch.platforms import blackboard, canvas, classroom, gradescope, moodle
-from grader.batch.platforms.records import Copy, Export, Student, items_of
+from grader.batch.platforms.records import Copy, Export, Student, items_of, present
 
-__all__ = ["LAYOUTS", "Copy", "Export", "Student", "detect", "items_of", "owner_of", "read_export"]
+__all__ = [
+    "LAYOUTS",
+    "Copy",
+    "Export",
+    "Student",
+    "detect",
+    "is_entry",
+    "items_of",
+    "owner_of",
+    "read_export",
+]
 
 LAYOUTS = ("canvas", "moodle", "blackboard", "gradescope", "classroom", "flat")
 
@@ -37,13 +47,26 @@ def owner_of(name: str) -> str:
     return name
 
 
+def is_entry(folder: Path) -> bool:
+    """Whether a folder is named as one student's entry of a platform's export (a Moodle
+    participant's, a Blackboard attempt's, a Gradescope submission's) or is a repository:
+    a download holding one such folder holds one student, not a class."""
+    name = folder.name
+    return bool(
+        moodle.MOODLE.match(name)
+        or blackboard.entry_parts(folder)
+        or gradescope.FOLDER.match(name)
+        or present(folder / ".git", lambda mode: True)
+    )
+
+
 def detect(folder: Path, items: Sequence[Path], *, least: int = 2) -> str:
     """Return the layout most of a class folder's entries fit; "flat" when none does.
 
     ``least``: how many entries must fit it (two: a flat class with one name shaped like
     Canvas's stays flat).
     """
-    if (folder / gradescope.METADATA).is_file():
+    if present(folder / gradescope.METADATA):
         return "gradescope"
     # Each count on its own, every entry that fits: a student naming their uploads like
     # another platform's entries adds to that one's count, never takes from their own.

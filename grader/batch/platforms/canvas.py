@@ -43,7 +43,8 @@ def read(folder: Path, items: list[Path], scratch: Path, copy: Copy, export: Exp
         by_user.setdefault(parts.group("user"), []).append((parts, item))
     for user, files in sorted(by_user.items()):
         export.matched += len(files)
-        own = scratch / f"canvas-{user}"
+        # Numbered, not named by the id: an id of 250 digits is no folder name.
+        own = scratch / f"canvas-{len(export.students)}"
         own.mkdir()
         chosen: dict[str, tuple[int, Path]] = {}
         earlier: list[str] = []

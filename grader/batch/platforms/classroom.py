@@ -7,13 +7,17 @@ import os
 from collections.abc import Sequence
 from pathlib import Path
 
-from grader.batch.platforms.records import Copy, Export, Student, shared_prefix
+from grader.batch.platforms.records import Copy, Export, Student, present, shared_prefix
 
 FOLDER = "-submissions"  # what `gh classroom clone student-repos` adds to the slug
 
 
 def repositories_in(items: Sequence[Path]) -> list[Path]:
-    return [p for p in items if p.is_dir() and not p.is_symlink() and (p / ".git").exists()]
+    return [
+        p
+        for p in items
+        if p.is_dir() and not p.is_symlink() and present(p / ".git", lambda mode: True)
+    ]
 
 
 def assignment_prefix(folder: Path, items: Sequence[Path]) -> str:

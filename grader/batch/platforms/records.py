@@ -3,6 +3,8 @@ and the small helpers the platforms share."""
 
 from __future__ import annotations
 
+import os
+import stat
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -65,3 +67,13 @@ def shared_prefix(names: Sequence[str]) -> str:
         while not name.startswith(prefix):
             prefix = prefix[:-1]
     return prefix
+
+
+def present(path: Path, kind: Callable[[int], bool] = stat.S_ISREG) -> bool:
+    """Whether ``path`` is there and of ``kind`` (a file, by default), following a link as
+    Path.is_file does; False where it cannot even be looked at (a learner's folder without
+    permission), which Path.is_file would raise."""
+    try:
+        return kind(os.stat(path).st_mode)
+    except (OSError, ValueError):
+        return False
