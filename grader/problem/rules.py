@@ -115,7 +115,7 @@ def load_rules(root: Path) -> Rules:
         inputs=inputs,
         sentences=dict(found.get("SENTENCES", {})),
         hints=hints,
-        shape_hints=frozenset(found.get("SHAPE_HINTS", ())),
+        shape_hints=shape_hints,
         answer_hints=frozenset(found.get("ANSWER_HINTS", set(hints) - shape_hints)),
         rows=found.get("ROWS"),
         row_inputs=tuple(found.get("ROW_INPUTS", ())),

@@ -322,8 +322,8 @@ def float_table(spec: Field, raw: object) -> Array:
             raise Invalid(spec.name, f"{spec.name} must hold finite numbers only")
     else:
         raise Invalid(spec.name, f"{spec.name} must be {spec.written}, got {type_of(raw)}")
-    extreme = float(np.abs(table).max()) if table.size else 0.0
     if table.size and (float(table.min()) < spec.low or float(table.max()) > spec.high):
+        extreme = float(np.abs(table).max())  # for the message alone: not on every table
         raise Invalid(
             spec.name,
             f"{spec.name} must hold values from {spec.low:g} to {spec.high:g}, got {extreme:g}",
