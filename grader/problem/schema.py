@@ -84,24 +84,14 @@ class InputSchema:
         return math.prod(self.shape(inputs))
 
 
-class Inputs(Mapping[str, Any]):
-    """One case's checked inputs, by name: integers, tuples of integers, read-only float64
-    tables. Equal, and hashed, by their content, so that what is computed once per input
-    (the reference's table, the known mistakes') is found again by any equal one."""
+class ReadOnly(Mapping[str, Any]):
+    """Values by name, over a dict of its own that nothing outside changes. What equality
+    and hashing mean is each subclass's: by content (Inputs), by identity (a kit's tables)."""
 
-    __slots__ = ("_digest", "_values")
+    __slots__ = ("_values",)
 
     def __init__(self, values: Mapping[str, Any]) -> None:
         self._values = dict(values)
-        digest = hashlib.sha256()
-        for name, value in sorted(self._values.items()):
-            digest.update(name.encode() + b"\0")
-            if isinstance(value, int | tuple):
-                digest.update(repr(value).encode())
-            else:
-                digest.update(repr(value.shape).encode() + value.tobytes())
-            digest.update(b"\0")
-        self._digest = digest.digest()
 
     def __getitem__(self, name: str) -> Any:
         return self._values[name]
@@ -111,6 +101,26 @@ class Inputs(Mapping[str, Any]):
 
     def __len__(self) -> int:
         return len(self._values)
+
+
+class Inputs(ReadOnly):
+    """One case's checked inputs, by name: integers, tuples of integers, read-only float64
+    tables. Equal, and hashed, by their content, so that what is computed once per input
+    (the reference's table, the known mistakes') is found again by any equal one."""
+
+    __slots__ = ("_digest",)
+
+    def __init__(self, values: Mapping[str, Any]) -> None:
+        super().__init__(values)
+        digest = hashlib.sha256()
+        for name, value in sorted(self._values.items()):
+            digest.update(name.encode() + b"\0")
+            if isinstance(value, int | tuple):
+                digest.update(repr(value).encode())
+            else:
+                digest.update(repr(value.shape).encode() + value.tobytes())
+            digest.update(b"\0")
+        self._digest = digest.digest()
 
     def __hash__(self) -> int:
         return hash(self._digest)

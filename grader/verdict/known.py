@@ -10,36 +10,25 @@ The exercise's own diagnose reads either.
 from __future__ import annotations
 
 import functools
-from collections.abc import Iterator, Mapping
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
 from grader.files import PACKAGE
 from grader.problem.layout import KIT_DATA_DIR, KNOWN_TABLES
 from grader.problem.rules import load_staff
-from grader.problem.schema import Inputs
+from grader.problem.schema import Inputs, ReadOnly
 
 # How a stored input's fields, and its tables, are named in the kit's file.
 INPUT_KEY = "i{number}.in.{name}"
 TABLE_KEY = "i{number}.{name}"
 
 
-class Stored(Mapping[str, Any]):
+class Stored(ReadOnly):
     """The tables the kit stored for one input, by the names the staff module gave them.
     Hashed by identity: an exercise may cache what it derives from them."""
 
-    def __init__(self, tables: dict[str, Any]) -> None:
-        self._tables = tables
-
-    def __getitem__(self, name: str) -> Any:
-        return self._tables[name]
-
-    def __iter__(self) -> Iterator[str]:
-        return iter(self._tables)
-
-    def __len__(self) -> int:
-        return len(self._tables)
-
+    __slots__ = ()
     __hash__ = object.__hash__
 
     def __eq__(self, other: object) -> bool:
