@@ -189,16 +189,19 @@ def _sections(items: Sequence[Path]) -> list[Path]:
     # whatever their files are named.
     if len(folders) < 2 or any(p.suffix.lower() in GRADED_SUFFIXES for p in items if p.is_file()):
         return []
-    # A section may hold one student: one entry in its layout is enough here, since every
-    # folder must be an export.
+    # A section may hold one student: one entry in its layout is enough for it, since every
+    # folder must be an export, all of one platform, and one at least an export by the
+    # usual count (an innocent `lab_1_2_sol.py` fits Canvas's naming: one learner's folder
+    # shaped as another platform's export must not turn a flat class into sections).
+    layouts, counted = set(), False
     for folder in folders:
         try:
             inner = items_of(folder)
         except OSError:  # a folder that cannot be listed is a learner's, said in its row
             return []
-        if detect(folder, inner, least=1) == "flat":
-            return []
-    return folders
+        layouts.add(detect(folder, inner, least=1))
+        counted = counted or detect(folder, inner) != "flat"
+    return folders if counted and len(layouts) == 1 and "flat" not in layouts else []
 
 
 def _downloaded(path: Path, scratch: Path | None, layout: str | None) -> Path | None:

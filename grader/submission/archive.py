@@ -174,8 +174,12 @@ def _extract(
     spent.entries += len(entries)
     if spent.entries > bounds.entries:
         raise Unpacked(f"more than {bounds.entries} entries")
+    wrapper = _wrapper([entry.filename for entry in entries]) if owner else ""
     for entry in entries:
-        share = spent.owners.setdefault(owner(entry.filename) if owner else "", [0, 0, 0])
+        # A download re-zipped in its folder (or by macOS's Compress) is owned one level
+        # down: else every student would share the one folder's share.
+        name = entry.filename.removeprefix(wrapper)
+        share = spent.owners.setdefault(owner(name) if owner else "", [0, 0, 0])
         try:
             target = _one(archive, entry, into, bounds, spent, share)
         except _EntryRefused:
@@ -193,6 +197,18 @@ def _extract(
                 inner.mkdir()
                 unpack(target, inner, nested=False, bounds=bounds, spent=spent)
                 target.unlink()
+
+
+def _wrapper(names: list[str]) -> str:
+    """Return the folder every entry of the zip lies in ("submissions/"), cruft aside, or ""
+    where there is none."""
+    tops = {name.split("/", 1)[0] for name in names}
+    own = [top for top in tops if not is_cruft(top)]
+    if len(own) != 1:
+        return ""
+    prefix = own[0] + "/"
+    inside = all(name.startswith(prefix) for name in names if not is_cruft(name.split("/", 1)[0]))
+    return prefix if inside else ""
 
 
 def _one(

@@ -568,3 +568,52 @@ def test_a_folder_the_grader_cannot_list_is_one_row(tmp_path: Path) -> None:
     table = rows(out)
     assert set(table) == {"ann", "zed"} and table["ann"]["score"] == "10"
     assert table["zed"]["reason"] == "the folder cannot be read (Permission denied)"
+
+
+@pytest.mark.parametrize("wrapped", [False, True])
+def test_one_students_share_holds_in_a_rezipped_download(
+    cli: Cli, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, wrapped: bool
+) -> None:
+    """Each student's share of a download holds whether it is zipped as downloaded or in
+    its folder (every name then begins `submissions/`), and a Canvas student who names
+    uploads like Blackboard's attempts (`p1_attempt_DATE_x.txt`) is still one owner: the
+    students after them in the zip are unpacked and graded, the download not refused."""
+    from grader.batch import discover
+    from grader.submission import archive
+
+    small = archive.EXPORT._replace(owner_bytes=1000, written=5000, owner_entries=4)
+    monkeypatch.setattr(discover, "EXPORT", small)
+    top = "submissions/" if wrapped else ""
+    entries: dict[str, str | bytes] = {f"{top}eve_33_3_sol.py": RIGHT}
+    for i in range(10):
+        entries[f"{top}eve_33_3_p{i}_attempt_2024-01-01-00-00-00_x.txt"] = "0" * 600
+    for name, user in (("ann", 11), ("bob", 22), ("zed", 44)):
+        entries[f"{top}{name}_{user}_{user}_sol.py"] = RIGHT
+    _, table = batch(cli, _zip(tmp_path / "canvas.zip", entries), tmp_path / "out")
+    assert {k: v["score"] for k, v in table.items()} == {
+        "canvas-11": "10",
+        "canvas-22": "10",
+        "canvas-33": "10",
+        "canvas-44": "10",
+    }
+
+
+def test_a_flat_class_of_folders_shaped_like_two_platforms_stays_flat(
+    cli: Cli, tmp_path: Path
+) -> None:
+    """One learner's folder holding a Gradescope metadata file and submission folders,
+    beside a classmate whose one file happens to fit Canvas's naming: a flat class, each
+    folder its learner's row, no row of anyone the metadata names."""
+    klass = tmp_path / "class"
+    (klass / "ann").mkdir(parents=True)
+    (klass / "ann" / "lab_1_2_sol.py").write_text(RIGHT)
+    for n in (1, 2):
+        (klass / "eve" / f"submission_{n}").mkdir(parents=True)
+        (klass / "eve" / f"submission_{n}" / "sol.py").write_text(RIGHT)
+    (klass / "eve" / "submission_metadata.yml").write_text(
+        ":submission_1:\n  :submitters:\n  - :sid: '1001'\n    :name: Ann Real\n"
+        ":submission_2:\n  :submitters:\n  - :sid: '1002'\n    :name: Bob Real\n"
+    )
+    stdout, table = batch(cli, klass, tmp_path / "out")
+    assert stdout.splitlines()[0] == "layout: flat, 2 entries"
+    assert set(table) == {"ann", "eve"}

@@ -40,10 +40,15 @@ def owner_of(name: str) -> str:
     top, _, rest = name.partition("/")
     if rest:
         return top
-    if parts := blackboard.BLACKBOARD.match(name):
-        return parts.group("head")
-    if parts := canvas.CANVAS.match(name):
+    board = blackboard.BLACKBOARD.match(name)
+    parts = canvas.CANVAS.match(name)
+    # A Canvas file whose uploaded name holds `_attempt_DATE` looks like Blackboard's too,
+    # with a head the student chose (one owner per name, each with a share of its own):
+    # where the head runs past Canvas's `key_user_sub`, the file is Canvas's.
+    if parts and (board is None or len(board.group("head")) >= parts.start("name")):
         return f"canvas {parts.group('user')}"
+    if board:
+        return board.group("head")
     return name
 
 
