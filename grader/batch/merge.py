@@ -12,6 +12,7 @@ import csv
 import os
 import shutil
 from collections.abc import Sequence
+from contextlib import ExitStack
 from dataclasses import replace
 from pathlib import Path
 
@@ -33,6 +34,7 @@ from grader.batch.outdir import (
     SUMMARY_FILE,
     Row,
     RowStatus,
+    locked,
     result_path,
     write_summary,
 )
@@ -191,10 +193,21 @@ def _check_target(into: Path, outs: Sequence[Path]) -> None:
 
 
 def merge(outs: Sequence[Path], *, into: Path) -> Manifest:
-    """Combine the outputs of every shard of one class into ``into``; return its manifest."""
+    """Combine the outputs of every shard of one class into ``into``; return its manifest.
+
+    It holds ``into``'s lock, the one a batch holds, from the start where the folder is
+    there already (a batch running in it is refused at once), else from when it makes it.
+    """
     if not outs:
         raise GraderError("merge needs the output folder of every shard")
     _check_target(into, outs)
+    with ExitStack() as held:
+        if into.is_dir():
+            held.enter_context(locked(into, "merge"))
+        return _merge(outs, into, held)
+
+
+def _merge(outs: Sequence[Path], into: Path, held: ExitStack) -> Manifest:
     manifests = [read_manifest(out) for out in outs]
     _check_together(outs, manifests)
     header: list[str] | None = None
@@ -207,7 +220,9 @@ def merge(outs: Sequence[Path], *, into: Path) -> Manifest:
             )
         header = head
         rows += _rows_of(out, m, body)
-    into.mkdir(parents=True, exist_ok=True)
+    if not into.is_dir():
+        into.mkdir(parents=True, exist_ok=True)
+        held.enter_context(locked(into, "merge"))
     # The new results folder is built aside and swapped in, so a merge that fails midway
     # leaves the previous one whole.
     staging = into / f".{RESULTS_DIR}.merging"

@@ -130,8 +130,9 @@ LOCK_FILE = ".grader-batch.lock"  # hidden: discovery and merge pass over dot fi
 
 
 @contextmanager
-def locked(out: Path) -> Iterator[None]:
-    """Hold ``out``'s lock for a whole batch; refuse, naming the holder, if another has it.
+def locked(out: Path, command: str = "batch") -> Iterator[None]:
+    """Hold ``out``'s lock for a whole batch or merge (``command``); refuse at once, naming
+    the holder, if another has it.
 
     An flock dies with its process, so a batch that was killed leaves no stale lock.
     """
@@ -147,12 +148,12 @@ def locked(out: Path) -> Iterator[None]:
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
-            holder = os.pread(fd, 200, 0).decode("utf-8", "replace").strip() or "another batch"
+            holder = os.pread(fd, 200, 0).decode("utf-8", "replace").strip() or "another grader"
             raise GraderError(
                 f"{shown(out)} is in use by {holder}; wait for it or use another --out"
             ) from None
         since = time.strftime("%Y-%m-%d %H:%M:%S")
-        holder = f"grader batch, process {os.getpid()} on {socket.gethostname()}, since {since}"
+        holder = f"grader {command}, process {os.getpid()} on {socket.gethostname()}, since {since}"
         try:
             os.ftruncate(fd, 0)
             os.pwrite(fd, holder.encode() + b"\n", 0)
