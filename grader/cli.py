@@ -16,6 +16,7 @@ from typing import Any
 from grader.commands import authors, learner, staff
 from grader.commands.args import Parser
 from grader.errors import EXIT_INTERNAL, EXIT_PASSED, EXIT_USAGE, GraderError
+from grader.files import PROG
 from grader.stops import exit_status, hand_over, signal_of, stopped_line
 
 # What the machine, not the grader, is to blame for: the disk, a quota, permissions.
@@ -64,9 +65,7 @@ def build_parser(kit: bool | None = None) -> argparse.ArgumentParser:
         from grader.problem.layout import is_learner_kit
 
         kit = is_learner_kit()
-    parser = Parser(
-        prog="grader", description="Grade solutions to the sinusoidal position encodings exercise."
-    )
+    parser = Parser(prog=PROG, description=_description(kit))
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     for command in COMMANDS:
         if kit and not command.in_bundle:
@@ -78,6 +77,20 @@ def build_parser(kit: bool | None = None) -> argparse.ArgumentParser:
         for step in command.steps:
             step(p)
     return parser
+
+
+def _description(kit: bool) -> str:
+    """Say what this command is for: a learner kit names its own exercise."""
+    if not kit:
+        return "Grade solutions to coding exercises (--problem DIR picks one)."
+    from grader.problem.layout import find_problem_root, heading, statement_text
+
+    try:
+        title = heading(statement_text(find_problem_root(None)) or "")
+    except GraderError:
+        title = ""
+    exercise = f"the exercise {title}" if title else "this kit's exercise"
+    return f"Check solutions to {exercise} on its visible examples."
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -94,7 +107,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         command = args.command
         return _dispatch(args)
     except GraderError as exc:
-        print(f"grader: error: {exc}", file=sys.stderr)
+        print(f"{PROG}: error: {exc}", file=sys.stderr)
         return exc.status
     except KeyboardInterrupt as exc:
         # Ctrl-C, SIGTERM or SIGHUP: the signal outranks every other status. A grading
@@ -103,7 +116,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         tail = "; not graded" if command in GRADES_ONE else ""
         if command == "batch":  # stopped before its grading began: nothing is lost
             tail = "; run the same command again to grade (finished results are kept)"
-        print(f"grader: {stopped_line(signum)}{tail}", file=sys.stderr)
+        print(f"{PROG}: {stopped_line(signum)}{tail}", file=sys.stderr)
         return exit_status(signum)
     except BrokenPipeError:
         # The reader left (say, `| head`): nothing more to say, and nowhere to say it.
@@ -116,7 +129,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         from grader.names import display
 
         where = f": {display(os.fsdecode(exc.filename))}" if exc.filename else ""
-        print(f"grader: error: {exc.strerror}{where}", file=sys.stderr)
+        print(f"{PROG}: error: {exc.strerror}{where}", file=sys.stderr)
         return EXIT_USAGE
     except Exception as exc:  # noqa: BLE001 - a grader bug still ends in one line
         return _internal(exc)
@@ -130,7 +143,7 @@ def _internal(exc: Exception) -> int:
     # The type only: a grader bug met while grading could carry the submission's data in
     # its message, and this line may reach a learner (Gradescope shows stderr to staff).
     print(
-        f"grader: internal error: {type(exc).__name__} "
+        f"{PROG}: internal error: {type(exc).__name__} "
         "(set GRADER_DEBUG=1 for the traceback, and please report it)",
         file=sys.stderr,
     )
@@ -171,7 +184,7 @@ def entry() -> None:
 # Why a learner kit refuses every command but its own (`run`, `serve`).
 IN_KIT = (
     "hidden grading happens on the course's grader: this learner bundle has only the visible "
-    "examples (`grader run FILE`)"
+    f"examples (`{PROG} run FILE`)"
 )
 
 

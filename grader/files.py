@@ -17,6 +17,8 @@ from grader.errors import Refused
 # The grader package, wherever it is installed, and the page and report templates in it.
 PACKAGE = Path(__file__).resolve().parent
 TEMPLATES = PACKAGE / "templates"
+# The command's name: `grader`, or a learner kit's own (`rope-kit` for the package rope_kit).
+PROG = PACKAGE.name.replace("_", "-")
 
 # What an lstat says a file is, when it is not a plain file.
 _KINDS = (

@@ -124,7 +124,8 @@ RUN = Command(
 SUBMIT = Command("submit", "grade a submission on the hidden cases", GRADE, _grade)
 SERVE = Command(
     "serve",
-    "serve the practice page on 127.0.0.1: statement, widget, editor, Run and Submit",
+    "serve the practice page on 127.0.0.1: statement, widget, editor, Run (and Submit "
+    "where the hidden cases are)",
     (problem_args, grading_args, _serve_args),
     _serve,
     in_bundle=True,

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import ast
 import functools
+import re
 from pathlib import Path
 from typing import NamedTuple
 
@@ -18,7 +19,10 @@ from grader.names import takes
 
 EXERCISE_FILE = Path("problem") / "exercise.py"
 MAX_BYTES = 64 * 1024
-NAMES = ("FUNCTION", "ARGUMENTS")
+NAMES = ("FUNCTION", "ARGUMENTS", "NAME")
+# An exercise's short name, as its learner kit is called (`NAME-kit`): lower-case words
+# joined by hyphens.
+SHORT_NAME = re.compile(r"[a-z][a-z0-9]*(?:-[a-z0-9]+)*")
 
 
 class Exercise(NamedTuple):
@@ -26,6 +30,18 @@ class Exercise(NamedTuple):
 
     function: str
     arguments: tuple[str, ...]
+    # The exercise's short name (NAME in its module; else the function's, hyphenated).
+    name: str = ""
+
+    @property
+    def kit(self) -> str:
+        """Return the name of the exercise's learner kit: its distribution and command."""
+        return f"{self.name}-kit"
+
+    @property
+    def kit_package(self) -> str:
+        """Return the import package of the exercise's learner kit, e.g. `rope_kit`."""
+        return self.kit.replace("-", "_")
 
     @property
     def takes(self) -> str:
@@ -41,7 +57,8 @@ class Exercise(NamedTuple):
 @functools.cache
 def load_exercise(root: Path) -> Exercise:
     """Read the exercise folder's public module; GraderError naming the line if it is not
-    two literal values: a function name and a tuple of argument names."""
+    literal values: a function name, a tuple of argument names, and (optional) the short
+    name its learner kit is called by."""
     path = root / EXERCISE_FILE
     try:
         text = read_bounded(path, MAX_BYTES).decode("utf-8")
@@ -68,4 +85,10 @@ def load_exercise(root: Path) -> Exercise:
         and all(isinstance(a, str) and a.isidentifier() for a in arguments)
     ):
         raise GraderError(f"{EXERCISE_FILE}: ARGUMENTS must be a tuple of argument names")
-    return Exercise(function, tuple(str(a) for a in arguments))
+    name = found.get("NAME", function.replace("_", "-").lower())
+    if not (isinstance(name, str) and SHORT_NAME.fullmatch(name) and not name.endswith("-kit")):
+        raise GraderError(
+            f"{EXERCISE_FILE}: NAME must be lower-case words joined by hyphens, such as "
+            "'rope' (its learner kit is then called rope-kit)"
+        )
+    return Exercise(function, tuple(str(a) for a in arguments), name)

@@ -138,6 +138,12 @@ def statement_text(root: Path) -> str | None:
         raise Refused(f"not UTF-8 text (byte {exc.start})") from None
 
 
+def heading(statement: str) -> str:
+    """Return the statement's title: its first line, as Markdown writes a heading; else ''."""
+    first = statement.lstrip().split("\n", 1)[0]
+    return first[2:].strip() if first.startswith("# ") else ""
+
+
 STARTER_FILE = Path("problem") / "starter.py"
 STARTER_BYTES = 1024 * 1024
 

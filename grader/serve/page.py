@@ -15,7 +15,7 @@ from typing import Any
 from grader.errors import GraderError
 from grader.files import TEMPLATES
 from grader.problem.exercise import load_exercise
-from grader.problem.layout import STARTER_FILE, STATEMENT_FILE
+from grader.problem.layout import STARTER_FILE, STATEMENT_FILE, heading, is_learner_bundle
 from grader.sandbox.limits import Limits
 from grader.sandbox.walls import Choice
 from grader.serve.handler import READ_TIMEOUT, Handler, Listener
@@ -68,8 +68,12 @@ class Server:
         text = text.replace(
             "<!--STATEMENT-->", markdown.markdown(statement, extensions=["tables", "fenced_code"])
         )
-        text = text.replace("<!--TITLE-->", html.escape(_title(statement) or function))
+        text = text.replace("<!--TITLE-->", html.escape(heading(statement) or function))
         text = text.replace("<!--WIDGET-->", section).replace("/*WIDGET_SCRIPT*/", script)
+        if is_learner_bundle(self.root):
+            # A kit has no hidden case to submit to: no button that could only refuse.
+            head, _, rest = text.partition("<!--SUBMIT-->")
+            text = head + rest.partition("<!--/SUBMIT-->")[2]
         config = {"token": self.token, "starter": starter, "function": function}
         # </ cannot end the script element from inside a JSON string.
         text = text.replace("/*CONFIG*/", json.dumps(config).replace("</", "<\\/"))
@@ -94,7 +98,6 @@ class Server:
         """Grade ``source`` exactly as `grader run` / `grader submit --format json` would."""
         from grader.pipeline import grade
         from grader.problem.exercise import load_exercise
-        from grader.problem.layout import is_learner_bundle
         from grader.report import to_results
         from grader.submission.source import as_source
 
@@ -130,12 +133,6 @@ class Server:
 
 def _rows(table: Any) -> Any:
     return table.reshape(1, -1) if table.ndim == 1 else table
-
-
-def _title(statement: str) -> str:
-    """Return the statement's title: its first line, as Markdown writes a heading."""
-    first = statement.lstrip().split("\n", 1)[0]
-    return first[2:].strip() if first.startswith("# ") else ""
 
 
 def _finite(rows: Any) -> Any:

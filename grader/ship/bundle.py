@@ -7,11 +7,13 @@ import shutil
 import zipfile
 from collections.abc import Iterable
 from pathlib import Path
+from string import Template
 from typing import Any
 
 from grader.errors import GraderError, Refused
 from grader.files import PACKAGE, TEMPLATES, delete
 from grader.problem.cases import check_problem
+from grader.problem.exercise import load_exercise
 from grader.problem.layout import (
     BUNDLE_FILE,
     EXAMPLES_FILE,
@@ -22,9 +24,11 @@ from grader.problem.layout import (
     REFERENCE_FILE,
     STAFF_FILE,
     STATEMENT_FILE,
+    heading,
     statement_text,
 )
 from grader.sandbox import tempdirs
+from grader.ship.kit.vendor import rename_problem, vendor
 from grader.ship.kitcheck import HOME_FILES, public_files, verify_learner
 
 GRADESCOPE_CONFIG = "gradescope.yaml"
@@ -55,30 +59,44 @@ def _copy(root: Path, dest: Path, names: Iterable[Path | str]) -> list[str]:
 
 
 def build_learner(root: Path, out: Path, *, force: bool = False) -> list[str]:
-    """Write a learner bundle to folder ``out`` (or ``out``.zip); return what went in."""
+    """Write a learner kit to folder ``out`` (or ``out``.zip, whose one top-level folder is
+    the kit's name); return what went in."""
     check_problem(root)  # a broken problem is refused with every issue, before anything ships
     try:
-        statement_text(root)  # bounded, UTF-8: what the kit's page shows
+        statement = statement_text(root) or ""  # bounded, UTF-8: what the kit's page shows
     except Refused as refused:
         raise GraderError(f"{STATEMENT_FILE}: {refused}") from None
+    exercise = load_exercise(root)
+    title = heading(statement) or exercise.function
     with tempdirs.claimed("grader-bundle-") as tmp:
-        stage = Path(tmp) / "bundle"
+        stage = Path(tmp) / exercise.kit
         stage.mkdir()
-        _copy(HOME, stage, [*HOME_FILES, *_package_files()])
-        _copy(root, stage, public_files(root))
-        shutil.copy(TEMPLATES / "learner_README.md", stage / "README.md")
+        package = vendor(stage, exercise, title)
+        public = public_files(root)
+        _copy(root, stage, public)
+        rename_problem(stage, public, exercise.kit_package)
+        readme = Template((TEMPLATES / "learner_README.md").read_text("utf-8"))
+        (stage / "README.md").write_text(
+            readme.substitute(
+                title=title,
+                kit=exercise.kit,
+                package=exercise.kit_package,
+                function=exercise.function,
+            ),
+            encoding="utf-8",
+        )
         (stage / BUNDLE_FILE).write_text(
             f"# A learner bundle: the statement and the visible examples, no answers.\n"
             f"kind: {LEARNER_BUNDLE}\n",
             encoding="utf-8",
         )
-        _kit_data(root, stage)
+        _kit_data(root, stage, package)
         names = verify_learner(root, stage)
-        _emit(stage, out, force=force)
+        _emit(stage, out, force=force, top=exercise.kit)
     return names
 
 
-def _kit_data(root: Path, stage: Path) -> None:
+def _kit_data(root: Path, stage: Path, package: Path) -> None:
     """Give the kit its public inputs' tables, and a copy of its problem inside the package.
 
     The probes' expected tables go into the kit's examples.yaml (it has no reference to
@@ -113,7 +131,7 @@ def _kit_data(root: Path, stage: Path) -> None:
             + yaml.safe_dump({"probes": raw}, sort_keys=False, width=100, default_flow_style=None)
         )
     (stage / EXAMPLES_FILE).write_text(text, encoding="utf-8")
-    data = stage / "grader" / KIT_DATA_DIR
+    data = package / KIT_DATA_DIR
     (data / "problem").mkdir(parents=True)
     for name in (BUNDLE_FILE, *public_files(root)):
         (data / name).parent.mkdir(parents=True, exist_ok=True)
@@ -165,8 +183,9 @@ def build_gradescope(
         return sorted(str(p.relative_to(stage)) for p in stage.rglob("*") if p.is_file())
 
 
-def _emit(stage: Path, out: Path, *, force: bool = False) -> None:
-    """Move the staged bundle to ``out``: a folder, or a zip when out ends in .zip.
+def _emit(stage: Path, out: Path, *, force: bool = False, top: str = "") -> None:
+    """Move the staged bundle to ``out``: a folder, or a zip when out ends in .zip (its
+    files inside one folder ``top`` where given).
 
     An existing ``out`` is replaced only with ``force``, and only if it is a bundle: a zip
     file, or a folder holding a bundle's own marker (a kit's bundle.yaml, an autograder's
@@ -187,7 +206,8 @@ def _emit(stage: Path, out: Path, *, force: bool = False) -> None:
             with zipfile.ZipFile(partial, "w", zipfile.ZIP_DEFLATED) as archive:
                 for path in sorted(stage.rglob("*")):
                     if path.is_file():
-                        info = zipfile.ZipInfo.from_file(path, str(path.relative_to(stage)))
+                        name = Path(top, path.relative_to(stage)).as_posix()
+                        info = zipfile.ZipInfo.from_file(path, name)
                         info.compress_type = zipfile.ZIP_DEFLATED
                         archive.writestr(info, path.read_bytes())
         else:

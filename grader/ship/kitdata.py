@@ -54,9 +54,9 @@ def written_inputs(bundle: Path, texts: Mapping[Path, str]) -> list[PublicInput]
     found: list[PublicInput] = []
     for path, text in texts.items():
         parts = path.relative_to(bundle).parts
-        # The grader's own code and templates are the project's, not the course's: what an
-        # author writes is the problem's files and the kit's data.
-        ours = parts[0] == "grader" and KIT_DATA_DIR not in parts
+        # The grader's own code and templates (the kit's package) are the project's, not the
+        # course's: what an author writes is the problem's files and the kit's data.
+        ours = (bundle / parts[0] / "__init__.py").is_file() and KIT_DATA_DIR not in parts
         if ours or path.suffix in (".npz", ".npy", ".png"):
             continue
         where = str(path.relative_to(bundle))

@@ -45,6 +45,9 @@ def _venv(path: Path) -> Path:
 
 
 OFFLINE = ["--no-deps", "--no-build-isolation", "--no-index", "--quiet"]
+# The first exercise's kit: its command and its package.
+KIT = "sinusoidal-positions-kit"
+KIT_PACKAGE = "sinusoidal_positions_kit"
 
 
 def _secrets() -> list[str]:
@@ -75,10 +78,12 @@ def learner(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Path, Pa
     yield bundle, python
 
 
-def _grader(python: Path, *args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
+def _grader(
+    python: Path, *args: str, cwd: Path, package: str = KIT_PACKAGE
+) -> subprocess.CompletedProcess[str]:
     env = {k: v for k, v in os.environ.items() if k != "GRADER_PROBLEM"}
     return subprocess.run(
-        [str(python), "-m", "grader", *args],
+        [str(python), "-m", package, *args],
         cwd=cwd,
         capture_output=True,
         text=True,
@@ -88,9 +93,9 @@ def _grader(python: Path, *args: str, cwd: Path) -> subprocess.CompletedProcess[
 
 
 def _imported_grader(python: Path, cwd: Path) -> Path:
-    """Return the folder of the grader package that ``python`` imports from ``cwd``."""
+    """Return the folder of the kit's package that ``python`` imports from ``cwd``."""
     proc = subprocess.run(
-        [str(python), "-c", "import grader; print(grader.__file__)"],
+        [str(python), "-c", f"import {KIT_PACKAGE}; print({KIT_PACKAGE}.__file__)"],
         cwd=cwd,
         capture_output=True,
         text=True,
@@ -116,7 +121,8 @@ def test_learner_bundle_runs_examples(learner: tuple[Path, Path], tmp_path: Path
 def test_learner_bundle_is_the_one_imported(learner: tuple[Path, Path], tmp_path: Path) -> None:
     """The venv's grader is the bundle's copy, not the repository's."""
     bundle, python = learner
-    assert _imported_grader(python, tmp_path) == bundle / "grader"
+    assert _imported_grader(python, tmp_path) == bundle / KIT_PACKAGE
+    assert not (bundle / "grader").exists()
 
 
 def test_learner_bundle_refuses_submit(learner: tuple[Path, Path], tmp_path: Path) -> None:
@@ -125,8 +131,8 @@ def test_learner_bundle_refuses_submit(learner: tuple[Path, Path], tmp_path: Pat
     proc = _grader(python, "submit", str(CORPUS / "correct" / "lists.py"), cwd=tmp_path)
     assert proc.returncode == 2 and proc.stdout == ""
     assert proc.stderr.strip().splitlines() == [
-        "grader: error: hidden grading happens on the course's grader: this learner bundle "
-        "has only the visible examples (`grader run FILE`)"
+        f"{KIT}: error: hidden grading happens on the course's grader: this learner bundle "
+        f"has only the visible examples (`{KIT} run FILE`)"
     ]
 
 
@@ -188,7 +194,7 @@ def test_kit_carries_no_formula(learner: tuple[Path, Path], installed_kit: Path)
     """No Python file of the kit, in its folder or installed, calls sin or cos."""
     bundle, _ = learner
     package = installed_kit.parent.parent / "lib"
-    files = [*bundle.rglob("*.py"), *package.glob("python3*/site-packages/grader/**/*.py")]
+    files = [*bundle.rglob("*.py"), *package.glob(f"python3*/site-packages/{KIT_PACKAGE}/**/*.py")]
     assert len(files) > 40
     for path in files:
         assert not FORMULA_CALL.search(path.read_text()), path
@@ -204,8 +210,11 @@ def test_learner_zip(cli: Cli, tmp_path: Path) -> None:
     assert code == 0 and "checked to hold no" in out
     with zipfile.ZipFile(tmp_path / "kit.zip") as archive:
         names = set(archive.namelist())
-    assert {"README.md", "bundle.yaml", "examples.yaml", "problem/starter.py"} <= names
-    assert not any(n.startswith(("hidden_tests/", "solutions/")) for n in names)
+    # One top-level folder, the kit's name: unzipped, it scatters nothing.
+    assert {n.split("/")[0] for n in names} == {KIT}
+    inside = {n.partition("/")[2] for n in names}
+    assert {"README.md", "bundle.yaml", "examples.yaml", "problem/starter.py"} <= inside
+    assert not any(n.startswith(("hidden_tests/", "solutions/")) for n in inside)
 
 
 def test_verification_catches_a_leak(tmp_path: Path) -> None:
@@ -214,15 +223,15 @@ def test_verification_catches_a_leak(tmp_path: Path) -> None:
 
     kit = tmp_path / "kit"
     build_learner(ROOT, kit)
-    shutil.copy(ROOT / "hidden_tests" / "08_large_positions.yaml", kit / "grader" / "data.yaml")
+    shutil.copy(ROOT / "hidden_tests" / "08_large_positions.yaml", kit / KIT_PACKAGE / "data.yaml")
     with pytest.raises(GraderError, match=r"08_large_positions\.yaml"):
         verify_learner(ROOT, kit)
-    (kit / "grader" / "data.yaml").unlink()
-    shutil.copy(ROOT / "solutions" / "reference.py", kit / "grader" / "helper.py")
+    (kit / KIT_PACKAGE / "data.yaml").unlink()
+    shutil.copy(ROOT / "solutions" / "reference.py", kit / KIT_PACKAGE / "helper.py")
     with pytest.raises(GraderError, match="reference's code"):
         verify_learner(ROOT, kit)
-    (kit / "grader" / "helper.py").unlink()
-    shutil.copy(ROOT / "problem" / "staff.py", kit / "grader" / "verdict" / "variants.py")
+    (kit / KIT_PACKAGE / "helper.py").unlink()
+    shutil.copy(ROOT / "problem" / "staff.py", kit / KIT_PACKAGE / "verdict" / "variants.py")
     with pytest.raises(GraderError, match="computes the formula"):
         verify_learner(ROOT, kit)
 
@@ -360,11 +369,16 @@ def test_rope_kit_runs_its_examples_with_stored_tables(cli: Cli, tmp_path: Path)
         "--format",
         "json",
         cwd=kit,
+        package="rope_kit",
     )
     doc = json.loads(done.stdout)
     assert doc["extra_data"]["diagnoses"] == ["rotate_half"], done.stderr
     done = _grader(
-        Path(sys.executable), "submit", str(ROPE / "solutions" / "reference.py"), cwd=kit
+        Path(sys.executable),
+        "submit",
+        str(ROPE / "solutions" / "reference.py"),
+        cwd=kit,
+        package="rope_kit",
     )
     assert done.returncode == 2 and "only the visible examples" in done.stderr
 
@@ -472,7 +486,7 @@ def test_learner_bundle_serves_the_page(learner: tuple[Path, Path], tmp_path: Pa
     _, python = learner
     env = {k: v for k, v in os.environ.items() if k != "GRADER_PROBLEM"}
     proc = subprocess.Popen(
-        [str(python), "-m", "grader", "serve", "--port", "0", "--no-browser"],
+        [str(python), "-m", KIT_PACKAGE, "serve", "--port", "0", "--no-browser"],
         cwd=tmp_path,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
@@ -772,7 +786,7 @@ def test_kit_refuses_a_table_holding_a_hidden_expected_table(cli: Cli, tmp_path:
     assert _refused(cli, problem, tmp_path / "kit") == (
         "grader: error: learner bundle holds the expected table of "
         "hidden_tests/05_single_position.yaml: each of its rows is in "
-        "grader/kit_data/known_tables.npz (i3.tables)"
+        f"{KIT_PACKAGE}/kit_data/known_tables.npz (i3.tables)"
     )
 
 
@@ -804,8 +818,8 @@ def test_kit_autograde_is_refused(
     proc = _grader(python, "autograde", "--root", str(tmp_path / "autograder"), cwd=tmp_path)
     assert (proc.returncode, proc.stdout) == (2, "")
     assert proc.stderr.strip().splitlines() == [
-        "grader: error: hidden grading happens on the course's grader: this learner bundle "
-        "has only the visible examples (`grader run FILE`)"
+        f"{KIT}: error: hidden grading happens on the course's grader: this learner bundle "
+        f"has only the visible examples (`{KIT} run FILE`)"
     ]
     assert not (tmp_path / "autograder").exists()
 
@@ -824,6 +838,9 @@ def test_kit_help_lists_only_its_commands(
 
     proc = _grader(_kit_python(request, fixture), "--help", cwd=tmp_path)
     assert proc.returncode == 0 and _listed(proc.stdout) == {"run", "serve"}, proc.stdout
+    # Its own name and its own exercise, never the full grader's.
+    assert proc.stdout.startswith(f"usage: {KIT} ")
+    assert "the exercise Sinusoidal position encodings" in proc.stdout
     # The repository's grader still lists every command.
     with pytest.raises(SystemExit):
         main(["--help"])

@@ -1,12 +1,14 @@
 """The rotary position embeddings exercise's public module: the function, its inputs, and
 the words the grader uses of it. Shipped in the learner kit: nothing here is secret.
 
-FUNCTION and ARGUMENTS are read without running this file (literal values only), before
+NAME, FUNCTION and ARGUMENTS are read without running this file (literal values only), before
 the submission's child starts; the rest is imported once it has.
 """
 
 from grader.problem.schema import Field, InputSchema
 
+# The learner kit is called NAME-kit (a command, a distribution, a package).
+NAME = "rope"
 FUNCTION = "apply_rope"
 ARGUMENTS = ("x", "positions")
 
