@@ -370,11 +370,16 @@ def private_folder(
     """
     tmp = tempdirs.claim() if root is None else tempfile.mkdtemp(prefix=tempdirs.PREFIX, dir=root)
     submission = Path(tmp) / "submission.py"
-    submission.write_bytes(source)
-    for name, data in beside:
-        # Names the reader chose (a module name and .py); never the submission's own.
-        if name != submission.name and os.sep not in name:
-            (Path(tmp) / name).write_bytes(data)
+    try:
+        submission.write_bytes(source)
+        for name, data in beside:
+            # Names the reader chose (a module name and .py); never the submission's own.
+            if name != submission.name and os.sep not in name:
+                (Path(tmp) / name).write_bytes(data)
+    except BaseException:
+        # A full disk (or a stop) half-way: the folder goes now, not when the batch ends.
+        tempdirs.remove_tree(tmp)
+        raise
     return tmp, submission
 
 
@@ -396,8 +401,12 @@ class Launch:
         self.spawner = spawner
         self.beside = beside  # the submission's own modules, for every child after the first
         self.tmp, self.submission = private_folder(source, spawner.root, beside)
-        self.first = spawner.spawn(
-            tmp=self.tmp, submission=str(self.submission), function=function, arity=arity
-        )
+        try:
+            self.first = spawner.spawn(
+                tmp=self.tmp, submission=str(self.submission), function=function, arity=arity
+            )
+        except BaseException:
+            tempdirs.remove_tree(self.tmp)  # no Session holds it yet to remove it
+            raise
         # While the child's interpreter starts: what graders that died left behind.
         tempdirs.sweep_once()

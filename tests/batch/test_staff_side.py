@@ -79,3 +79,71 @@ def test_a_batch_waits_for_no_merge(cli: Cli, tmp_path: Path) -> None:
     with locked(out, "merge"):
         code, _, err = cli("batch", klass, "--out", out)
     assert code == 2 and f"{out} is in use by grader merge, process " in err, err
+
+
+# A small file system of the user's own: bubblewrap mounts a tmpfs of a set size in a new
+# mount namespace, no root needed. The script fills it but for FREE_KIB (enough for
+# Python's check that the folder is writable, too little for the learner's file), runs the
+# grader with TMPDIR there, then lists what is left in it.
+SMALL_KIB, FREE_KIB = 256, 16
+FILL = """
+head -c $(( ({small} - {free}) * 1024 )) /dev/zero > "$SMALL/filler" 2>/dev/null
+TMPDIR="$SMALL" "$@" > "$SMALL/../stdout" 2> "$SMALL/../stderr"
+echo "$?"
+ls -A "$SMALL"
+"""
+
+
+def _on_a_full_tmpdir(small: Path, *args: object) -> tuple[int, str, list[str]]:
+    """Run `grader ARGS` with TMPDIR on a small, nearly full file system; return its exit
+    status, its stderr and what it left in TMPDIR."""
+    bwrap = shutil.which("bwrap")
+    if bwrap is None:
+        pytest.skip("bubblewrap is not installed: no file system of a set size without root")
+    small.mkdir()
+    script = FILL.format(small=SMALL_KIB, free=FREE_KIB)
+    mount = [bwrap, "--dev-bind", "/", "/", "--size", str(SMALL_KIB * 1024), "--tmpfs", str(small)]
+    grader = [sys.executable, "-I", "-m", "grader", *map(str, args)]
+    done = subprocess.run(
+        [*mount, "--setenv", "SMALL", str(small), "bash", "-c", script, "fill", *grader],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        check=False,
+        timeout=300,
+    )
+    if done.returncode != 0 or not done.stdout.strip():
+        pytest.skip(f"bubblewrap cannot mount a tmpfs of a set size here: {done.stderr.strip()}")
+    status, *left = done.stdout.split()
+    return int(status), (small.parent / "stderr").read_text(), left
+
+
+def _too_big(path: Path) -> Path:
+    """Write the reference with a comment that does not fit in the space left."""
+    padding = "#" * 80 + "\n"
+    path.write_text((CORPUS / "reference.py").read_text() + padding * (FREE_KIB * 30))
+    return path
+
+
+def test_submit_on_a_full_tmpdir_leaves_nothing(tmp_path: Path) -> None:
+    """TMPDIR fills up as the learner's file is written: exit 2 in one line, and no
+    `grader-*` folder is left behind."""
+    big = _too_big(tmp_path / "big.py")
+    status, err, left = _on_a_full_tmpdir(tmp_path / "small", "submit", big)
+    assert status == 2 and err == "grader: error: No space left on device\n", err
+    assert left == ["filler"]
+
+
+def test_batch_on_a_full_tmpdir_leaves_nothing(tmp_path: Path) -> None:
+    """A batch whose TMPDIR fills up: the row is lost to the machine (exit 2), and every way
+    it ends, --out on the full disk too, leaves no `grader-*` folder behind."""
+    klass = _class(tmp_path / "class", "ada")
+    _too_big(klass / "big.py")
+    small = tmp_path / "small"
+    status, err, left = _on_a_full_tmpdir(small, "batch", klass, "--out", tmp_path / "out")
+    assert status == 2 and "1 submissions not graded because of this machine" in err, err
+    assert left == ["filler"]
+    small = tmp_path / "small2"
+    status, err, left = _on_a_full_tmpdir(small, "batch", klass, "--out", small / "out")
+    assert status == 2 and "No space left on device: " in err, err
+    assert sorted(left) == ["filler", "out"]
