@@ -10,12 +10,13 @@ defined in any cell, the imports they use. The rest is left out, and the report 
 cell left out whole and why.
 
 IPython's own syntax is not Python: a line magic or shell line (`%matplotlib inline`,
-`!pip install ...`) becomes `pass`; a cell magic whose body is Python (`%%time`,
-`%%capture`) keeps its body; any other cell magic (`%%bash`, `%%writefile`, `%%html`) drops
-its cell. Line numbers are kept per cell, so that a message cites `cell 3, line 2`, cells
-counted from the top, markdown included. Outputs are never read beyond the JSON parser: the
-bound on the file is loose (images), the bound on its code cells, checked before any is
-parsed, is the .py bound: a syntax tree takes hundreds of times the memory of its text.
+`!pip install ...`) where a logical line starts becomes `pass` (see ipython.py); a cell
+magic whose body is Python (`%%time`, `%%capture`) keeps its body; any other cell magic
+(`%%bash`, `%%writefile`, `%%html`) drops its cell. Line numbers are kept per cell, so
+that a message cites `cell 3, line 2`, cells counted from the top, markdown included.
+Outputs are never read beyond the JSON parser: the bound on the file is loose (images),
+the bound on its code cells, checked before any is parsed, is the .py bound: a syntax tree
+takes hundreds of times the memory of its text.
 """
 
 from __future__ import annotations
@@ -32,16 +33,14 @@ from dataclasses import dataclass
 
 from grader.errors import GraderError
 from grader.names import display
+from grader.submission.ipython import python_of
 
 MAX_CELLS = 10_000
 # The code cells together, before any is parsed: the bound of a .py submission.
 MAX_CODE_BYTES = 1024 * 1024
-# Cell magics whose body is Python, run with something around it.
-PYTHON_CELL_MAGICS = frozenset({"time", "timeit", "capture", "prun", "debug"})
 # How many left-out cells a report names before it says "and N more".
 SHOWN_LEFT_OUT = 8
 BUILTIN_NAMES = frozenset(dir(builtins))
-MAGIC_LINE = re.compile(r"^(\s*)(?:[%!]|\w+\s*=\s*[%!]|[\w.]+\?\??\s*$)")
 
 
 class NotANotebook(GraderError):
@@ -147,35 +146,21 @@ def _cells(doc: dict[str, object]) -> list[_Cell]:
 
 def _python_of(number: int, source: str) -> _Cell:
     """Return a code cell with IPython's own syntax turned into Python, line for line."""
-    lines = source.split("\n")
-    first = next((i for i, line in enumerate(lines) if line.strip()), None)
-    if first is not None and lines[first].lstrip().startswith("%%"):
-        magic = lines[first].strip()[2:].split(maxsplit=1)
-        name = magic[0] if magic else ""
-        if name not in PYTHON_CELL_MAGICS:
-            cell = _Cell(number, lines)
-            cell.error = f"a %%{display(name)[:30]} cell is not Python"
-            return cell
-        lines[first] = ""
-    lines = [_python_line(line) for line in lines]
-    cell = _Cell(number, lines)
+    python = python_of(source)
+    cell = _Cell(number, python.lines, error=python.error)
+    if cell.error:
+        return cell
     try:
         with warnings.catch_warnings():
             # The learner's code, not the grader's: its SyntaxWarnings are not for staff's
             # terminal (the child compiles it again, and the report says what matters).
             warnings.simplefilter("ignore")
-            cell.tree = ast.parse("\n".join(lines))
+            cell.tree = ast.parse("\n".join(cell.lines))
     except SyntaxError as exc:
         cell.error = f"not Python (line {exc.lineno}: {exc.msg})"
     except (ValueError, RecursionError, MemoryError):
         cell.error = "not Python"
     return cell
-
-
-def _python_line(line: str) -> str:
-    """Return a line, or `pass` at its indent where it is a magic, a shell line or help."""
-    match = MAGIC_LINE.match(line)
-    return f"{match.group(1)}pass" if match else line
 
 
 def _statements(cell: _Cell) -> Iterator[_Statement]:

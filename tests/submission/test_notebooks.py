@@ -35,6 +35,12 @@ HELPER = """\
 def frequencies(d_model):
     return 1.0 / np.power(BASE, 2.0 * np.arange(d_model // 2) / d_model)
 """
+# Python whose continuation lines begin with IPython's escapes: `%` and `!` inside brackets.
+CONTINUED = RIGHT.replace(
+    "    out = np.empty",
+    "    odd = (d_model\n           % 2)\n    if (odd\n        != 0):\n"
+    "        raise ValueError('d_model must be even')\n    out = np.empty",
+)
 WRONG = BODY.format(freq="1.0 / np.power(10000.0, np.arange(d_model // 2) / d_model)")
 
 
@@ -82,6 +88,7 @@ GRADED_IN_FULL = {
         "files = !ls\nnp.sum?\n",
     ),
     "a %%time cell": (IMPORTS, "%%time\n" + RIGHT),
+    "% and != starting a line inside brackets": (IMPORTS, "!ls\n" + CONTINUED + "%who\n"),
     "a %%capture cell": (IMPORTS, "%%capture out\n" + RIGHT),
     "cells of other languages": (
         "%%bash\necho hello\n",

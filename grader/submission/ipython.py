@@ -1,0 +1,97 @@
+"""IPython's own syntax in a notebook cell, turned into Python line for line.
+
+A line magic, a shell escape or a help request (`%matplotlib inline`, `!pip install ...`,
+`files = !ls`, `np.sum?`) is IPython's only where a logical line starts: outside brackets,
+strings and backslash continuations. There it becomes `pass` at its indent; anywhere else
+its `%` or `!` is Python's (`x = (a\n    % b)`, `if (a\n    != b)`). Where logical lines
+start is asked of Python's tokenizer, as IPython's input transformer does: each line is
+looked at as the tokenizer asks for it, and a magic is handed to it as `pass` already, so
+that one pass over the cell suffices and the magic's own text (an unclosed quote in a shell
+line) never confuses what follows. A cell magic whose body is Python (`%%time`,
+`%%capture`) keeps its body; any other (`%%bash`, `%%writefile`, `%%html`) is not Python.
+"""
+
+from __future__ import annotations
+
+import re
+import tokenize
+from dataclasses import dataclass, field
+
+from grader.names import display
+
+# Cell magics whose body is Python, run with something around it.
+PYTHON_CELL_MAGICS = frozenset({"time", "timeit", "capture", "prun", "debug"})
+MAGIC_LINE = re.compile(r"^(\s*)(?:[%!]|\w+\s*=\s*[%!]|[\w.]+\?\??\s*$)")
+OPENING = frozenset("([{")
+CLOSING = frozenset(")]}")
+
+
+@dataclass
+class Python:
+    """A cell's lines as Python, one for each of its own, or why the cell is not Python."""
+
+    lines: list[str]
+    error: str = ""
+
+
+def python_of(source: str) -> Python:
+    """Return a code cell's lines with IPython's own syntax turned into Python."""
+    lines = source.split("\n")
+    first = next((i for i, line in enumerate(lines) if line.strip()), None)
+    if first is not None and lines[first].lstrip().startswith("%%"):
+        magic = lines[first].strip()[2:].split(maxsplit=1)
+        name = magic[0] if magic else ""
+        if name not in PYTHON_CELL_MAGICS:
+            return Python(lines, f"a %%{display(name)[:30]} cell is not Python")
+        lines[first] = ""
+    return Python(_Lines(lines).transformed())
+
+
+@dataclass
+class _Lines:
+    """The tokenizer's reader of a cell: each line it asks for, a magic made `pass` where a
+    logical line starts."""
+
+    lines: list[str]
+    at: int = 0
+    depth: int = 0  # brackets open
+    fresh: bool = True  # a logical line starts at the next line read
+    tokens: int = 0  # tokens seen since the last line was read
+    out: list[str] = field(default_factory=list)
+
+    def transformed(self) -> list[str]:
+        try:
+            for token in tokenize.generate_tokens(self.readline):
+                self.seen(token)
+        except (tokenize.TokenError, SyntaxError):
+            # Python's own mistake, where the tokenizer stopped: the lines it did not
+            # read stay as written, and the compiler says where the cell goes wrong.
+            pass
+        return self.out + self.lines[len(self.out) :]
+
+    def readline(self) -> str:
+        if self.at >= len(self.lines):
+            return ""
+        line = self.lines[self.at]
+        # A line read with no token seen since the last continues that one (a string, a
+        # backslash): no logical line starts there.
+        if self.fresh and (self.tokens or self.at == 0):
+            match = MAGIC_LINE.match(line)
+            if match:
+                line = f"{match.group(1)}pass"
+        self.out.append(line)
+        self.at += 1
+        self.tokens = 0
+        self.fresh = False
+        return line + "\n"
+
+    def seen(self, token: tokenize.TokenInfo) -> None:
+        self.tokens += 1
+        if token.type == tokenize.OP and token.string in OPENING:
+            self.depth += 1
+        elif token.type == tokenize.OP and token.string in CLOSING:
+            self.depth = max(self.depth - 1, 0)
+        elif token.type == tokenize.NEWLINE or (token.type == tokenize.NL and not self.depth):
+            self.fresh = True
+        else:
+            self.fresh = False
