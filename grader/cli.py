@@ -47,6 +47,7 @@ COMMANDS = (
     staff.BATCH,
     staff.REPORT,
     staff.MERGE,
+    staff.EXPORT,
     authors.BUNDLE,
     staff.AUTOGRADE,
     learner.SERVE,

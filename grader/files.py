@@ -109,7 +109,7 @@ def _read_upto(fd: int, most: int) -> bytes:
     return b"".join(chunks)
 
 
-def atomic_write(path: Path, text: str) -> None:
+def atomic_write(path: Path, text: str | bytes) -> None:
     """Write ``text`` to ``path`` through a file beside it, then rename it into place.
 
     A reader (Gradescope, a spreadsheet, a merge) or a stop in the middle never meets half a
@@ -118,7 +118,10 @@ def atomic_write(path: Path, text: str) -> None:
     """
     tmp = path.with_name(f".{path.name}.{os.getpid()}.{threading.get_ident()}.tmp")
     try:
-        tmp.write_text(text, encoding="utf-8")
+        if isinstance(text, bytes):
+            tmp.write_bytes(text)  # a file whose bytes are not ours to re-encode
+        else:
+            tmp.write_text(text, encoding="utf-8")
         os.replace(tmp, path)
     except OSError as exc:
         tmp.unlink(missing_ok=True)

@@ -85,9 +85,9 @@ def _state_words() -> set[str]:
     from grader.sandbox.answers import EndState, Stage
     from grader.sandbox.frames import Event
     from grader.sandbox.walls import Fallback, Privilege
-    from grader.states import Backend, Mode
+    from grader.states import Backend, Gradebook, Mode
 
-    kinds = (Event, EndState, Stage, Backend, Fallback, Privilege, Mode, RowStatus)
+    kinds = (Event, EndState, Stage, Backend, Fallback, Privilege, Mode, RowStatus, Gradebook)
     return {member.value for kind in kinds for member in kind if member.value}
 
 

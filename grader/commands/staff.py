@@ -73,6 +73,55 @@ def _merge_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--out", type=Path, required=True, metavar="DIR", help="where they go")
 
 
+def _export_args(p: argparse.ArgumentParser) -> None:
+    from grader.states import Gradebook
+
+    p.add_argument("out", type=Path, metavar="OUT", help="a batch's or a merge's --out folder")
+    p.add_argument(
+        "--to",
+        required=True,
+        type=Gradebook,
+        choices=list(Gradebook),
+        help="the platform whose gradebook file --template is",
+    )
+    p.add_argument(
+        "--template",
+        required=True,
+        type=Path,
+        metavar="FILE",
+        help="the gradebook file the platform exported (Canvas's Grades > Export, Moodle's "
+        "grading worksheet, Blackboard's Work Offline download), as downloaded",
+    )
+    p.add_argument(
+        "--column",
+        metavar="TITLE",
+        default=None,
+        help="the assignment column to fill: its full header, or its title where that names "
+        "one column (default: the only one there is)",
+    )
+    p.add_argument(
+        "-o", dest="dest", type=Path, required=True, metavar="FILE", help="the file to write"
+    )
+    p.add_argument(
+        "--missing",
+        choices=["zero"],
+        default=None,
+        help="zero: write 0 for a student who handed nothing in (default: their cell stays)",
+    )
+    p.add_argument(
+        "--overrides",
+        type=Path,
+        metavar="FILE",
+        help="a CSV of submission,score,reason: those scores replace the graded ones here",
+    )
+    p.add_argument(
+        "--feedback-zip",
+        type=Path,
+        metavar="FILE",
+        help="Moodle: also pack every learner's feedback for its upload of feedback files",
+    )
+
+
 def _autograde_args(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--root",
@@ -203,6 +252,24 @@ def _merge(args: argparse.Namespace) -> int:
     return EXIT_PASSED
 
 
+def _export(args: argparse.Namespace) -> int:
+    from grader.batch.export import export
+
+    done = export(
+        out=args.out,
+        to=args.to,
+        template=args.template,
+        dest=args.dest,
+        column=args.column,
+        missing_zero=args.missing is not None,
+        overrides=args.overrides,
+        feedback_zip=args.feedback_zip,
+    )
+    for line in done.lines:
+        print(line)
+    return done.status
+
+
 def _autograde(args: argparse.Namespace) -> int:
     import os
 
@@ -247,6 +314,13 @@ MERGE = Command(
     "combine the outputs of every shard into one, with its class report (course staff)",
     (_merge_args,),
     _merge,
+    needs=(),
+)
+EXPORT = Command(
+    "export",
+    "fill a course platform's gradebook file with a batch's scores (course staff)",
+    (_export_args,),
+    _export,
     needs=(),
 )
 AUTOGRADE = Command(

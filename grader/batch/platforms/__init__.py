@@ -12,13 +12,16 @@ grader's first layout). This module tells which layout a class folder is and dis
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from grader.batch.platforms import blackboard, canvas, classroom, gradescope, moodle
 from grader.batch.platforms.records import Copy, Export, Student, items_of, present
+from grader.batch.platforms.sheet import Book, Sheet
+from grader.states import Gradebook
 
 __all__ = [
+    "GRADEBOOKS",
     "LAYOUTS",
     "Copy",
     "Export",
@@ -31,6 +34,13 @@ __all__ = [
 ]
 
 LAYOUTS = ("canvas", "moodle", "blackboard", "gradescope", "classroom", "flat")
+# Each platform's gradebook reader (`grader export --to`): the column to fill in a file the
+# platform exported, its rows by the platform's identity, and their points possible.
+GRADEBOOKS: dict[Gradebook, Callable[[Sheet, str | None, str], Book]] = {
+    Gradebook.CANVAS: canvas.gradebook,
+    Gradebook.MOODLE: moodle.gradebook,
+    Gradebook.BLACKBOARD: blackboard.gradebook,
+}
 
 
 def owner_of(name: str) -> str:

@@ -7,9 +7,18 @@ import re
 from pathlib import Path
 
 from grader.batch.platforms.records import Copy, Export, Student, shared_prefix, usable
-from grader.errors import Refused
+from grader.batch.platforms.sheet import (
+    Book,
+    Sheet,
+    choose,
+    decimal_mark,
+    header_index,
+    identities,
+    number,
+)
+from grader.errors import GraderError, Refused
 from grader.files import read_bounded
-from grader.names import shown
+from grader.names import display, shown
 
 # The first `_attempt_DATE` is Blackboard's: what follows it is the name the student uploaded,
 # which may hold another (a file named `x_alice_attempt_2024-12-31-23-59-59_sol.py`).
@@ -112,3 +121,44 @@ def receipt(receipt: Path) -> tuple[str, str] | None:
         name, _, user = body[:-1].rpartition("(")
         return name.strip()[:200], user.strip()[:200]
     return None
+
+
+# ---- the gradebook: Grade Center > Work Offline > Download ----
+# Its shape, as Blackboard Learn's help on working offline with grade data describes it: a
+# header row, `Last Name`, `First Name`, `Username` (each student's key), then one column per
+# Grade Center column headed `Title [Total Pts: P Score] |id` (its id is what uploads match;
+# `up to P` marks a calculated column, a total or a weighted total, which no upload sets);
+# tab-delimited in UTF-16 with its mark when saved as `.xls`, or comma-delimited `.csv`. A
+# spreadsheet that re-saves it writes UTF-8 (with a mark) or its own code page.
+COLUMN = re.compile(
+    r"(?s)^(?P<title>.*?) \[Total Pts: (?P<upto>up to )?(?P<points>[0-9]+(?:[.,][0-9]+)?)"
+    r"(?: [^\]]*)?\] \|(?P<id>[0-9]+)$"
+)
+
+
+def gradebook(sheet: Sheet, wanted: str | None, what: str) -> Book:
+    """Read a Grade Center download: the column to fill, its rows by username, its points."""
+    header = sheet.rows[0]
+    heads = [c.value.strip() for c in header]
+    key = header_index(header, ["Username"], what)
+    if key is None:
+        raise GraderError(f"{what} is not a Blackboard Grade Center download: no Username column")
+    found = {i: m for i, h in enumerate(heads) if (m := COLUMN.match(h))}
+    columns = {i: (heads[i], m.group("title")) for i, m in found.items()}
+    if wanted is not None:
+        calculated = [i for i, m in found.items() if m.group("upto") and wanted in columns[i]]
+        if calculated:
+            raise GraderError(
+                f"{what}: {display(wanted)!r} is a calculated column; "
+                "Blackboard computes it, no upload sets it"
+            )
+    writable = {i: names for i, names in columns.items() if not found[i].group("upto")}
+    column = choose(writable, wanted, what, "gradable")
+    most = number(found[column].group("points"))
+    assert most is not None
+    rows = identities(sheet, key, 1, what)
+    book = Book(sheet, column, heads[column], rows, {r: most for r in rows.values()})
+    book.mark = decimal_mark(
+        [found[column].group("points"), *(sheet.value(r, column) for r in rows.values())]
+    )
+    return book

@@ -9,7 +9,17 @@ import re
 from pathlib import Path
 
 from grader.batch.platforms.records import Copy, Export, Student, usable
-from grader.names import shown
+from grader.batch.platforms.sheet import (
+    Book,
+    Sheet,
+    choose,
+    decimal_mark,
+    header_index,
+    identities,
+    number,
+)
+from grader.errors import GraderError
+from grader.names import display, shown
 
 # ASCII digits only: \d would take other scripts' digits too (the mathematical bold
 # digits, say), and an id of those would pass for another. ``(?s)``: a name holding a
@@ -70,3 +80,67 @@ def read(folder: Path, items: list[Path], scratch: Path, copy: Copy, export: Exp
                 attempts=tuple(sorted(earlier)),
             )
         )
+
+
+# ---- the gradebook: Grades > Export, a CSV ----
+# Its shape, as Canvas's GradebookExporter writes it and its GradebookImporter reads it back:
+# a header `Student,ID,[SIS User ID,]SIS Login ID,[Integration ID,][Root Account,]Section`,
+# custom columns, then one `Title (id)` column per assignment and the totals; a row of
+# `Manual Posting` (or `Muted`) where an assignment posts by hand; a `    Points Possible`
+# row, `(read only)` under the totals; then a row per student, keyed by ID (the user id).
+# Numbers have two decimals, in the user's locale; a user may choose semicolons and a BOM.
+ASSIGNMENT = re.compile(r"(?s)^(?P<title>.*) \((?P<id>[0-9]+)\)$")
+TOTALS = re.compile(r"(Current|Final|Unposted|Override) (Score|Points|Grade|Status)")
+HIDDEN_ROW = re.compile(r"(?i)^\s*(Muted|Manual Posting.*)?\s*$")
+READ_ONLY = re.compile(r"read\s+only")
+
+
+def gradebook(sheet: Sheet, wanted: str | None, what: str) -> Book:
+    """Read a Canvas gradebook export: the column to fill, its rows by user id, its points."""
+    header = sheet.rows[0]
+    heads = [c.value.strip() for c in header]
+    if not heads or not (heads[0] in ("Student", "LastName") and "ID" in heads):
+        raise GraderError(
+            f"{what} is not a Canvas gradebook export: its first columns are not Student, ID"
+        )
+    key = header_index(header, ["ID"], what)
+    assert key is not None
+    pp = next(
+        (r for r in range(1, min(4, len(sheet.rows))) if "Points Possible" in sheet.value(r, 0)),
+        None,
+    )
+    if pp is None:
+        raise GraderError(
+            f"{what} has no Points Possible row: download it again from Grades > Export"
+        )
+    columns = {
+        i: (h, m.group("title"))
+        for i, h in enumerate(heads)
+        if i > key and (m := ASSIGNMENT.match(h)) and not TOTALS.search(h)
+    }
+    column = choose(columns, wanted, what, "assignment")
+    title = heads[column]
+    if READ_ONLY.search(sheet.value(pp, column)):
+        raise GraderError(f"{what}: the column {display(title)!r} is read only")
+    most = number(sheet.value(pp, column))
+    if most is None:
+        raise GraderError(f"{what}: the column {display(title)!r} has no points possible")
+    rows = identities(sheet, key, pp + 1, what)
+    book = Book(sheet, column, title, rows, {r: most for r in rows.values()})
+    book.mark = decimal_mark(
+        [sheet.value(pp, column), *(sheet.value(r, column) for r in rows.values())]
+    )
+    for user, r in rows.items():
+        cell = sheet.value(r, column).strip()
+        if cell == "N/A":
+            book.kept[user] = "the assignment is not assigned to this student (N/A)"
+        elif cell.upper() == "EX":
+            book.kept[user] = "excused (EX)"
+    for r in range(1, pp):
+        cells = [c.value for c in sheet.rows[r]]
+        if all(HIDDEN_ROW.match(c) for c in cells) and sheet.value(r, column).strip():
+            book.notes.append(
+                f"{display(title)!r} posts grades by hand ({sheet.value(r, column).strip()}): "
+                "imported grades stay hidden from students until they are posted"
+            )
+    return book

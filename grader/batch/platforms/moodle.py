@@ -7,7 +7,9 @@ import re
 from pathlib import Path
 
 from grader.batch.platforms.records import Copy, Export, Student, claimed_twice
-from grader.names import shown
+from grader.batch.platforms.sheet import Book, Sheet, decimal_mark, header_index, number
+from grader.errors import GraderError
+from grader.names import display, shown
 
 MOODLE = re.compile(
     r"(?s)^(?P<name>.+)_(?P<pid>[0-9]+)_assignsubmission_(?P<kind>file|onlinetext)_$"
@@ -45,3 +47,112 @@ def read(folder: Path, items: list[Path], scratch: Path, copy: Copy, export: Exp
                 problem=problem,
             )
         )
+
+
+# ---- the gradebook: the assignment's offline grading worksheet, a CSV ----
+# Its shape, as mod/assign's grading table writes it for download (with the "Offline grading
+# worksheet" feedback type on) and assignfeedback_offline imports it: `Identifier` first,
+# holding "Participant N" (N as in the download's folder names), the name and identity
+# fields, Status, `Grade`, `Maximum grade` (or `Scale` for a scale), `Grade can be changed`
+# (Yes or No), the dates, then the feedback types' text fields (`Feedback comments`). Every
+# header is a string of Moodle's in the language the worksheet was downloaded in, and the
+# numbers use that language's decimal mark. The strings below are Moodle's own (its
+# English strings and its language packs); each tuple: identifier, grade, maximum grade,
+# scale, grade can be changed, last modified (grade), feedback comments ("" where not
+# listed: then the column after the grade's date, where the feedback types' fields begin),
+# and "No".
+WORKSHEET_STRINGS = {
+    "en": (
+        "Identifier",
+        "Grade",
+        "Maximum grade",
+        "Scale",
+        "Grade can be changed",
+        "Last modified (grade)",
+        "Feedback comments",
+        "No",
+    ),
+    "fr": (
+        "Identifiant",
+        "Note",
+        "Note maximale",
+        "Barème",
+        "La note peut être modifiée",
+        "Dernière modification (note)",
+        "",
+        "Non",
+    ),
+    "de": (
+        "ID",
+        "Bewertung",
+        "Bestbewertung",
+        "Skala",
+        "Bewertung kann geändert werden",
+        "Zuletzt geändert (Bewertung)",
+        "Feedback als Kommentar",
+        "Nein",
+    ),
+}
+PARTICIPANT = re.compile(r"(?s)^\D*?\s*(?P<pid>[0-9]+)\s*$")
+
+
+def gradebook(sheet: Sheet, wanted: str | None, what: str) -> Book:
+    """Read a Moodle grading worksheet: `Grade` beside `Maximum grade`, rows by participant."""
+    header = sheet.rows[0]
+    heads = [c.value.strip() for c in header]
+    for strings in WORKSHEET_STRINGS.values():
+        ident, grade, most, scale, change, modified, comments, no = strings
+        if scale in heads and grade in heads:
+            raise GraderError(
+                f"{what}: the assignment is graded on a scale ({display(scale)!r} "
+                "column); export writes points: grade a scale by hand"
+            )
+        if grade in heads and most in heads:
+            break
+    else:
+        raise GraderError(
+            f"{what} is not a Moodle grading worksheet: no Grade and Maximum "
+            "grade columns in a language this grader reads "
+            f"({', '.join(WORKSHEET_STRINGS)}); download it in English"
+        )
+    column = header_index(header, [grade], what)
+    top = header_index(header, [most], what)
+    if (
+        column is None
+        or top != column + 1
+        or heads[0] != ident  # the identifier is first, by position and by name
+    ):
+        raise GraderError(
+            f"{what}: its columns are not where Moodle writes them "
+            f"(Identifier first, {display(grade)!r} before {display(most)!r})"
+        )
+    if wanted is not None and wanted not in (grade, heads[column]):
+        raise GraderError(
+            f"{what} has one grade column, {display(grade)!r}, not {display(wanted)!r}"
+        )
+    rows: dict[str, int] = {}
+    for r in range(1, len(sheet.rows)):
+        found = PARTICIPANT.match(sheet.value(r, 0))
+        if found and found.group("pid") in rows:
+            raise GraderError(f"{what}: participant {found.group('pid')} is on two rows")
+        if found:
+            rows[found.group("pid")] = r
+    book = Book(sheet, column, heads[column], rows, {})
+    for pid, r in rows.items():
+        top_value = number(sheet.value(r, top))
+        if top_value is None:
+            book.kept[pid] = "no maximum grade on its row"
+        else:
+            book.most[r] = top_value
+    can = header_index(header, [change], what)
+    for pid, r in rows.items():
+        if can is not None and sheet.value(r, can).strip() == no:
+            book.kept[pid] = (
+                f"its grade cannot be changed ({display(change)!r} says {display(no)!r})"
+            )
+    book.mark = decimal_mark([sheet.value(r, c) for r in rows.values() for c in (column, top)])
+    after = header_index(header, [modified], what)
+    book.feedback = header_index(header, [comments], what) if comments else None
+    if book.feedback is None and after is not None and after + 1 < len(heads):
+        book.feedback = after + 1  # the first feedback type's text follows the grade's date
+    return book

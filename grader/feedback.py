@@ -1,0 +1,120 @@
+"""A learner's feedback: what `grader submit` shows that learner, as Markdown and as HTML.
+
+It is rendered from the submit view of a results document alone: the file graded, the
+score, each hidden case's name, pass or fail and its sentence of the closed vocabulary, the
+hint and the likely mistake, and the warnings submit prints. Nothing of a batch's own
+fields (digests, paths, the student's record, the visible examples' codes) is read. A
+learner's own text (the name of a file or a folder, in a reason) is escaped for each
+rendering; a row lost to the machine or to a bug of the grader gets one fixed sentence.
+"""
+
+from __future__ import annotations
+
+import html
+import re
+from collections import Counter
+from dataclasses import dataclass
+
+from grader.names import display
+from grader.records import Cause
+from grader.results import Results
+
+LOST = (
+    "Your submission could not be graded this time, because of a problem on the grading "
+    "side, not in your work; the course staff will grade it again."
+)
+HINT = "hint: "
+# What Markdown reads as markup where a learner's text stands: escaped with a backslash.
+MARKDOWN = re.compile(r"([\\`*_{}\[\]()<>#|~&])")
+
+
+@dataclass(frozen=True)
+class Line:
+    """One line of feedback: its kind (title, score, case, detail, note) and its words."""
+
+    kind: str
+    text: str
+    learners: bool = False  # the text holds what a learner named: escape it
+
+
+def view(doc: Results) -> list[Line]:
+    """Return what `grader submit` shows the learner of ``doc``, line by line."""
+    lines = [Line("title", "Feedback on your submission")]
+    submission = str(doc.extra.get("submission", ""))
+    if not doc.graded:
+        if doc.cause is Cause.SUBMISSION:
+            lines.append(Line("note", f"Not graded: {doc.error}", learners=True))
+        else:
+            lines.append(Line("note", LOST))
+        return lines
+    if submission:
+        lines.append(Line("note", f"File graded: {submission}", learners=True))
+    lines.append(Line("score", f"Score: {doc.score:g}/{doc.max_score:g}"))
+    hints: Counter[str] = Counter()
+    failing = 0
+    for test in doc.tests:
+        said = test.output.split("\n")
+        sentence = [s for s in said if not s.startswith(HINT)]
+        lines.append(Line("case", f"{'PASS' if test.passed else 'FAIL'} {test.name}"))
+        if test.passed:
+            continue
+        failing += 1
+        lines += [Line("detail", s) for s in sentence if s]
+        for hint in (s[len(HINT) :] for s in said if s.startswith(HINT)):
+            lines.append(Line("detail", f"hint: {hint}"))
+            hints[hint] += 1
+    if hints:
+        hint, count = hints.most_common(1)[0]
+        if 2 * count > failing:
+            lines.append(Line("note", f"Likely mistake: {hint}"))
+    for warning in doc.extra.get("warnings", ()):
+        lines.append(Line("note", f"Warning: {warning}", learners=True))
+    return lines
+
+
+def _md_text(line: Line) -> str:
+    text = display(line.text)
+    return MARKDOWN.sub(r"\\\1", text) if line.learners else text
+
+
+def to_markdown(doc: Results) -> str:
+    """Return the learner's feedback as Markdown."""
+    out = []
+    for line in view(doc):
+        text = _md_text(line)
+        if line.kind == "title":
+            out += [f"# {text}", ""]
+        elif line.kind == "case":
+            out.append(f"- {text}")
+        elif line.kind == "detail":
+            out.append(f"  - {text}")
+        else:
+            out += ["", text, ""]
+    return "\n".join(out).replace("\n\n\n", "\n\n").strip() + "\n"
+
+
+def to_html(doc: Results, *, page: bool = True) -> str:
+    """Return the learner's feedback as HTML: a page, or (``page`` False) a fragment."""
+    body, cases = [], []
+    for line in view(doc):
+        text = html.escape(display(line.text))
+        if line.kind == "case":
+            cases.append(f"<li>{text}")
+        elif line.kind == "detail":
+            cases[-1] += f"<br>{text}"
+        elif line.kind == "title":
+            body.append(f"<h1>{text}</h1>" if page else "")
+        else:
+            if cases:
+                body.append("<ul>" + "".join(c + "</li>" for c in cases) + "</ul>")
+                cases = []
+            body.append(f"<p>{text}</p>")
+    if cases:
+        body.append("<ul>" + "".join(c + "</li>" for c in cases) + "</ul>")
+    inner = "".join(body)
+    if not page:
+        return inner
+    return (
+        '<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
+        "<title>Feedback</title></head>\n<body>" + inner + "</body></html>\n"
+    )

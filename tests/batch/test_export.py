@@ -1,0 +1,302 @@
+"""`grader export`: a class's scores into each platform's gradebook file, through the real
+CLI; every byte outside the written cells stays as the template had it."""
+
+from __future__ import annotations
+
+import codecs
+import zipfile
+from pathlib import Path
+
+import pytest
+
+from grader.records import Cause
+from tests.batch.gradebooks import (
+    BLACKBOARD_ROWS,
+    CANVAS,
+    CANVAS_SEMICOLONS,
+    MOODLE_EN,
+    MOODLE_FR,
+    batch_out,
+    blackboard_download,
+    blackboard_resaved,
+    graded,
+    lost,
+    semicolons,
+)
+from tests.conftest import Cli
+
+HW1 = "HW 1: Sinusoids"
+
+
+def canvas_out(tmp_path: Path) -> Path:
+    """A Canvas class graded: four students of the template, one it does not hold."""
+    return batch_out(
+        tmp_path / "out",
+        "canvas",
+        {
+            "canvas-12345": graded(7, name="smithjohn"),
+            "canvas-23456": graded(10, name="doejane"),
+            "canvas-34567": graded(4, name="student2"),
+            "canvas-45678": graded(10, name="leeann"),  # excused in the gradebook
+            "canvas-56789": graded(6, name="kimbo"),  # not assigned to them (N/A)
+            "canvas-77777": graded(9, name="dropped"),  # no longer in the course
+        },
+    )
+
+
+def export(cli: Cli, out: Path, to: str, template: Path, *args: str) -> tuple[int, str, Path]:
+    dest = template.with_name("filled-" + template.name)
+    code, stdout, err = cli("export", out, "--to", to, "--template", template, "-o", dest, *args)
+    assert code in (0, 1), err
+    return code, stdout, dest
+
+
+def canvas_filled(text: str) -> str:
+    """The Canvas template with HW 1's cells of the three students it grades written."""
+    for before, after in (
+        ('of notes",,8.00', 'of notes",14.00,8.00'),
+        ("jdoe,Section A,,5.00,", "jdoe,Section A,,20.00,"),
+        ("student2,Section B,@note,,", "student2,Section B,@note,8.00,"),
+    ):
+        assert before in text
+        text = text.replace(before, after, 1)
+    return text
+
+
+def test_canvas_writes_the_grade_cells_and_nothing_else(cli: Cli, tmp_path: Path) -> None:
+    """Scores scaled to the column's points possible stand in their students' rows; an
+    excused or unassigned cell, a student who handed nothing in and the test student stay;
+    a graded student missing from the template is named, and the exit status is 1."""
+    template = tmp_path / "grades.csv"
+    template.write_bytes(CANVAS.encode())
+    code, stdout, dest = export(cli, canvas_out(tmp_path), "canvas", template, "--column", HW1)
+    assert code == 1
+    assert dest.read_bytes() == canvas_filled(CANVAS).encode()
+    assert stdout.splitlines()[0].startswith("canvas: 3 scores written into ")
+    assert "not in the template: canvas-77777 (dropped), graded 9/10" in stdout
+    assert "left as it was: canvas-45678 (leeann): excused (EX)" in stdout
+    assert "canvas-56789 (kimbo): the assignment is not assigned" in stdout
+    assert "posts grades by hand (Manual Posting)" in stdout
+    assert template.read_bytes() == CANVAS.encode()
+
+
+def test_canvas_semicolons_bom_and_decimal_commas_kept(cli: Cli, tmp_path: Path) -> None:
+    """Canvas's per-user export options: semicolons, a BOM and decimal commas, kept."""
+    template = tmp_path / "grades.csv"
+    template.write_bytes(CANVAS_SEMICOLONS.encode())
+    code, _, dest = export(cli, canvas_out(tmp_path), "canvas", template, "--column", HW1)
+    assert code == 1
+    assert dest.read_bytes() == semicolons(canvas_filled(CANVAS)).encode()
+
+
+def test_canvas_column_by_full_header_and_missing_zero(cli: Cli, tmp_path: Path) -> None:
+    """The column named by its full header; --missing zero writes 0 into the empty cells
+    of those who handed nothing in, never over a value or an excused cell."""
+    template = tmp_path / "grades.csv"
+    template.write_bytes(CANVAS.encode())
+    out = canvas_out(tmp_path)
+    _, _, dest = export(cli, out, "canvas", template, "--column", "HW 2: Rotary (5002)")
+    text = dest.read_text()
+    assert 'of notes",,7.00' in text and "jdoe,Section A,,5.00,10.00" in text
+    _, _, dest = export(cli, out, "canvas", template, "--column", HW1, "--missing", "zero")
+    text = dest.read_text()
+    assert "kng,Section B,,0.00," in text and 'Student, Test",99999,,,Section A,,0.00,' in text
+    assert "alee,Section B,,EX," in text and "kbo,Section B,,N/A," in text
+
+
+def test_overrides_replace_scores_in_the_export_only(cli: Cli, tmp_path: Path) -> None:
+    """An override is written and named; a negative or unknown one is refused."""
+    template = tmp_path / "grades.csv"
+    template.write_bytes(CANVAS.encode())
+    out = canvas_out(tmp_path)
+    overrides = tmp_path / "overrides.csv"
+    overrides.write_text("submission,score,reason\ncanvas-12345,9,regrade: a typo in the case\n")
+    code, stdout, dest = export(
+        cli, out, "canvas", template, "--column", HW1, "--overrides", overrides
+    )
+    assert 'of notes",18.00,8.00' in dest.read_text()
+    assert "override: canvas-12345: 7 -> 9 (regrade: a typo in the case)" in stdout
+    for bad in ("canvas-12345,-1,x\n", "canvas-00000,5,x\n", "canvas-12345,11,x\n"):
+        overrides.write_text(bad)
+        code, _, err = cli(
+            "export", out, "--to", "canvas", "--template", template, "--column", HW1,
+            "-o", tmp_path / "x.csv", "--overrides", overrides,
+        )  # fmt: skip
+        assert code == 2 and "--overrides" in err
+    assert not (tmp_path / "x.csv").exists()
+
+
+@pytest.mark.parametrize(
+    ("edit", "said"),
+    [
+        (lambda t: t.replace("Student,ID,", "Student,Key,"), "not a Canvas gradebook"),
+        (lambda t: t.replace("HW 2: Rotary (5002)", "HW 1: Sinusoids (5001)"), "there twice"),
+        (lambda t: t.replace("    Points Possible", "Points"), "no Points Possible row"),
+        (lambda t: t.replace(",20.00,", ",(read only),"), "is read only"),
+        (lambda t: t.replace("HW 1: Sinusoids (5001)", "HW 3 (5003)"), "has no column"),
+        (lambda t: t.replace('"Student, Test"', '"Student, Test'), "never ends"),
+        (lambda t: MOODLE_EN, "not a Canvas gradebook"),
+    ],
+)
+def test_malformed_canvas_templates_are_refused(
+    cli: Cli, tmp_path: Path, edit: object, said: str
+) -> None:
+    """A template without the identity column, with the column twice, without its points,
+    read only, without the column, broken, or another platform's: refused, nothing written."""
+    template = tmp_path / "grades.csv"
+    template.write_text(edit(CANVAS))  # type: ignore[operator]
+    code, _, err = cli(
+        "export", canvas_out(tmp_path), "--to", "canvas", "--template", template,
+        "--column", HW1, "-o", tmp_path / "x.csv",
+    )  # fmt: skip
+    assert code == 2 and said in err, err
+    assert not (tmp_path / "x.csv").exists()
+
+
+def test_an_out_of_another_platform_is_refused(cli: Cli, tmp_path: Path) -> None:
+    """A class read from Moodle has no Canvas ids to match."""
+    out = batch_out(tmp_path / "out", "moodle", {"moodle-1001": graded(5)})
+    template = tmp_path / "grades.csv"
+    template.write_text(CANVAS)
+    code, _, err = cli(
+        "export", out, "--to", "canvas", "--template", template, "-o", tmp_path / "x.csv"
+    )
+    assert code == 2 and "read as moodle, not from canvas" in err
+
+
+def moodle_out(tmp_path: Path) -> Path:
+    folder = "{}_{}_assignsubmission_file_/solution.py"
+    return batch_out(
+        tmp_path / "out",
+        "moodle",
+        {
+            "moodle-1001": graded(7, relpath=folder.format("John Smith", 1001)),
+            "moodle-1002": graded(10, relpath=folder.format("Zoë O'Brien", 1002)),
+            "moodle-1003": lost("online text only; ask for a .py or .ipynb", Cause.SUBMISSION),
+            "moodle-1005": graded(10, relpath=folder.format("Lou Locked", 1005)),
+        },
+    )
+
+
+@pytest.mark.parametrize(("worksheet", "seventy"), [(MOODLE_EN, "70.00"), (MOODLE_FR, '"70,00"')])
+def test_moodle_worksheet_in_two_languages(
+    cli: Cli, tmp_path: Path, worksheet: str, seventy: str
+) -> None:
+    """Grade scaled to Maximum grade in the worksheet's decimal mark, feedback in its
+    comments; a locked row left alone and named; a row not graded left and named (exit 1)."""
+    template = tmp_path / "worksheet.csv"
+    template.write_bytes(worksheet.encode())
+    zipped = tmp_path / "feedback.zip"
+    code, stdout, dest = export(
+        cli, moodle_out(tmp_path), "moodle", template, "--feedback-zip", zipped
+    )
+    assert code == 1
+    lines = dest.read_bytes().decode("utf-8").split("\n")
+    assert dest.read_bytes().startswith(codecs.BOM_UTF8)
+    first = worksheet.split("\n")
+    assert lines[0] == first[0] and lines[4:] == first[4:]  # 1004 and the locked 1005 stay
+    assert f",{seventy}," in lines[1] and "Score: 7/10" in lines[1]
+    assert lines[1].split(seventy)[0] == first[1].split(",,")[0] + ","
+    assert "<p>Not graded: online text only" in lines[3] and lines[3].count(",,") == 1
+    assert "left as it was: moodle-1005" in stdout and "cannot be changed" in stdout
+    assert "not written: moodle-1003: not graded, because of its submission" in stdout
+    with zipfile.ZipFile(zipped) as archive:
+        names = set(archive.namelist())
+    assert "John Smith_1001_assignsubmission_file_/feedback.html" in names
+    assert "Zoë O'Brien_1002_assignsubmission_file_/feedback.md" in names
+
+
+def test_a_moodle_assignment_on_a_scale_is_refused(cli: Cli, tmp_path: Path) -> None:
+    """A worksheet with a Scale column: export writes points, and says so."""
+    template = tmp_path / "worksheet.csv"
+    template.write_text(MOODLE_EN.replace('"Maximum grade"', "Scale"))
+    code, _, err = cli(
+        "export", moodle_out(tmp_path), "--to", "moodle", "--template", template,
+        "-o", tmp_path / "x.csv",
+    )  # fmt: skip
+    assert code == 2 and "graded on a scale" in err
+
+
+def blackboard_out(tmp_path: Path) -> Path:
+    return batch_out(
+        tmp_path / "out",
+        "blackboard",
+        {"blackboard-jsmith": graded(7), "blackboard-alee": graded(10)},
+    )
+
+
+@pytest.mark.parametrize("form", ["download", "resaved"])
+def test_blackboard_download_and_its_spreadsheet_resave(
+    cli: Cli, tmp_path: Path, form: str
+) -> None:
+    """UTF-16 with tabs and quotes, or a re-saved UTF-8 CSV: written back in its own form,
+    the column scaled to its Total Pts; the calculated columns are never chosen."""
+    raw = blackboard_download() if form == "download" else blackboard_resaved()
+    template = tmp_path / "gc_course_fullgc.xls"
+    template.write_bytes(raw)
+    code, stdout, dest = export(
+        cli, blackboard_out(tmp_path), "blackboard", template, "--column", "HW 1 Sinusoid"
+    )
+    assert code == 0, stdout
+    rows = [list(r) for r in BLACKBOARD_ROWS]
+    rows[1][8], rows[2][8] = "7.00", "10.00"
+    if form == "download":
+        text = "".join("\t".join(f'"{c}"' for c in row) + "\r\n" for row in rows)
+        assert dest.read_bytes() == codecs.BOM_UTF16_LE + text.encode("utf-16-le")
+    else:
+        text = "".join(",".join(row) + "\r\n" for row in rows)
+        assert dest.read_bytes() == codecs.BOM_UTF8 + text.encode("utf-8")
+    code, _, err = cli(
+        "export", blackboard_out(tmp_path / "2"), "--to", "blackboard", "--template", template,
+        "--column", "Total", "-o", tmp_path / "x.xls",
+    )  # fmt: skip
+    assert code == 2 and "calculated column" in err
+
+
+def test_a_row_lost_to_the_machine_is_not_written(cli: Cli, tmp_path: Path) -> None:
+    """A row the grader could not grade keeps the template's cell, and is named."""
+    out = batch_out(
+        tmp_path / "out",
+        "blackboard",
+        {"blackboard-jsmith": lost("the grader failed: No space left on device")},
+    )
+    template = tmp_path / "gc.xls"
+    template.write_bytes(blackboard_download())
+    code, stdout, dest = export(cli, out, "blackboard", template, "--column", "Quiz 1")
+    assert code == 1 and dest.read_bytes() == blackboard_download()
+    assert "not written: blackboard-jsmith: not graded, because of the grader" in stdout
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("platform", ["canvas", "moodle", "blackboard"])
+def test_a_download_graded_comes_back_as_its_gradebook(
+    cli: Cli, tmp_path: Path, platform: str
+) -> None:
+    """Each platform's download (test_platforms' builders), graded by `batch`, then
+    exported into the gradebook of the same class: each student's score in their row."""
+    from tests.batch import test_platforms
+
+    download = getattr(test_platforms, platform)(tmp_path / "download")
+    code, _, err = cli("batch", download, "--out", tmp_path / "out", "--no-progress")
+    assert code == 0, err
+    template = tmp_path / "gradebook"
+    if platform == "canvas":
+        template.write_text(CANVAS)
+        args: tuple[str, ...] = ("--column", HW1)
+    elif platform == "moodle":
+        template.write_text(MOODLE_EN)
+        args = ()
+    else:
+        template.write_bytes(blackboard_download())
+        args = ("--column", "HW 1 Sinusoid")
+    code, stdout, dest = export(cli, tmp_path / "out", platform, template, *args)
+    text = dest.read_bytes().decode("utf-16" if platform == "blackboard" else "utf-8-sig")
+    if platform == "canvas":  # everyone right; 45678 excused, 56789 not assigned
+        assert code == 0, stdout
+        assert text.count(",20.00,") == 4 and ",EX," in text and ",N/A," in text
+    elif platform == "moodle":  # 1003 typed online text only: named, not written
+        assert code == 1 and "not written: moodle-1003" in stdout
+        assert text.count(",100.00,100.00,Yes,") == 2
+    else:
+        assert code == 0, stdout
+        assert text.count('"10.00"') == 2
