@@ -56,6 +56,8 @@ class Layouts:
     """What discovery recognised: per class folder, its layout and how many entries fit."""
 
     seen: list[tuple[str, int, int]] = field(default_factory=list)  # layout, matched, total
+    # What the class folders hold that no learner hands in (folder.is_cruft), as shown.
+    passed: list[str] = field(default_factory=list)
 
     def line(self) -> str:
         """Say it in the batch's first line: `layout: canvas, 41 of 44 entries`."""
@@ -69,6 +71,16 @@ class Layouts:
                 rest = f"; {total - matched} graded as flat" if matched < total else ""
                 parts.append(f"{layout}, {matched} of {total} entries{rest}")
         return "layout: " + " | ".join(parts)
+
+    def passed_line(self, shown_at_most: int = 5) -> str:
+        """Say how many entries of the class folders were no learner's, and which."""
+        if not self.passed:
+            return ""
+        more = ", ..." if len(self.passed) > shown_at_most else ""
+        return (
+            f"passed over: {len(self.passed)} entries no learner hands in (hidden files, "
+            f"caches, system files): {', '.join(self.passed[:shown_at_most])}{more}"
+        )
 
     def names(self) -> str:
         """Return the layouts as batch.json records them: `canvas`, or `canvas+flat`."""
@@ -159,11 +171,11 @@ def _class_folder(
                 top=False,
             )
         rest = {p.resolve() for p in sections}
-        return found + _folder(folder, prefix, protected, passed_over | rest, strays)
+        return found + _folder(folder, prefix, protected, passed_over | rest, strays, layouts)
     if chosen == "flat" or scratch is None:
         if layouts is not None:
             layouts.seen.append(("flat", len(items), len(items)))
-        return _folder(folder, prefix, protected, passed_over, strays)
+        return _folder(folder, prefix, protected, passed_over, strays, layouts)
     own = scratch / f"export-{len(list(scratch.iterdir()))}"
     own.mkdir()
     export = read_export(folder, chosen, own, copy=_Copier(protected))
@@ -175,7 +187,7 @@ def _class_folder(
         if s.path is None or s.path.resolve() not in passed_over
     ]
     rest = {p.resolve() for p in items if p not in export.unmatched}
-    return found + _folder(folder, prefix, protected, passed_over | rest, strays)
+    return found + _folder(folder, prefix, protected, passed_over | rest, strays, layouts)
 
 
 def _sections(items: Sequence[Path]) -> list[Path]:
@@ -308,16 +320,20 @@ def _folder(
     protected: Sequence[Path],
     passed_over: set[Path],
     strays: list[str] | None,
+    layouts: Layouts | None = None,
 ) -> list[Found]:
     """Return an entry for every item of a class folder that a learner could have put there:
     a .py, a notebook, a .zip and a folder are read when graded (submission.reader); any
-    other file gets a row that says why it was not graded, rather than a warning alone."""
+    other file gets a row that says why it was not graded, rather than a warning alone.
+    What no learner hands in (folder.is_cruft) is passed over, and counted in ``layouts``."""
     found: list[Found] = []
     for item in sorted(folder.iterdir()):
         rel = prefix + shown(item.name)
-        if is_cruft(item.name) or item.name.startswith("."):
-            continue
         if not item.is_symlink() and item.resolve() in passed_over:
+            continue
+        if is_cruft(item.name):
+            if layouts is not None:
+                layouts.passed.append(f"{rel}/" if item.is_dir() else rel)
             continue
         name = item.name if item.is_dir() else item.stem
         if item.is_symlink():

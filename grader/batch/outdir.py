@@ -35,7 +35,10 @@ RESULTS_DIR = "results"
 SUMMARY_FILE = "summary.csv"
 # What a batch or a merge leaves in its output folder (the class report's two files
 # included): a merge overwrites nothing else, and discovery never takes them for learners.
-OUTPUT_NAMES = frozenset({RESULTS_DIR, SUMMARY_FILE, MANIFEST_FILE, REPORT_HTML, REPORT_MD})
+LOCK_FILE = ".grader-batch.lock"  # hidden: discovery and merge pass over dot files
+OUTPUT_NAMES = frozenset(
+    {RESULTS_DIR, SUMMARY_FILE, MANIFEST_FILE, REPORT_HTML, REPORT_MD, LOCK_FILE}
+)
 
 
 def result_path(out: Path, entry_id: str) -> Path:
@@ -124,9 +127,6 @@ def write_summary(path: Path, rows: Iterable[Row], cases: Sequence[str]) -> None
             ]
         )
     atomic_write(path, handle.getvalue())
-
-
-LOCK_FILE = ".grader-batch.lock"  # hidden: discovery and merge pass over dot files
 
 
 @contextmanager

@@ -57,6 +57,8 @@ class Summary:
     resettled: int = 0
     # The layouts the class folders were read in: `layout: canvas, 41 of 44 entries`.
     layout: str = ""
+    # What the class folders hold that no learner hands in: `passed over: 2 entries ...`.
+    passed_over: str = ""
 
     def count(self, status: RowStatus) -> int:
         return sum(1 for r in self.rows if r.status is status)
@@ -211,6 +213,7 @@ def _run_batch(
         raise GraderError(f"{pool.broken}; {missed} submissions not graded, see {SUMMARY_FILE}")
     return Summary(
         layout=klass.layouts.line(),
+        passed_over=klass.layouts.passed_line(),
         rows=tuple(rows),
         backend=pool.describe(),
         seconds=seconds,

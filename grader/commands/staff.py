@@ -158,8 +158,9 @@ def _batch(args: argparse.Namespace, root: Path, choice: Any) -> int:
             progress=args.progress,
             layout=args.layout,
         )
-    if summary.layout:
-        print(summary.layout)
+    for line in (summary.layout, summary.passed_over):
+        if line:
+            print(line)
     for note in summary.notes:
         print(f"warning: {note}", file=sys.stderr)
     for row in sorted(summary.rows, key=lambda r: r.relpath):

@@ -40,8 +40,10 @@ MAX_BESIDE_BYTES = 4 * 1024 * 1024
 
 
 def is_cruft(name: str) -> bool:
-    """Return True for a file or folder that a machine, not the learner, put there."""
-    return name in CRUFT_FOLDERS or name in CRUFT_FILES or name.startswith("._")
+    """Return True for a file or folder that a machine, not the learner, put there: a
+    system's or an editor's file, a cache, and any hidden (dot) name, `.hidden.py` and
+    `...py` too, or an office suite's lock file (`~$essay.docx`)."""
+    return name in CRUFT_FOLDERS or name in CRUFT_FILES or name.startswith((".", "~$"))
 
 
 @dataclass(frozen=True)

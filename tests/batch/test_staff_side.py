@@ -147,3 +147,30 @@ def test_batch_on_a_full_tmpdir_leaves_nothing(tmp_path: Path) -> None:
     status, err, left = _on_a_full_tmpdir(small, "batch", klass, "--out", small / "out")
     assert status == 2 and "No space left on device: " in err, err
     assert sorted(left) == ["filler", "out"]
+
+
+def test_hidden_files_are_passed_over_and_counted(cli: Cli, tmp_path: Path) -> None:
+    """Dot-files (`.hidden.py`, `...py`), an office lock file and caches get no row, and the
+    batch's first lines say how many it passed over, naming them; its own lock is not one."""
+    klass = _class(tmp_path / "class", "ada")
+    for name in (".hidden.py", "...py"):
+        shutil.copy(CORPUS / "reference.py", klass / name)
+    (klass / "~$essay.docx").write_bytes(b"\0")
+    (klass / "__pycache__").mkdir()
+    code, stdout, err = cli("batch", klass, "--out", klass)
+    assert code == 0, err
+    assert stdout.splitlines()[:2] == [
+        "layout: flat, 1 entries",
+        "passed over: 4 entries no learner hands in (hidden files, caches, system files): "
+        "...py, .hidden.py, __pycache__/, ~$essay.docx",
+    ]
+    with (klass / "summary.csv").open(encoding="utf-8-sig") as handle:
+        assert [row.split(",")[0] for row in handle.read().splitlines()[1:]] == ["ada"]
+    code, stdout, _ = cli("batch", klass, "--out", klass)
+    assert code == 0 and "passed over: 4 entries" in stdout
+    klass.joinpath(".hidden.py").unlink()
+    klass.joinpath("...py").unlink()
+    klass.joinpath("~$essay.docx").unlink()
+    shutil.rmtree(klass / "__pycache__")
+    code, stdout, _ = cli("batch", klass, "--out", klass)
+    assert code == 0 and "passed over" not in stdout

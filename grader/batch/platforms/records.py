@@ -41,9 +41,7 @@ class Export:
 
 def items_of(folder: Path) -> list[Path]:
     """Return a class folder's entries a learner or a platform put there."""
-    return sorted(
-        p for p in folder.iterdir() if not is_cruft(p.name) and not p.name.startswith(".")
-    )
+    return sorted(p for p in folder.iterdir() if not is_cruft(p.name))
 
 
 def usable(name: str) -> bool:
