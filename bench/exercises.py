@@ -105,8 +105,7 @@ def request_bytes(folder: Path) -> tuple[int, int]:
 def in_process(folder: Path) -> tuple[float, float]:
     """Return the seconds the child's decoding of one hidden case's arguments takes, and
     the reference's call on them (medians of 5), as the child would do them."""
-    import numpy as np
-
+    from grader.child import run
     from grader.pipeline import inputs
     from grader.problem.cases import load_problem
 
@@ -115,16 +114,8 @@ def in_process(folder: Path) -> tuple[float, float]:
     tables = b"".join(first.blobs)
 
     def decode() -> list[Any]:
-        args = []
-        for value in json.loads(first.args):
-            if isinstance(value, dict) and "range" in value:
-                args.append(list(range(*value["range"])))
-            elif isinstance(value, dict) and "array" in value:
-                flat = np.frombuffer(tables, dtype="<f8")
-                args.append(flat.reshape(value["shape"]).tolist())
-            else:
-                args.append(value)
-        return args
+        places = [[0, len(tables) // 8]]
+        return [run._argument(value, places, tables) for value in json.loads(first.args)]
 
     spec = importlib.util.spec_from_file_location("bench_reference", problem.reference_path)
     assert spec is not None and spec.loader is not None

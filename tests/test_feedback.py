@@ -27,7 +27,7 @@ STAFF = load_staff(ROOT)
 def diagnose(positions: Any, d_model: int, got: Any, want: Any) -> Diagnosis | None:
     """Return what the first exercise's diagnosis names, its known mistakes computed."""
     assert RULES.diagnose is not None
-    inputs = Inputs({"positions": tuple(positions), "d_model": d_model})
+    inputs = Inputs({"positions": tuple(positions), "d_model": d_model}, RULES.inputs)
     code = RULES.diagnose(inputs, got, want, STAFF)
     return None if code is None else Diagnosis(code, RULES.hints[code])
 

@@ -12,8 +12,9 @@ from grader.errors import GraderError, Refused
 from grader.problem.casefile import NAME_RE, Case
 from grader.problem.cases import Issue, load_problem
 from grader.problem.layout import HIDDEN_DIR, STATEMENT_FILE, statement_text
-from grader.problem.schema import Inputs, InputSchema, InvalidInputs, check_inputs, unknown_key
-from grader.problem.values import parse_text, written
+from grader.problem.schema import Inputs, InputSchema, InvalidInputs, check_inputs
+from grader.problem.values import written
+from grader.problem.yamlsafe import unknown_key
 from grader.sandbox.limits import Limits
 from grader.sandbox.walls import Choice
 
@@ -153,7 +154,7 @@ def given_inputs(schema: InputSchema, pairs: Sequence[str], file: Path | None) -
         if name not in schema.names:
             raise GraderError(f"--input {name}: {unknown_key(name, schema.names)}")
         try:
-            raw[name] = parse_text(schema.field(name), text)
+            raw[name] = schema.field(name).from_text(text)
         except ValueError as exc:
             raise GraderError(f"invalid case: {exc}") from None
     return raw
@@ -219,7 +220,7 @@ def add_case(root: Path, *, inputs: dict[str, object], name: str | None, why: st
         "why": why.strip(),
         # A run like 0:4096 is written as its range, a generated table as its seed, as an
         # author would write them by hand.
-        "input": {spec.name: written(spec, inputs[spec.name]) for spec in schema.fields},
+        "input": written(schema, inputs),
     }
     text = yaml.safe_dump(document, sort_keys=False, default_flow_style=None, width=100)
     try:

@@ -404,16 +404,30 @@ def _read_request(requests: int) -> tuple[list[dict[str, Any]], bytearray]:
     return request["cases"], tables
 
 
+def _value(body: Any, blobs: list[list[int]], tables: bytes | bytearray) -> Any:
+    return body
+
+
+def _range(body: Any, blobs: list[list[int]], tables: bytes | bytearray) -> Any:
+    return list(range(*body))
+
+
+def _table(body: Any, blobs: list[list[int]], tables: bytes | bytearray) -> Any:
+    offset, count = blobs[body["blob"]]
+    flat = np.frombuffer(tables, dtype="<f8", count=count, offset=offset)
+    return flat.reshape(body["shape"]).tolist()
+
+
+# Each argument arrives as [tag, body]; the tag is its input kind's (the grader's
+# problem/kinds.py Wire), decoded here without importing anything of the grader.
+DECODERS = {"value": _value, "range": _range, "table": _table}
+
+
 def _argument(value: Any, blobs: list[list[int]], tables: bytes | bytearray) -> Any:
-    """Return one argument as the learner's function takes it: an integer, a list of
-    integers (sent as its range where it is one), or a list of rows of floats."""
-    if isinstance(value, dict) and "range" in value:
-        return list(range(*value["range"]))
-    if isinstance(value, dict) and "array" in value:
-        offset, count = blobs[value["array"]]
-        flat = np.frombuffer(tables, dtype="<f8", count=count, offset=offset)
-        return flat.reshape(value["shape"]).tolist()
-    return value
+    """Return one argument as the learner's function takes it, decoded by its wire tag: a
+    JSON value as it is, a range of integers as their list, a table as lists of floats."""
+    tag, body = value
+    return DECODERS[tag](body, blobs, tables)
 
 
 def _flush_outputs() -> None:

@@ -9,15 +9,8 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from grader.problem.schema import (
-    Inputs,
-    InputSchema,
-    InvalidInputs,
-    check_inputs,
-    closest_key,
-    unknown_key,
-)
-from grader.problem.yamlsafe import key_text, shown
+from grader.problem.schema import Inputs, InputSchema, InvalidInputs, check_inputs
+from grader.problem.yamlsafe import closest_key, key_text, shown, unknown_key
 from grader.records import Tolerance
 
 NAME_RE = re.compile(r"^[a-z0-9][a-z0-9_\-]{0,63}$")
@@ -50,13 +43,8 @@ class Case:
 
     @property
     def held(self) -> int:
-        """Return how many values the case holds: its answer's, and its inputs' (a list's
-        items, a table's cells, an integer as one)."""
-        inputs = (
-            len(v) if isinstance(v, tuple) else int(getattr(v, "size", 1))
-            for v in self.inputs.values()
-        )
-        return math.prod(self.shape) + sum(inputs)
+        """Return how many values the case holds: its answer's, and its inputs'."""
+        return math.prod(self.shape) + self.inputs.held
 
 
 Expected = tuple[float, ...] | tuple[tuple[float, ...], ...]

@@ -24,6 +24,7 @@ from typing import Any
 from grader.errors import GraderError
 from grader.files import no_bytecode
 from grader.problem.exercise import EXERCISE_FILE, Exercise, load_exercise
+from grader.problem.kinds import InputKind
 from grader.problem.layout import STAFF_FILE
 from grader.problem.schema import InputSchema
 
@@ -104,9 +105,14 @@ def load_rules(root: Path) -> Rules:
         raise GraderError(f"{EXERCISE_FILE}: import failed: {type(exc).__name__}: {exc}") from None
     found = {name: getattr(module, name) for name in PUBLIC_NAMES if hasattr(module, name)}
     inputs = found.get("INPUTS")
-    if not isinstance(inputs, InputSchema) or inputs.names != exercise.arguments:
+    if (
+        not isinstance(inputs, InputSchema)
+        or not all(isinstance(spec, InputKind) for spec in inputs.fields)
+        or inputs.names != exercise.arguments
+    ):
         raise GraderError(
-            f"{EXERCISE_FILE}: INPUTS must be an InputSchema declaring {exercise.arguments}"
+            f"{EXERCISE_FILE}: INPUTS must be an InputSchema declaring {exercise.arguments}, "
+            "each a Field or an input kind (grader/problem/kinds.py)"
         )
     hints = dict(found.get("HINTS", {}))
     shape_hints = frozenset(found.get("SHAPE_HINTS", ()))

@@ -15,7 +15,7 @@ built here, without recursion, so that each rule holds at the event that breaks 
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -74,6 +74,24 @@ def key_text(key: object) -> str:
     if isinstance(key, str) and _PLAIN_NAME.match(key):
         return key
     return shown(key)
+
+
+def closest_key(key: object, allowed: Sequence[str]) -> str | None:
+    """Return the allowed key that ``key`` most looks like (a typo), if one is close."""
+    if not isinstance(key, str) or len(key) > 100:
+        return None
+    import difflib  # here: only a problem with an unknown key needs it
+
+    close = difflib.get_close_matches(key, allowed, n=1, cutoff=0.6)
+    return close[0] if close else None
+
+
+def unknown_key(key: object, allowed: Sequence[str]) -> str:
+    """Say that ``key`` is not allowed, and which allowed key it most looks like."""
+    meant = closest_key(key, allowed)
+    if meant is not None:
+        return f"unknown key {shown(key)}; did you mean {meant!r}?"
+    return f"unknown key {shown(key)} (allowed: {', '.join(allowed)})"
 
 
 @dataclass(slots=True)

@@ -19,8 +19,9 @@ if TYPE_CHECKING:
 class CaseInput:
     """What the child is told about one case: its arguments and nothing more.
 
-    ``args`` is the arguments' JSON, a table among them written ``{"array": k, "shape":
-    [rows, columns]}`` for the k-th of ``blobs`` (its float64 bytes); ``max_elements`` is
+    ``args`` is the arguments' JSON, each ``[tag, body]`` as its input kind sends it, a
+    table's body ``{"blob": k, "shape": [rows, columns]}`` for the k-th of ``blobs`` (its
+    float64 bytes); ``max_elements`` is
     how many values the parent accepts back for this case.
     """
 

@@ -121,7 +121,7 @@ def public_data(
         if item.arrays is None:
             _walk(item.document, item.name, "", schema, inputs, tables)
         else:
-            _numpy_data(item.arrays, item.name, inputs, tables)
+            _numpy_data(item.arrays, item.name, schema, inputs, tables)
     return inputs, tables
 
 
@@ -178,7 +178,11 @@ def _numpy_arrays(path: Path) -> dict[str, Any]:
 
 
 def _numpy_data(
-    arrays: Mapping[str, Any], name: str, inputs: list[PublicInput], tables: list[PublicTable]
+    arrays: Mapping[str, Any],
+    name: str,
+    schema: InputSchema,
+    inputs: list[PublicInput],
+    tables: list[PublicTable],
 ) -> None:
     """Collect the tables (float arrays) and the stored inputs of a numpy file (the known
     tables' file names each input's fields, see verdict/known.py)."""
@@ -191,5 +195,5 @@ def _numpy_data(
         if array.dtype.kind == "f" and array.ndim >= 2 and array.shape[-1]:
             rows = array.reshape(-1, array.shape[-1]).astype(np.float64)
             tables.append(PublicTable(where, rows))
-    for number, values in input_fields(arrays).items():
+    for number, values in input_fields(arrays, schema).items():
         inputs.append(PublicInput(f"{name} (input {number})", values))

@@ -16,8 +16,8 @@ from typing import Any
 
 from grader.files import PACKAGE
 from grader.problem.layout import KIT_DATA_DIR, KNOWN_TABLES
-from grader.problem.rules import load_staff
-from grader.problem.schema import Inputs, ReadOnly
+from grader.problem.rules import load_rules, load_staff
+from grader.problem.schema import Inputs, InputSchema, ReadOnly
 
 # How a stored input's fields, and its tables, are named in the kit's file.
 INPUT_KEY = "i{number}.in.{name}"
@@ -40,26 +40,21 @@ def known_source(root: Path, inputs: Inputs) -> Any:
     staff = load_staff(root)
     if staff is not None:
         return staff
-    return stored_tables().get(inputs)
+    return stored_tables(root).get(inputs)
 
 
-def stored_arrays(
-    number: int, inputs: Mapping[str, Any], tables: Mapping[str, Any]
-) -> dict[str, Any]:
+def stored_arrays(number: int, inputs: Inputs, tables: Mapping[str, Any]) -> dict[str, Any]:
     """Return the arrays the kit stores for its ``number``-th public input."""
-    import numpy as np
-
     out: dict[str, Any] = {}
     for name, value in inputs.items():
-        array = np.asarray(value, dtype=np.float64 if hasattr(value, "dtype") else np.int64)
-        out[INPUT_KEY.format(number=number, name=name)] = array
+        out[INPUT_KEY.format(number=number, name=name)] = inputs.schema.field(name).stored(value)
     for name, table in tables.items():
         out[TABLE_KEY.format(number=number, name=name)] = table
     return out
 
 
 @functools.lru_cache(maxsize=1)
-def stored_tables() -> dict[Inputs, Stored]:
+def stored_tables(root: Path) -> dict[Inputs, Stored]:
     """Return the tables the learner kit carries for its public inputs (none in the grader)."""
     import numpy as np
 
@@ -68,12 +63,17 @@ def stored_tables() -> dict[Inputs, Stored]:
         return {}
     with np.load(path, allow_pickle=False) as data:
         found = _by_input({key: data[key] for key in data.files})
-    return {Inputs(inputs): Stored(tables) for inputs, tables in found.values()}
+    schema = load_rules(root).inputs
+    return {
+        Inputs(_fields(inputs, schema), schema): Stored(tables)
+        for inputs, tables in found.values()
+        if set(inputs) == set(schema.names)
+    }
 
 
 def _by_input(arrays: Mapping[str, Any]) -> dict[int, tuple[dict[str, Any], dict[str, Any]]]:
-    """Return the stored arrays by input number: its fields, as the schema holds them, and
-    its tables (the names INPUT_KEY and TABLE_KEY gave them)."""
+    """Return the stored arrays by input number: its fields, as stored, and its tables
+    (the names INPUT_KEY and TABLE_KEY gave them)."""
     found: dict[int, tuple[dict[str, Any], dict[str, Any]]] = {}
     for key, array in arrays.items():
         number, _, rest = key.partition(".")
@@ -81,22 +81,22 @@ def _by_input(arrays: Mapping[str, Any]) -> dict[int, tuple[dict[str, Any], dict
             continue  # no name this module gives
         inputs, tables = found.setdefault(int(number[1:]), ({}, {}))
         if rest.startswith("in."):
-            inputs[rest[3:]] = _field(array)
+            inputs[rest[3:]] = array
         else:
             tables[rest] = array
     return found
 
 
-def _field(array: Any) -> Any:
-    """Return a stored input field as the schema holds it."""
-    if array.dtype.kind == "f":
-        array.setflags(write=False)
-        return array
-    if array.ndim == 0:
-        return int(array)
-    return tuple(int(v) for v in array)
+def _fields(arrays: Mapping[str, Any], schema: InputSchema) -> dict[str, Any]:
+    """Return a stored input's fields as their kinds hold them."""
+    return {name: schema.field(name).from_stored(array) for name, array in arrays.items()}
 
 
-def input_fields(arrays: Mapping[str, Any]) -> dict[int, Inputs]:
-    """Return the inputs stored among ``arrays`` (a kit's known tables), by number."""
-    return {number: Inputs(fields) for number, (fields, _) in _by_input(arrays).items() if fields}
+def input_fields(arrays: Mapping[str, Any], schema: InputSchema) -> dict[int, Inputs]:
+    """Return the inputs stored among ``arrays`` (a kit's known tables), by number: those
+    of ``schema``'s fields (another exercise's cannot be its)."""
+    return {
+        number: Inputs(_fields(fields, schema), schema)
+        for number, (fields, _) in _by_input(arrays).items()
+        if fields and set(fields) == set(schema.names)
+    }

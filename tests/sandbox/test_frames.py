@@ -13,7 +13,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from grader.problem.values import compact
+from grader.problem.forms import compact
 from grader.sandbox.frames import (
     MAX_HEADER,
     Conversation,
@@ -283,6 +283,6 @@ def test_request_announces_its_tables() -> None:
     from grader.sandbox.conversation import _request
 
     table = np.arange(6, dtype="<f8").tobytes()
-    cases = (CaseInput(0, '[{"array": 0, "shape": [2, 3]}]', (table,), 6),) * 2
+    cases = (CaseInput(0, '[["table", {"blob": 0, "shape": [2, 3]}]]', (table,), 6),) * 2
     line, tables = _request(cases).split(b"\n", 1)
     assert json.loads(line)["bytes"] == len(tables) == 2 * len(table)

@@ -1,0 +1,98 @@
+"""The kinds of input as classes: the documented Field form makes one, the child decodes
+every wire tag they send, and a fourth kind is one class in an exercise's own module."""
+
+from __future__ import annotations
+
+import ast
+import shutil
+from pathlib import Path
+
+import pytest
+import yaml
+
+from grader.child import run
+from grader.problem.kinds import FloatTable, Integer, IntegerList, Wire
+from grader.problem.schema import Field
+from tests.conftest import ROOT, Cli
+
+SCALED = ROOT / "tests" / "exercises" / "scaled_total"
+
+
+def test_the_documented_field_form_makes_the_kinds_object() -> None:
+    """`Field("x", "float table", ...)` of docs/new-exercise.md is the kind's own object."""
+    table = Field("x", "float table", low=-1, high=1, written="rows", width=(2, 8), seeded=True)
+    assert isinstance(table, FloatTable) and table.width == (2, 8) and table.seeded
+    assert isinstance(Field("n", "integer", low=0, high=9, written="n"), Integer)
+    assert isinstance(Field("p", "integer list", low=0, high=9, written="p"), IntegerList)
+    with pytest.raises(ValueError, match="did you mean 'float table'"):
+        Field("x", "float tabel", low=0, high=1, written="x")
+    with pytest.raises(TypeError):
+        Field("n", "integer", low=0, high=9, written="n", seeded=True)  # a table's option
+
+
+def test_the_child_decodes_every_wire_tag() -> None:
+    """The child imports nothing of the grader: its decoders are the kinds' tags, by name."""
+    assert {tag.value for tag in Wire} == set(run.DECODERS)
+    positions = IntegerList("p", low=0, high=99, written="p", items=(1, 99))
+    blobs: list[bytes] = []
+    sent = [positions.wire((4, 5, 6, 7), blobs), positions.wire((3, 1), blobs)]
+    table = FloatTable("x", low=-9, high=9, written="x", items=(1, 9), width=(1, 9))
+    sent.append(table.wire(table.check([[1.5, -2.0], [0.0, 3.0]]), blobs))
+    places = [[0, len(blobs[0]) // 8]]
+    decoded = [run._argument(value, places, blobs[0]) for value in sent]
+    assert decoded == [[4, 5, 6, 7], [3, 1], [[1.5, -2.0], [0.0, 3.0]]]
+    assert sent[0][0] == Wire.RANGE.value and sent[1][0] == Wire.VALUE.value
+
+
+def test_no_module_outside_the_kinds_asks_which_kind_a_field_is() -> None:
+    """No isinstance() of a kind's class outside kinds.py: each kind says what it does."""
+    kinds = {"Integer", "IntegerList", "FloatTable"}
+    asked = []
+    for path in (ROOT / "grader").rglob("*.py"):
+        if path.name == "kinds.py":
+            continue
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.Call) and getattr(node.func, "id", "") == "isinstance":
+                named = {n.id for n in ast.walk(node.args[1]) if isinstance(n, ast.Name)}
+                if named & kinds:
+                    asked.append(f"{path.name}:{node.lineno}")
+    assert not asked
+
+
+def test_a_fourth_kind_is_one_class_of_the_exercise(cli: Cli, tmp_path: Path) -> None:
+    """A float scalar, written as one class in the test exercise's public module: checked,
+    written by add-case, sent to the child, and graded, with no change to the grader."""
+    problem = tmp_path / "problem"
+    shutil.copytree(SCALED, problem, ignore=shutil.ignore_patterns("__pycache__"))
+    code, out, err = cli("check", "--problem", problem)
+    assert code == 0 and out.startswith("problem OK"), err
+    pairs = ("--input", "values=3,1,4", "--input", "factor=0.25")
+    code, _, err = cli(
+        "add-case",
+        "--problem",
+        problem,
+        *pairs,
+        "--name",
+        "quarter",
+        "--no-audit",
+        "--why",
+        "A quarter of each total.",
+    )
+    assert code == 0, err
+    (path,) = (problem / "hidden_tests").glob("*_quarter.yaml")
+    assert yaml.safe_load(path.read_text())["input"] == {"values": [3, 1, 4], "factor": 0.25}
+    code, _, err = cli(
+        "add-case",
+        "--problem",
+        problem,
+        "--input",
+        "values=1",
+        "--input",
+        "factor=1e400",
+        "--why",
+        "W.",
+    )
+    assert code == 2 and "factor must be a number" in err, err
+    wrong = problem / "solutions" / "wrong" / "unscaled.py"
+    code, out, _ = cli("submit", "--problem", problem, wrong)
+    assert "score: 0/3" in out and "hint: the totals are not multiplied by factor" in out
