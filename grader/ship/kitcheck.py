@@ -4,16 +4,17 @@ table of a hidden case, in any file, written out or as data."""
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from importlib.util import decode_source
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from grader.errors import GraderError
 from grader.files import PACKAGE
 from grader.problem.casefile import Case
 from grader.problem.cases import Checked, check_problem
 from grader.problem.exercise import EXERCISE_FILE
+from grader.problem.kinds import FloatTable, InputKind, Integer, IntegerList
 from grader.problem.layout import (
     EXAMPLES_FILE,
     EXERCISES_DIR,
@@ -22,20 +23,28 @@ from grader.problem.layout import (
     STAFF_FILE,
 )
 from grader.problem.rules import Rules, load_rules
-from grader.records import Tolerance
+from grader.ship.held import PublicRows, PublicTable
 from grader.ship.kitdata import (
     DATA_SUFFIXES,
     WRITTEN,
     Data,
     PublicInput,
-    PublicTable,
     public_data,
     read_data,
     written_inputs,
+    written_tables,
 )
 
 if TYPE_CHECKING:
     from grader.compare import Array
+
+
+class Written(NamedTuple):
+    """What the kit's text files write out: lists of whole numbers, and rows of numbers."""
+
+    lists: list[PublicInput]
+    tables: list[PublicTable]
+
 
 # What the kit carries of the grader's own home: how to install it, beside the package.
 HOME_FILES = ("pyproject.toml",)
@@ -53,26 +62,13 @@ def public_files(root: Path) -> list[str]:
     return [EXAMPLES_FILE, *(name for name in found if name != str(STAFF_FILE))]
 
 
-def _secret_lines(
-    root: Path, public: set[str], names: Sequence[str]
-) -> tuple[dict[str, str], set[str]]:
-    """Return the hidden cases' telling lines (to their file) and the reference's code lines.
+def _reference_lines(root: Path, public: set[str]) -> set[str]:
+    """Return the reference's lines of code long enough to say something (not `return out`).
 
-    From the hidden cases: the lines that hold inputs or say what a case checks (names alone
-    are shown in every report and are no secret). From the reference: its lines of code
-    long enough to say something (not `return out`).
-    A reference line that also occurs in a public file (the signature the starter shows)
-    proves nothing; a hidden case's line in a public file is a leak like any other (the
-    statement or examples.yaml is exactly where one would be written).
+    A line that also occurs in a public file (the signature the starter shows) proves
+    nothing.
     """
-    telling = (*(f"{name}:" for name in names), "why:", "expected:", "- [")
-    cases: dict[str, str] = {}
-    for path in sorted((root / HIDDEN_DIR).glob("*.yaml")):
-        for line in path.read_text("utf-8", errors="replace").splitlines():
-            text = line.strip()
-            if text.startswith(telling):
-                cases[text] = str(path.relative_to(root))
-    reference = {
+    return {
         text
         # As Python reads it: a coding cookie (latin-1) is the reference's to choose.
         for line in decode_source((root / REFERENCE_FILE).read_bytes()).splitlines()
@@ -80,7 +76,28 @@ def _secret_lines(
         and not text.startswith(("#", '"""', "import ", "from "))
         and text not in public
     }
-    return cases, reference
+
+
+def _words(text: str) -> str:
+    """Return ``text`` with every run of white space one space: as YAML folds a sentence."""
+    return " ".join(text.split())
+
+
+def _check_whys(hidden: Sequence[Case], bundle: Path, texts: Mapping[Path, str]) -> None:
+    """Refuse a kit that says what a hidden case checks: its why, found in any text.
+
+    The case's name alone is in every report and no secret; its inputs and tables are
+    compared as data, never as the lines of YAML that write them (a key line, `x:`, or a
+    row, is in any example too).
+    """
+    whys = {_words(case.why): case.source for case in hidden if len(_words(case.why)) >= 20}
+    for path, text in texts.items():
+        words = _words(text)
+        for why in sorted(w for w in whys if w in words):
+            raise GraderError(
+                f"learner bundle file {path.relative_to(bundle)} says what "
+                f"{whys[why]} checks: {why[:60]!r}"
+            )
 
 
 def exercise_roots(root: Path) -> list[Path]:
@@ -123,7 +140,7 @@ def verify_learner(root: Path, bundle: Path) -> list[str]:
     # secrets are then looked for in them.
     texts = {path: path.read_text("utf-8", errors="replace") for path in files}
     data = read_data(bundle, [p for p in files if p.suffix in DATA_SUFFIXES])
-    written = written_inputs(bundle, texts)
+    written = Written(written_inputs(bundle, texts), written_tables(bundle, texts))
     for exercise in exercise_roots(root):
         checked = check_problem(exercise, examples=False)
         _check_secrets(exercise, checked, bundle, texts, data, written)
@@ -143,30 +160,31 @@ def _check_secrets(
     bundle: Path,
     texts: Mapping[Path, str],
     data: Sequence[Data],
-    written: list[PublicInput],
+    written: Written,
 ) -> None:
     """Refuse a kit holding one exercise's hidden inputs, expected tables or reference."""
     problem = checked.problem
     # Data first, compared as what it means: lines of text miss a hidden input written
     # another way ([1,2], a range for a list), and say less about where it is.
     inputs, tables = public_data(data, problem.rules.inputs)
-    _check_inputs(inputs + written, problem.hidden, problem.rules)
-    _check_tables(tables, problem.hidden, checked.expected)
+    seen = Seen(PublicRows([*tables, *written.tables]), written.lists)
+    _check_inputs(inputs, problem.hidden, problem.rules)
+    for case in problem.hidden:
+        for spec in problem.rules.inputs.fields:
+            shown = _shown(spec)
+            refusal = shown(spec, case, seen) if shown else None
+            if refusal:
+                raise GraderError(refusal)
+        _check_answer(seen.rows, case, checked.expected[case.name])
+    _check_whys(problem.hidden, bundle, texts)
     public = {
         line.strip()
         for name in public_files(root)
         for line in (root / name).read_text("utf-8", errors="replace").splitlines()
     }
-    # A list's line tells the case; an integer's (a width of 2) is in any example too.
-    lists = [f.name for f in problem.rules.inputs.fields if f.kind != "integer"]
-    cases, reference = _secret_lines(root, public, lists)
+    reference = _reference_lines(root, public)
     for path, text in texts.items():
         lines = {line.strip() for line in text.splitlines()}
-        for line in sorted(lines & cases.keys()):
-            raise GraderError(
-                f"learner bundle file {path.relative_to(bundle)} contains a line of "
-                f"{cases[line]}: {line!r}"
-            )
         if reference and len(lines & reference) >= REFERENCE_SHARE * len(reference):
             raise GraderError(
                 f"learner bundle file {path.relative_to(bundle)} contains the reference's code "
@@ -191,23 +209,11 @@ def _check_inputs(inputs: Sequence[PublicInput], hidden: Sequence[Case], rules: 
     hidden case's answer.
     """
     row_names = rules.row_inputs
-    lists = [f.name for f in rules.inputs.fields if f.kind == "integer list"]
     needed = [
         (case, frozenset(_rows(case.inputs, row_names)) if row_names else None) for case in hidden
     ]
     for public in inputs:
         for case, rows in needed:
-            if public.written:
-                shown = public.values[WRITTEN]
-                if any(
-                    len(shown) == len(case.inputs[n]) and tuple(shown) == case.inputs[n]
-                    for n in lists
-                ):
-                    raise GraderError(
-                        f"learner bundle file {public.where} is the input of {case.source}: "
-                        "the kit must not show a hidden case"
-                    )
-                continue
             if set(public.values) != set(case.inputs):
                 continue  # another exercise's input: it cannot be this one's
             if public.values == case.inputs:
@@ -233,58 +239,77 @@ def _alike(public: Mapping[str, Any], hidden: Mapping[str, Any], rules: Rules) -
     return all(public[n] == hidden[n] for n in others)
 
 
-def _check_tables(
-    tables: Sequence[PublicTable], hidden: Sequence[Case], expected: dict[str, Array]
-) -> None:
+class Seen(NamedTuple):
+    """What the kit shows, read: every row and column of its tables, and the lists of whole
+    numbers written in its text."""
+
+    rows: PublicRows
+    written: list[PublicInput]
+
+
+# How the kit check looks for one hidden input in what the kit shows, by the input's kind:
+# each function returns the refusal, or None. (A whole public input equal to a hidden one,
+# or holding its rows, is _check_inputs's.)
+
+
+def _shown_integer(spec: InputKind, case: Case, seen: Seen) -> str | None:
+    """An integer alone tells no case: a width of 2 is in any example."""
+    return None
+
+
+def _shown_integer_list(spec: InputKind, case: Case, seen: Seen) -> str | None:
+    """Refuse a hidden list written out in the kit's text, as a list or a range."""
+    hidden = case.inputs[spec.name]
+    for public in seen.written:
+        shown = public.values[WRITTEN]
+        if len(shown) == len(hidden) and tuple(shown) == hidden:
+            return (
+                f"learner bundle file {public.where} is the input of {case.source}: "
+                "the kit must not show a hidden case"
+            )
+    return None
+
+
+def _shown_float_table(spec: InputKind, case: Case, seen: Seen) -> str | None:
+    """Refuse a hidden table whose every row is in the kit's tables (see held.py)."""
+    places = seen.rows.holding(case.inputs[spec.name], case.tolerance)
+    if places is None:
+        return None
+    return (
+        f"learner bundle holds the input {spec.name} of {case.source}: each of its rows is "
+        f"in {_places(places)}"
+    )
+
+
+SHOWN: dict[type[InputKind], Callable[[InputKind, Case, Seen], str | None]] = {
+    Integer: _shown_integer,
+    IntegerList: _shown_integer_list,
+    FloatTable: _shown_float_table,
+}
+
+
+def _shown(spec: InputKind) -> Callable[[InputKind, Case, Seen], str | None] | None:
+    """Return how to look for a hidden value of ``spec``'s kind; None for a kind of an
+    exercise's own (its whole inputs are still compared)."""
+    return next((look for kind, look in SHOWN.items() if isinstance(spec, kind)), None)
+
+
+def _check_answer(rows: PublicRows, case: Case, expected: Array) -> None:
     """Refuse a kit whose tables hold every row of a hidden case's expected table.
 
-    A row is held when a public row is within the case's own tolerance of it: then a file
-    that looks its answers up in the kit's data passes the case. Every table counts, the
-    known mistakes' too, and all of them together: a learner can read them all.
+    Within the case's own tolerance: then a file that looks its answers up in the kit's
+    data passes the case. Every table counts, the known mistakes' too, and all of them
+    together: a learner can read them all.
     """
-    import numpy as np
-
     # An answer of one axis is one row.
-    answers = {c.name: expected[c.name].reshape(-1, expected[c.name].shape[-1]) for c in hidden}
-    for width in sorted({answers[case.name].shape[1] for case in hidden}):
-        same = [table for table in tables if table.rows.shape[1] == width]
-        if not same:
-            continue
-        stacked = np.concatenate([table.rows for table in same])
-        owner = np.repeat(np.arange(len(same)), [len(table.rows) for table in same])
-        # Sorted rows, the first column ascending (np.unique sorts), each kept once.
-        rows, first = np.unique(stacked, axis=0, return_index=True)
-        for case in (c for c in hidden if answers[c.name].shape[1] == width):
-            found = _held_rows(rows, answers[case.name], case.tolerance)
-            if found is not None:
-                places = sorted({same[i].where for i in owner[first[found]]})
-                more = f" and {len(places) - 2} more" if len(places) > 2 else ""
-                raise GraderError(
-                    f"learner bundle holds the expected table of {case.source}: each of its "
-                    f"rows is in {', '.join(places[:2])}{more}"
-                )
+    places = rows.holding(expected.reshape(-1, expected.shape[-1]), case.tolerance)
+    if places is not None:
+        raise GraderError(
+            f"learner bundle holds the expected table of {case.source}: each of its "
+            f"rows is in {_places(places)}"
+        )
 
 
-def _held_rows(rows: Array, wanted: Array, tol: Tolerance) -> list[int] | None:
-    """Return, per row of ``wanted``, a row of ``rows`` within ``tol`` of it; None if one has none.
-
-    ``rows`` is sorted by its first column, so a wanted row meets only the rows whose first
-    value is near its own: a search, not a comparison of every row with every row.
-    """
-    import numpy as np
-
-    keys = rows[:, 0]
-    # Twice the tolerance: a bound to search with; the exact one is checked below.
-    margin = 2 * (tol.atol + tol.rtol * np.abs(wanted[:, 0]))
-    low = np.searchsorted(keys, wanted[:, 0] - margin, side="left")
-    high = np.searchsorted(keys, wanted[:, 0] + margin, side="right")
-    if np.any(low == high):
-        return None
-    found = []
-    for row, start, stop in zip(wanted, low, high, strict=True):
-        bound = tol.atol + tol.rtol * np.abs(row)
-        near = np.flatnonzero(np.all(np.abs(rows[start:stop] - row) <= bound, axis=1))
-        if near.size == 0:
-            return None
-        found.append(int(start + near[0]))
-    return found
+def _places(places: Sequence[str]) -> str:
+    more = f" and {len(places) - 2} more" if len(places) > 2 else ""
+    return f"{', '.join(places[:2])}{more}"

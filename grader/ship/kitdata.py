@@ -11,8 +11,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from grader.errors import GraderError, Refused
+from grader.problem.kinds import FloatTable
 from grader.problem.layout import KIT_DATA_DIR
 from grader.problem.schema import InputSchema, InvalidInputs, check_inputs
+from grader.ship.held import PublicTable
 
 if TYPE_CHECKING:
     from grader.compare import Array
@@ -52,14 +54,7 @@ def written_inputs(bundle: Path, texts: Mapping[Path, str]) -> list[PublicInput]
     can carry a hidden case's list as well as a probe can.
     """
     found: list[PublicInput] = []
-    for path, text in texts.items():
-        parts = path.relative_to(bundle).parts
-        # The grader's own code and templates (the kit's package) are the project's, not the
-        # course's: what an author writes is the problem's files and the kit's data.
-        ours = (bundle / parts[0] / "__init__.py").is_file() and KIT_DATA_DIR not in parts
-        if ours or path.suffix in (".npz", ".npy", ".png"):
-            continue
-        where = str(path.relative_to(bundle))
+    for where, text in _authored(bundle, texts):
         for match in _LIST.finditer(text):
             numbers = tuple(int(n) for n in re.findall(r"-?\d+", match[0]))
             found.append(PublicInput(where, {WRITTEN: numbers}, written=True))
@@ -70,11 +65,40 @@ def written_inputs(bundle: Path, texts: Mapping[Path, str]) -> list[PublicInput]
     return found
 
 
-class PublicTable(NamedTuple):
-    """A table of numbers the kit holds, as rows of its last axis, and where it is."""
+def _authored(bundle: Path, texts: Mapping[Path, str]) -> list[tuple[str, str]]:
+    """Return (name, text) of each text file of the kit that the course wrote."""
+    found = []
+    for path, text in texts.items():
+        parts = path.relative_to(bundle).parts
+        # The grader's own code and templates (the kit's package) are the project's, not the
+        # course's: what an author writes is the problem's files and the kit's data.
+        ours = (bundle / parts[0] / "__init__.py").is_file() and KIT_DATA_DIR not in parts
+        if not ours and path.suffix not in (".npz", ".npy", ".png"):
+            found.append((str(path.relative_to(bundle)), text))
+    return found
 
-    where: str
-    rows: Array
+
+# A row of numbers, a decimal point among them, as prose, Python, JSON or YAML write it.
+_NUMBER = r"[-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?"
+_ROW = re.compile(rf"\[\s*{_NUMBER}(?:\s*,\s*{_NUMBER})*\s*,?\s*\]")
+
+
+def written_tables(bundle: Path, texts: Mapping[Path, str]) -> list[PublicTable]:
+    """Return the rows of numbers written in the kit's text files, each file's as a table.
+
+    A hidden table pasted into the statement, a comment or a helper module, in any layout
+    (YAML rows, nested Python lists, one flat list), is as public as a probe. Rows of whole
+    numbers only are lists, which written_inputs reads.
+    """
+    import numpy as np
+
+    found = []
+    for where, text in _authored(bundle, texts):
+        for match in _ROW.finditer(text):
+            if "." in match[0]:
+                numbers = re.findall(_NUMBER, match[0])
+                found.append(PublicTable(where, np.array([numbers], dtype=np.float64)))
+    return found
 
 
 class Data(NamedTuple):
@@ -125,16 +149,23 @@ def public_data(
     return inputs, tables
 
 
+def _numbers(node: list[object]) -> bool:
+    return all(isinstance(v, int | float) and not isinstance(v, bool) for v in node)
+
+
 def _yaml_table(node: list[object]) -> Array | None:
-    """Return a list of equally long lists of numbers as a table, else None."""
+    """Return a list of equally long lists of numbers as a table, and a list of numbers
+    with a float among them as a table of one row; else None. (A list of whole numbers
+    only is what a list input is: the inputs' checks compare those.)"""
     import numpy as np
 
+    if node and _numbers(node):
+        floats = any(isinstance(v, float) for v in node)
+        return np.array([node], dtype=np.float64) if floats else None
     rows = [row for row in node if isinstance(row, list)]
     if not rows or len(rows) != len(node) or len({len(row) for row in rows}) != 1:
         return None
-    numbers = all(
-        isinstance(v, int | float) and not isinstance(v, bool) for row in rows for v in row
-    )
+    numbers = all(_numbers(row) for row in rows)
     return np.array(rows, dtype=np.float64) if numbers and rows[0] else None
 
 
@@ -153,6 +184,7 @@ def _walk(
             try:
                 values = check_inputs({str(k): v for k, v in node.items()}, schema)
                 inputs.append(PublicInput(where, values))
+                tables += _generated_tables(node, values, name, path, schema)
             except InvalidInputs:
                 pass  # no input the grader would take: it cannot be a hidden one
         for key, value in node.items():
@@ -164,6 +196,24 @@ def _walk(
             return  # rows of numbers: nothing else inside
         for i, item in enumerate(node):
             _walk(item, name, f"{path}[{i}]", schema, inputs, tables)
+
+
+def _generated_tables(
+    node: Mapping[object, object],
+    values: Mapping[str, Any],
+    name: str,
+    path: str,
+    schema: InputSchema,
+) -> list[PublicTable]:
+    """Return the tables an input generates (written as a seed, not as rows): public too."""
+    return [
+        PublicTable(
+            f"{name} ({path}.{field.name})" if path else f"{name} ({field.name})",
+            values[field.name],
+        )
+        for field in schema.fields
+        if isinstance(field, FloatTable) and not isinstance(node[field.name], list)
+    ]
 
 
 def _numpy_arrays(path: Path) -> dict[str, Any]:
@@ -192,7 +242,8 @@ def _numpy_data(
 
     for key, array in arrays.items():
         where = f"{name} ({key})" if key else name
-        if array.dtype.kind == "f" and array.ndim >= 2 and array.shape[-1]:
+        # A list of floats is a table of one row, as in YAML.
+        if array.dtype.kind == "f" and array.ndim >= 1 and array.shape[-1]:
             rows = array.reshape(-1, array.shape[-1]).astype(np.float64)
             tables.append(PublicTable(where, rows))
     for number, values in input_fields(arrays, schema).items():

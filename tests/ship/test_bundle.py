@@ -773,19 +773,20 @@ def test_kit_refuses_a_hidden_input_written_in_a_public_text(
     # At the top: the kit rewrites examples.yaml's probes, and would drop a comment after them.
     (problem / file).write_text(text.lstrip("\n") + (problem / file).read_text())
     err = _refused(cli, problem, tmp_path / "kit")
-    assert "the kit must not show a hidden case" in err or "contains a line of" in err
+    assert "the kit must not show a hidden case" in err
 
 
 def test_kit_refuses_a_table_holding_a_hidden_expected_table(cli: Cli, tmp_path: Path) -> None:
     """A known mistake's table that holds every row of a hidden case's answer: no kit, exit 2.
 
     Positions 1000 to 1042 are no hidden input, but the kit stores the mistake "row index
-    instead of the position" on them: the right rows of positions 0 to 42, 42 among them.
+    instead of the position" on them: the right rows of positions 0 to 42 at d_model 10,
+    whose first pair (frequency 1 at any width) is case 01's answer at d_model 2.
     """
     problem = _with_probe(_problem_copy(tmp_path), "{range: [1000, 1043]}", 10)
     assert _refused(cli, problem, tmp_path / "kit") == (
         "grader: error: learner bundle holds the expected table of "
-        "hidden_tests/05_single_position.yaml: each of its rows is in "
+        "hidden_tests/01_single_pair.yaml: each of its rows is in "
         f"{KIT_PACKAGE}/kit_data/known_tables.npz (i3.tables)"
     )
 

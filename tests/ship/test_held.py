@@ -1,0 +1,69 @@
+"""The kit check's search for a hidden table among the kit's tables, however it was copied:
+rows reordered, widened, inside a larger table, transposed, flat; a row in common is allowed."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from grader.records import Tolerance
+from grader.ship.held import PublicRows, PublicTable
+
+pytestmark = pytest.mark.security
+
+TOL = Tolerance(rtol=1e-6, atol=1e-6)
+# Rope's hidden case 01's x: five rows of one pair.
+HIDDEN = np.array([[1.0, 0.0], [0.5, -2.0], [-1.5, 0.25], [3.0, 4.0], [0.0, -1.0]])
+
+
+def _holds(*tables: np.ndarray, wanted: np.ndarray = HIDDEN) -> list[str] | None:
+    rows = PublicRows([PublicTable(f"t{i}", t) for i, t in enumerate(tables)])
+    return rows.holding(wanted, TOL)
+
+
+def _zeros(rows: int, columns: int) -> np.ndarray:
+    return np.zeros((rows, columns))
+
+
+@pytest.mark.parametrize(
+    ("name", "table"),
+    [
+        ("itself", HIDDEN),
+        ("rows reversed", HIDDEN[::-1]),
+        ("padded with a zero pair", np.hstack([HIDDEN[::-1], _zeros(5, 2)])),
+        ("a zero pair first", np.hstack([_zeros(5, 2), HIDDEN])),
+        ("a zero after each value", np.stack([HIDDEN, _zeros(5, 2)], axis=2).reshape(5, 4)),
+        ("inside a larger table", np.vstack([_zeros(3, 6), np.hstack([HIDDEN, _zeros(5, 4)])])),
+        ("transposed", HIDDEN.T.copy()),
+        ("flat, one row", HIDDEN.reshape(1, -1)),
+        ("within the tolerance", HIDDEN + 5e-7),
+    ],
+)
+def test_a_copied_table_is_held(name: str, table: np.ndarray) -> None:
+    """Every copy of the hidden rows, however laid out, is found."""
+    assert _holds(table) == ["t0"], name
+
+
+def test_rows_spread_over_tables_are_held_and_named() -> None:
+    """Rows spread over two tables are held; the table holding most of them comes first."""
+    assert _holds(HIDDEN[:1], HIDDEN[1:]) == ["t1", "t0"]
+
+
+@pytest.mark.parametrize(
+    ("name", "table"),
+    [
+        ("one row in common", np.array([[1.0, 0.0], [0.0, 2.0]])),
+        ("every row but one", np.vstack([HIDDEN[:4], _zeros(3, 2)])),
+        ("a row's values out of order", np.vstack([HIDDEN[:4], [[-1.0, 0.0]]])),
+        ("just outside the tolerance", HIDDEN + 3e-6),
+    ],
+)
+def test_what_is_no_copy_is_not_held(name: str, table: np.ndarray) -> None:
+    """A row in common, or the rows' values in another order, give no case away."""
+    assert _holds(table) is None, name
+
+
+def test_a_table_and_an_empty_kit() -> None:
+    """A kit without tables holds nothing; NaN and infinities match nothing."""
+    assert _holds() is None
+    assert _holds(np.full((5, 2), np.nan), np.full((5, 2), np.inf)) is None
