@@ -28,6 +28,7 @@ _libc.syscall.restype = ctypes.c_long
 _libc.prctl.restype = ctypes.c_int
 
 PR_SET_PDEATHSIG = 1
+PR_SET_DUMPABLE = 4
 PR_SET_NO_NEW_PRIVS = 38
 PR_SET_SECCOMP = 22
 SECCOMP_MODE_FILTER = 2
@@ -335,43 +336,58 @@ def join_task_limit(fd: int) -> None:
         os.close(fd)
 
 
-def private_folder(*, tmp: str, submission: str, size: int, uid: int, gid: int) -> str:
-    """Take new IPC, network and mount namespaces; put a ``size``-byte tmpfs on ``tmp``.
-
-    Nothing the child creates in SysV IPC or the network outlives it, and everything it
-    writes counts against one bound. Needs CAP_SYS_ADMIN (root, or bwrap's template with the
-    capability in its user namespace); otherwise a user namespace of its own is tried.
-    Returns which namespaces were taken: "ipc+net+mount" or "user+ipc+net+mount".
-    """
+def _held_files(tmp: str, submission: str) -> dict[str, bytes]:
+    """Return the submission and its own other modules, which the parent wrote beside it:
+    they are hidden under the tmpfs too, and written back into it."""
     with open(submission, "rb") as handle:
-        source = handle.read()
-    # The submission's own other modules, which the parent wrote beside it: they are
-    # hidden under the tmpfs too, and written back into it with the submission.
-    files = {submission: source}
+        files = {submission: handle.read()}
     for name in sorted(os.listdir(tmp)):
         path = os.path.join(tmp, name)
         if name.endswith(".py") and path != submission:
             with open(path, "rb") as handle:
                 files[path] = handle.read()
+    return files
+
+
+def private_folder(
+    *, tmp: str, submission: str, size: int, uid: int, gid: int, user: bool = False
+) -> str:
+    """Take new IPC, network and mount namespaces; put a ``size``-byte tmpfs on ``tmp``.
+
+    Nothing the child creates in SysV IPC or the network outlives it, and everything it
+    writes counts against one bound. Needs CAP_SYS_ADMIN (root, or bwrap's template with the
+    capability in its user namespace). ``user``: the parent found that this process has no
+    CAP_SYS_ADMIN (not root, or root in a container's defaults), so a user namespace is
+    taken first, by ``uid`` (which root becomes before, since no other id can be mapped in
+    it), holding the others; the caller then drops the capabilities it holds there.
+    Returns which namespaces were taken: "ipc+net+mount" or "user+ipc+net+mount".
+    """
+    files = _held_files(tmp, submission)
     flags = sc.CLONE_NEWIPC | sc.CLONE_NEWNET | sc.CLONE_NEWNS
     arch = _arch()
     if arch is None:
         raise OSError(sc.ENOSYS, "unknown architecture")
     numbers = arch[1]
-    taken = "ipc+net+mount"
-    try:
-        _syscall(numbers["unshare"], ctypes.c_int(flags))
-    except PermissionError:
-        real_uid, real_gid = os.getuid(), os.getgid()
+    if user:
+        left_root = os.geteuid() != uid
+        if left_root:
+            become_user(uid)
+            # Leaving root made this process undumpable, its /proc/self root's: for a moment
+            # it is dumpable again, to write its own maps there.
+            _prctl(PR_SET_DUMPABLE, 1)
         _syscall(numbers["unshare"], ctypes.c_int(flags | sc.CLONE_NEWUSER))
-        # Map our own ids, so files created in the tmpfs have an owner.
-        with open("/proc/self/setgroups", "w") as handle:
-            handle.write("deny")
-        with open("/proc/self/uid_map", "w") as handle:
-            handle.write(f"{real_uid} {real_uid} 1")
-        with open("/proc/self/gid_map", "w") as handle:
-            handle.write(f"{real_gid} {real_gid} 1")
-        uid, gid, taken = real_uid, real_gid, "user+ipc+net+mount"
+        # Its own ids only, mapped to themselves, so files created in the tmpfs have an owner.
+        for name, text in (
+            ("setgroups", "deny"),
+            ("uid_map", f"{uid} {uid} 1"),
+            ("gid_map", f"{gid} {gid} 1"),
+        ):
+            with open(f"/proc/self/{name}", "w") as handle:
+                handle.write(text)
+        if left_root:
+            _prctl(PR_SET_DUMPABLE, 0)
+    else:
+        _syscall(numbers["unshare"], ctypes.c_int(flags))
     # Private propagation first: a tmpfs mounted on a shared mount would appear outside too.
     _mount(numbers, None, "/", None, sc.MS_REC | sc.MS_PRIVATE, None)
     options = f"size={size},mode=0700,uid={uid},gid={gid}"
@@ -384,7 +400,7 @@ def private_folder(*, tmp: str, submission: str, size: int, uid: int, gid: int) 
             os.close(fd)
         os.chown(path, uid, gid)
     os.chdir(tmp)  # the old working directory is the folder now hidden under the tmpfs
-    return taken
+    return "user+ipc+net+mount" if user else "ipc+net+mount"
 
 
 def _mount(

@@ -263,22 +263,27 @@ def _confine(config: dict[str, Any]) -> dict[str, Any]:
     applied["writes"] = config["writes_rule"]
     private = config.get("private")
     if config["alone"]:
-        applied["namespaces"] = "all of bwrap's"
+        applied["namespaces"] = config["bwrap_namespaces"]
     uid = config["drop_to_uid"]
+    in_user_namespace = False
     if private:
         # Before leaving root (or the template's capability): namespaces need it.
         owner = (os.getuid(), os.getgid()) if uid is None else (uid, uid)
         try:
             applied["namespaces"] = confine.private_folder(uid=owner[0], gid=owner[1], **private)
             applied["writes"] = f"{private['size'] >> 20} MB in all (tmpfs)"
+            in_user_namespace = bool(private.get("user"))
         except OSError as exc:
             applied["namespaces"] = f"shared ({exc.strerror})"
     confine.apply_limits(config["limits"])
-    if uid is not None:
+    if uid is not None and os.getuid() != uid:
         confine.become_user(uid)
-        applied["dropped"] = "uid"
-    elif config["drop_capabilities"]:
+    if in_user_namespace or (uid is None and config["drop_capabilities"]):
+        # In a user namespace of its own, this process holds every capability there.
         confine.drop_capabilities()
+    if uid is not None:
+        applied["dropped"] = "uid"
+    elif in_user_namespace or config["drop_capabilities"]:
         applied["dropped"] = "capabilities"
     # After the last change of identity, which would clear it; before seccomp, which
     # refuses this prctl. No child outlives its grader (or its template).

@@ -18,6 +18,7 @@ from typing import Any
 
 from grader.errors import GraderError
 from grader.sandbox import tasks, tempdirs
+from grader.sandbox.allowed import describe_bwrap
 from grader.sandbox.limits import Limits
 from grader.sandbox.spawn import (
     Started,
@@ -188,6 +189,8 @@ class Pool:
             private=self.outer is not Backend.NONE,
             # Inside bwrap: uid 65534 already, with only the template's capability to drop.
             drop=Privilege.CAPABILITIES if self.outer is Backend.BWRAP else None,
+            # Inside bwrap the template holds CAP_SYS_ADMIN in a user namespace already.
+            user_namespace=False if self.outer is Backend.BWRAP else None,
         )
         if group is not None:
             config["cgroup_fd"] = 4  # where the template puts it, see zygote.py
@@ -270,9 +273,10 @@ class Pool:
     def describe(self) -> str:
         """Return the walls around each child, e.g. 'bwrap + landlock'."""
         self.wait_ready()
+        outer = describe_bwrap() if self.outer is Backend.BWRAP else str(self.outer)
         if self.inner is self.outer:
-            return str(self.outer)
-        return f"{self.outer} + {self.inner}"
+            return outer
+        return f"{outer} + {self.inner}"
 
     def stop(self) -> None:
         """Stop the template now (it kills its children as it dies); fork nothing more."""

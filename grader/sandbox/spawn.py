@@ -20,7 +20,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import IO, Any, NamedTuple, ParamSpec, Protocol, TypeVar
 
-from grader.sandbox import tasks, tempdirs
+from grader.sandbox import allowed, tasks, tempdirs
 from grader.sandbox.limits import Limits
 from grader.sandbox.walls import (
     CHILD_DIR,
@@ -169,6 +169,7 @@ def child_config(
     forked: bool = False,
     private: bool = False,
     drop: Privilege | None = None,
+    user_namespace: bool | None = None,
 ) -> dict[str, Any]:
     """Return what the child applies to itself before it imports the submission.
 
@@ -176,6 +177,8 @@ def child_config(
     told and knows no backend. ``private``: the child takes its own namespaces and a
     size-limited tmpfs on ``tmp`` (where bwrap does not give them already). ``drop``: how
     to leave root, where the caller knows better than the backend (a fork inside bwrap).
+    ``user_namespace``: whether ``private`` namespaces need a user namespace first; by
+    default, where this process lacks CAP_SYS_ADMIN (see allowed.py).
     """
     backend = Backend(backend)  # a string would make every `is` below false: no walls
     child_limits = {
@@ -211,11 +214,19 @@ def child_config(
             if alone
             else f"{limits.file_size_mb} MB per file only"
         ),
-        "private": (
-            {"tmp": tmp, "submission": os.path.join(tmp, "submission.py"), "size": write_bytes}
-            if private
-            else None
-        ),
+        "private": _private(tmp, write_bytes, user_namespace) if private else None,
+        "bwrap_namespaces": allowed.bwrap_namespaces(),
+    }
+
+
+def _private(tmp: str, size: int, user_namespace: bool | None) -> dict[str, Any]:
+    """Return the child's own namespaces and tmpfs, as private_folder takes them."""
+    user = allowed.namespaces_need_user() if user_namespace is None else user_namespace
+    return {
+        "tmp": tmp,
+        "submission": os.path.join(tmp, "submission.py"),
+        "size": size,
+        "user": user,
     }
 
 

@@ -21,6 +21,7 @@ from typing import NamedTuple
 
 from grader.errors import GraderError
 from grader.files import PACKAGE
+from grader.sandbox import allowed
 from grader.states import AUTO, Backend, Word
 
 CHILD_DIR = PACKAGE / "child"
@@ -140,9 +141,13 @@ def bwrap_command(
     # read-only root: bwrap builds it as a tmpfs of no set size, where the folders it made
     # for the mounts above (/tmp, say) would otherwise take files past the write limit.
     # A read-only /proc too: /proc/self/comm and oom_score_adj are readable by anyone on
-    # the machine, so writing them would be a channel out.
-    cmd += ["--proc", "/proc", "--dev", "/dev", "--remount-ro", "/dev", "--remount-ro", "/"]
-    cmd += ["--remount-ro", "/proc"]
+    # the machine, so writing them would be a channel out. Where a container refuses
+    # bubblewrap a /proc of its own, none at all (see allowed.py).
+    if allowed.View.own_proc:
+        cmd += ["--proc", "/proc"]
+    cmd += ["--dev", "/dev", "--remount-ro", "/dev", "--remount-ro", "/"]
+    if allowed.View.own_proc:
+        cmd += ["--remount-ro", "/proc"]
     cmd += ["--chdir", tmp, "--"]
     return cmd
 
@@ -216,8 +221,8 @@ def second_choice(require: bool) -> Backend:
         return Backend.LANDLOCK
     if require:
         raise GraderError(
-            "no sandbox is available (install bubblewrap, or use a kernel with Landlock) "
-            "and --require-sandbox was given"
+            "no sandbox is available (install bubblewrap, or use a kernel with Landlock; "
+            f"in a container, {allowed.WHAT_TO_ALLOW}) and --require-sandbox was given"
         )
     return Backend.NONE
 
@@ -227,7 +232,14 @@ def fall_back(fallback: Fallback | None, why: str, *, failed: str) -> tuple[Back
     so; where the choice allows no fallback, stop with ``failed`` and bubblewrap's words.
 
     The one policy for a single child (a Session) and for a batch's template (a Pool).
+    Where bubblewrap starts without a /proc of its own (a container's defaults refuse a
+    fresh one), it stays, with every namespace, and no /proc.
     """
+    if allowed.View.own_proc:
+        allowed.use_own_proc(False)
+        if allowed.bwrap_starts(bwrap_command(tempfile.gettempdir())):
+            return Backend.BWRAP, f"bubblewrap could not start here ({why}); used it with no /proc"
+        allowed.use_own_proc(True)
     if fallback is None:
         raise GraderError(f"{failed} could not start: {why}")
     second = second_choice(require=fallback is Fallback.REQUIRED)

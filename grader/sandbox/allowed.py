@@ -1,0 +1,79 @@
+"""What this machine allows of the walls, where it is a container that refuses some.
+
+A container run with its runtime's defaults (Podman's or Docker's capabilities and seccomp
+profile, a Kubernetes pod with `seccompProfile: RuntimeDefault`) refuses some of what the
+walls are built of: bubblewrap's own /proc (the container's /proc has masked parts, so the
+kernel refuses a fresh one), or namespaces taken without a user namespace (no
+CAP_SYS_ADMIN). Each refused wall is replaced here by the strongest one allowed: bubblewrap
+without a /proc of its own, a user namespace first and the other namespaces inside it. The
+parent decides; the child is told each wall as a yes or a no.
+"""
+
+from __future__ import annotations
+
+import functools
+import shutil
+import subprocess
+import sys
+
+# What a container must allow for any wall that keeps the hidden cases out of a child's
+# reach: one line, named in every refusal.
+WHAT_TO_ALLOW = (
+    "allow user namespaces (bubblewrap), or the landlock_* system calls on a kernel with "
+    "Landlock (Landlock with seccomp); never --privileged: see docs/sandbox.md"
+)
+CAP_SYS_ADMIN = 21
+
+
+class View:
+    """What bubblewrap's view of the machine holds here: its own /proc, or none.
+
+    Set once, when bubblewrap failed and was found to start without a /proc of its own.
+    """
+
+    own_proc = True
+
+
+def use_own_proc(own: bool) -> None:
+    """Build every bubblewrap command from now on with a /proc of its own, or with none."""
+    View.own_proc = own
+
+
+def bwrap_starts(prefix: list[str]) -> bool:
+    """Return True when bubblewrap, as ``prefix`` builds it, starts an interpreter here."""
+    if shutil.which(prefix[0]) is None:
+        return False
+    try:
+        proc = subprocess.run(
+            [*prefix, sys.executable, "-I", "-S", "-c", "pass"],
+            capture_output=True,
+            timeout=10,
+            check=False,
+        )
+    except (OSError, subprocess.TimeoutExpired):
+        return False
+    return proc.returncode == 0
+
+
+@functools.cache
+def namespaces_need_user() -> bool:
+    """Return True where new IPC, network and mount namespaces need a user namespace first:
+    this process lacks CAP_SYS_ADMIN (not root, or root in a container's defaults)."""
+    try:
+        with open("/proc/self/status", encoding="ascii", errors="replace") as status:
+            for line in status:
+                if line.startswith("CapEff:"):
+                    return not int(line.split()[1], 16) >> CAP_SYS_ADMIN & 1
+    except (OSError, ValueError):
+        pass
+    return True
+
+
+def bwrap_namespaces() -> str:
+    """Return how the namespaces of a child alone in bubblewrap are named in its walls."""
+    return "all of bwrap's" if View.own_proc else "all of bwrap's, with no /proc"
+
+
+def describe_bwrap() -> str:
+    """Return the name of bubblewrap's walls as a batch's settings record them."""
+    return "bwrap" if View.own_proc else "bwrap (no /proc)"
