@@ -56,10 +56,13 @@ class Mismatch:
 
 @dataclass(frozen=True)
 class Diagnosis:
-    """A recognised mistake: a stable code for tools and its fixed sentence for the learner."""
+    """A recognised mistake: a stable code for tools and its fixed sentence for the learner;
+    on a visible example or probe, what was read back from the table (numbers included),
+    which a hidden case never holds."""
 
     code: str
     hint: str
+    measured: str = ""
 
 
 class Cause(Enum):

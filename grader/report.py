@@ -71,6 +71,8 @@ def render_text(report: Report, *, colour: bool = False) -> str:
             lines += ["     " + line for line in case.message.splitlines()]
             if case.diagnosis is not None:
                 lines.append("     " + paint(YELLOW, f"hint: {case.diagnosis.hint}"))
+                if case.diagnosis.measured:
+                    lines.append("     " + f"read back: {case.diagnosis.measured}")
             for detail in case.details:
                 lines += ["     " + line for line in detail.splitlines()]
     common = _common_diagnosis(report)
@@ -97,10 +99,12 @@ def _number(x: float) -> float | str:
 def _common_diagnosis(report: Report) -> str | None:
     """Return the hint shared by most failing cases, if a majority of them has one."""
     failing = [c for c in report.cases if not c.passed]
-    hints = Counter(c.diagnosis.hint for c in failing if c.diagnosis is not None)
-    if not hints:
+    # Counted by code: the hint of one code is one sentence, whatever was read on each case.
+    codes = Counter(c.diagnosis.code for c in failing if c.diagnosis is not None)
+    if not codes:
         return None
-    hint, count = hints.most_common(1)[0]
+    code, count = codes.most_common(1)[0]
+    hint = next(c.diagnosis.hint for c in failing if c.diagnosis and c.diagnosis.code == code)
     return hint if 2 * count > len(failing) else None
 
 
@@ -108,6 +112,8 @@ def _test(case: CaseResult) -> CaseEntry:
     output = case.message
     if case.diagnosis is not None:
         output += f"\nhint: {case.diagnosis.hint}"
+        if case.diagnosis.measured:
+            output += f"\nread back: {case.diagnosis.measured}"
     if case.details:
         output += "\n" + "\n".join(case.details)
     m = case.mismatch

@@ -72,7 +72,7 @@ class Rules:
     row_inputs: tuple[str, ...] = ()
     formula: str | None = None
     labels: tuple[str, str] = ("row", "column")  # the answer's axes, in pictures
-    diagnose: Callable[..., str | None] | None = None
+    diagnose: Callable[..., str | tuple[str, str] | None] | None = None
     where: Callable[[Mapping[str, Any], int, int], str] | None = None
     same_rows: Callable[[Mapping[str, Any], Mapping[str, Any]], bool] | None = None
 

@@ -250,10 +250,13 @@ class Judge:
         rules = self.rules
         if rules.diagnose is None:
             return None
-        code = rules.diagnose(case.inputs, got, want, known_source(self.root, case.inputs))
+        found = rules.diagnose(case.inputs, got, want, known_source(self.root, case.inputs))
+        # An exercise that names a mistake by measurement says what it read, numbers
+        # included: kept on visible cases only, where the table is the learner's to see.
+        code, measured = found if isinstance(found, tuple) else (found, "")
         if code is None or code not in rules.hints:
             return None
-        return Diagnosis(code, rules.hints[code])
+        return Diagnosis(code, rules.hints[code], str(measured) if case.visible else "")
 
     def _mismatch_message(
         self, case: Case, m: Mismatch, got: Array, want: Array

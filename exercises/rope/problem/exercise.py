@@ -76,29 +76,66 @@ SENTENCES = {
 }
 
 
-HINTS = {
+# The mistakes named by measurement (measure.py reads them, staff.py confirms them), by
+# part: how the columns are paired, the frequencies, the positions' scale, the precision.
+# A combination is one code, its parts joined by "+" in this order, and one sentence.
+LAYOUT_PARTS = {
     "rotate_half": "you rotated pairs (i, i + d/2), the GPT-NeoX/Llama layout; this exercise "
     "rotates adjacent pairs",
+    "partial_rotary": "only the leading columns were rotated and the rest came back unchanged "
+    "(a partial rotary, as GPT-NeoX's rotary_pct or GPT-J's rotary_dim): rotate every pair, "
+    "adjacent columns (2i, 2i + 1) together, with frequencies over the whole width d",
+}
+FREQUENCY_PARTS = {
+    "wrong_base": "the frequencies use the wrong base: it is 10000, in 10000 ** (-2i / d)",
+    "exponent_i_over_d": "the frequencies look like 10000 ** (-i / d) with i the pair index "
+    "(the same as base 100): pair i's exponent is -2i / d, with the base 10000",
+    "pair_off_by_one": "every frequency is one pair too slow: pair i's exponent is -2i / d, "
+    "starting from i = 0 (frequency 1)",
+}
+SCALE_PARTS = {
+    "sign_flipped": "every pair turns the wrong way: the rotation is by +angle, "
+    "out[2i] = x[2i] cos - x[2i+1] sin and out[2i+1] = x[2i] sin + x[2i+1] cos",
+    "positions_scaled": "every angle is the right one times a constant below 1, as if the "
+    "positions were divided (linear position interpolation): turn row k by positions[k] "
+    "itself",
+}
+PRECISION_PARTS = {
+    "low_precision_float32": "small positions are right but larger ones drift: the angles "
+    "look computed in float32, as in most PyTorch RoPE caches; compute position * frequency "
+    "in float64",
+}
+
+
+def _combinations():
+    """Yield (code, sentence) for every non-empty combination of at most one part of each kind."""
+    import itertools
+
+    kinds = (LAYOUT_PARTS, FREQUENCY_PARTS, SCALE_PARTS, PRECISION_PARTS)
+    for chosen in itertools.product(*([None, *kind] for kind in kinds)):
+        parts = [(code, kind[code]) for code, kind in zip(chosen, kinds, strict=True) if code]
+        if parts:
+            yield "+".join(c for c, _ in parts), "; also, ".join(t for _, t in parts)
+
+
+HINTS = {
     "halves_with_interleaved_angles": "you rotated pairs (i, i + d/2) with the angles "
     "repeated for adjacent columns: rotate adjacent columns (2i, 2i + 1) together, both by "
     "pair i's angle",
     "pairs_with_concatenated_angles": "the pairs are adjacent, but the angles are laid out "
     "as two copies side by side (the cat((freqs, freqs)) cache of GPT-NeoX/Llama): columns "
     "2i and 2i + 1 must both use pair i's angle, so repeat each angle twice in place",
-    "sign_flipped": "every pair turns the wrong way: the rotation is by +angle, "
-    "out[2i] = x[2i] cos - x[2i+1] sin and out[2i+1] = x[2i] sin + x[2i+1] cos",
     "swapped_sin_cos": "sine and cosine look swapped: out[2i] = x[2i] cos - x[2i+1] sin, so "
     "that position 0 leaves the row unchanged",
-    "wrong_base": "the frequencies use the wrong base: it is 10000, in 10000 ** (-2i / d)",
-    "exponent_i_over_d": "the frequencies look like 10000 ** (-i / d) with i the pair index "
-    "(the same as base 100): pair i's exponent is -2i / d, with the base 10000",
     "row_index_not_position": "each row is rotated by its row number instead of its "
     "position: row k must use the angle of positions[k]",
-    "low_precision_float32": "small positions are right but larger ones drift: the angles "
-    "look computed in float32, as in most PyTorch RoPE caches; compute position * frequency "
-    "in float64",
     "low_precision_float16": "the values are right to about 3 decimals at best: the rotation "
     "looks computed in float16; compute in float64",
+    "low_precision_float32_table": "every row is off by about float32's rounding times its "
+    "length, whatever its position: the angles are right but the sin/cos table (or x) looks "
+    "stored in float32, and its rounding is multiplied by the entries of x; keep the table "
+    "in float64",
+    **dict(_combinations()),
 }
 
 
@@ -111,15 +148,17 @@ def where(inputs, row, column):
 
 
 def diagnose(inputs, got, want, known):
-    """Return the code of the known mistake that explains ``got`` wholly, or None."""
+    """Return the code of the known mistake that explains ``got`` wholly, or None; or the
+    code and the numbers read back, for a mistake named by measurement."""
     from .matching import diagnose as match
 
-    tables = None
+    tables, staff = None, None
     if hasattr(known, "known_tables"):
         import numpy as np
 
         positions = np.asarray(inputs["positions"], dtype=np.float64)
         tables = known.known_tables(np.asarray(inputs["x"]), positions)
+        staff = known
     elif known is not None:
         tables = dict(known)
-    return match(inputs["x"], inputs["positions"], got, want, tables)
+    return match(inputs["x"], inputs["positions"], got, want, tables, staff)

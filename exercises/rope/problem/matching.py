@@ -31,6 +31,14 @@ TELLING_SLACK = 0.02
 # float64, say), whose error is a few 1e-4 of the length, and from small noise: some row
 # must be much tighter than that (positions up to about 30).
 TELLING_FLOAT32 = 3e-5
+# A sin/cos table rounded to float32 (or x rounded so) leaves every row off by at most
+# this many eps times its length, whatever the position: an error flat in the position.
+FLAT_EPS = 4.0
+# A table regenerated in the arithmetic an answer used is this close to it (eps of float32
+# times the row's length: the order of the products, or a cosine taken in float32), and
+# the other arithmetic APART times farther.
+REGENERATED_EPS = 2.0
+APART = 4.0
 # Below this, a row's error is within the grading tolerance whatever the row holds.
 ABS_FLOOR = 1e-6
 # What float64 arithmetic can leave on a row of zeros or near-zeros.
@@ -45,12 +53,15 @@ def code_of(key: str) -> str:
     return key.split("@", 1)[0]
 
 
-def diagnose(x, positions, got, want, tables):
-    """Return the code of the known mistake that explains all of ``got``, or None.
+def diagnose(x, positions, got, want, tables, staff=None):
+    """Return the code of the known mistake that explains all of ``got`` (or the code and
+    the numbers read, for a mistake named by measurement), or None.
 
     x: the input rows (n, d); positions: the n positions; got: the learner's answer as a
     float64 array of want's shape, known to be wrong; want: the right answer; tables: the
-    dict {code: table} from the known mistakes of this input, or None when unavailable.
+    dict {code: table} from the known mistakes of this input, or None when unavailable;
+    staff: the staff module (it regenerates what a reading proposes, and the precision
+    mistakes in their own arithmetic), or None in a learner kit.
     """
     x = np.asarray(x, dtype=np.float64)
     p = np.asarray(positions, dtype=np.float64).reshape(-1)
@@ -66,11 +77,21 @@ def diagnose(x, positions, got, want, tables):
     # The length of each row's longest pair: a rotation is off by at most that times the
     # error of its angle.
     length = np.sqrt(x[:, 0::2] ** 2 + x[:, 1::2] ** 2).max(axis=1)
+    # The mistakes that are no rotation of a pair by a position's angle keep their
+    # generators, and are tried first: a table that one of them explains is that mistake.
     if tables:
         code = _known_mistake(tables, p, length, got, want)
         if code is not None:
             return code
-    return _precision(p, length, got, want)
+    precision = _precision(x, p, length, got, want, staff)
+    if precision is not None:
+        return precision
+    if staff is None:
+        return None
+    from .measure import read
+
+    reading = read(x, p, got)
+    return None if reading is None else staff.confirm(x, p, got, want, reading)
 
 
 def _row_err(a, b):
@@ -82,12 +103,30 @@ def _allowance(p, length, eps):
     return ANGLE_EPS * eps * (1.0 + p) + FLOOR_EPS * eps
 
 
+def fits_known(table, p, length, got, want, in_float32=False, turned_by=None):
+    """Return True if ``table`` explains every row of ``got`` and is told apart from
+    ``want`` on some row where the slack tells anything (the matching rule).
+
+    The slack is MATCH_TOL times the row's length when that is below 1 (on a row of
+    entries near 1e-3, 2e-4 would let nearly any answer through); ``in_float32`` adds the
+    error of angles computed in float32, which grows with the position the row is turned
+    by (``turned_by``, the positions unless said).
+    """
+    unit = np.maximum(1.0, length)
+    slack = MATCH_TOL * np.minimum(1.0, length) + TINY
+    if in_float32:
+        turned_by = p if turned_by is None else turned_by
+        slack = slack + _allowance(turned_by, length, FLOAT32_EPS) * length
+    apart = _row_err(table, want)
+    # A mistake that changes nothing on this input (the base when d = 2, say), or only on
+    # rows where any value would fit, cannot be told from the right answer.
+    if not np.any((slack <= TELLING_SLACK * unit) & (apart > 2 * slack)):
+        return False
+    return bool(np.all(_row_err(got, table) <= slack))
+
+
 def _known_mistake(tables, p, length, got, want):
     """Return the code of the one known mistake that explains every row of ``got``, if one does."""
-    unit = np.maximum(1.0, length)
-    # For rows of x shorter than 1, the slack shrinks with them: on a row of entries near
-    # 1e-3, 2e-4 would let nearly any answer through.
-    exact = MATCH_TOL * np.minimum(1.0, length) + TINY
     rows = np.arange(p.size, dtype=np.float64)
     for in_float32 in (False, True):
         fits = set()
@@ -95,18 +134,10 @@ def _known_mistake(tables, p, length, got, want):
             table = np.asarray(table, dtype=np.float64)
             if table.shape != want.shape:
                 continue
-            slack = exact
-            if in_float32:
-                # As computed in float32 (layouts adapted from PyTorch code often are): the
-                # error grows with the position the mistake turns the row by.
-                turned_by = rows if code_of(key) in ROW_INDEX_MISTAKES else p
-                slack = exact + _allowance(turned_by, length, FLOAT32_EPS) * length
-            apart = _row_err(table, want)
-            # A mistake that changes nothing on this input (the base when d = 2, say), or
-            # only on rows where any value would fit, cannot be told from the right answer.
-            if not np.any((slack <= TELLING_SLACK * unit) & (apart > 2 * slack)):
-                continue
-            if np.all(_row_err(got, table) <= slack):
+            # As computed in float32 (layouts adapted from PyTorch code often are): the
+            # error grows with the position the mistake turns the row by.
+            turned_by = rows if code_of(key) in ROW_INDEX_MISTAKES else p
+            if fits_known(table, p, length, got, want, in_float32, turned_by):
                 fits.add(code_of(key))
         if len(fits) == 1:
             return fits.pop()
@@ -126,8 +157,21 @@ def _within_precision(p, length, row_err, eps, telling):
     return bool(np.all(row_err <= slack) and np.any(slack <= telling * length))
 
 
-def _precision(p, length, got, want):
-    """Recognise answers right but for the precision they were computed in."""
+def _regenerated(staff, code, x, p, length, got):
+    """Return how far ``got`` is from the staff module's table for the precision mistake
+    ``code``, in the arithmetic it names: the largest row error, in eps of float32 times
+    the row's length."""
+    table = staff.precision_table(x, p, code)
+    scale = FLOAT32_EPS * np.maximum(length, TINY)
+    return float((_row_err(got, table) / scale).max())
+
+
+def _precision(x, p, length, got, want, staff):
+    """Recognise answers right but for the precision they were computed in, told apart by
+    how their error grows with the position: float16 values; an error flat in the
+    position (a float32 sin/cos table); one that grows with it (float32 angles). Where the
+    staff module is at hand, the precision named is the one whose regenerated table is
+    much the closer (in a learner kit, an error flat in the position gets no hint)."""
     row_err = _row_err(got, want)
     # A rotation computed in float16 holds float16 values only, whatever it was returned as;
     # one computed in float32 (or float64) almost never does.
@@ -137,6 +181,16 @@ def _precision(p, length, got, want):
         if _within_precision(p, length, row_err, FLOAT16_EPS, TELLING_SLACK):
             return "low_precision_float16"
         return None
-    if _within_precision(p, length, row_err, FLOAT32_EPS, TELLING_FLOAT32):
+    flat = bool(np.all(row_err <= FLAT_EPS * FLOAT32_EPS * length + ABS_FLOOR))
+    grows = _within_precision(p, length, row_err, FLOAT32_EPS, TELLING_FLOAT32)
+    if not (flat or grows):
+        return None
+    if staff is None:
+        return None if flat else "low_precision_float32"
+    table = _regenerated(staff, "low_precision_float32_table", x, p, length, got)
+    angles = _regenerated(staff, "low_precision_float32", x, p, length, got)
+    if flat and table <= REGENERATED_EPS and angles > APART * max(table, 0.5):
+        return "low_precision_float32_table"
+    if grows and (not flat or table > APART * max(angles, 0.5)):
         return "low_precision_float32"
     return None

@@ -3,15 +3,20 @@
 Staff only: this module evaluates the formula (right and wrong) and must not ship to
 learners. matching.py matches a learner's answer against the tables it returns.
 
-Every table here is a same-shape mistake computed exactly, in float64. The precision
-mistakes (angles computed in float32, everything in float16) have no table: matching.py
-recognises them from the right answer and the size of the error on each row.
+known_tables holds the mistakes that keep their generators, computed exactly in float64.
+The rest is named by measurement: measure.py (public) reads what an answer did, propose
+snaps it to the catalogue below, regenerate computes the table a proposal names and confirm
+names it only when exactly one proposal's table matches. precision_table computes the right
+table in the arithmetic a precision mistake names (float32 angles, a float32 table, float16).
 
 Keys are mistake codes, optionally followed by "@" and a variant of the same mistake
 (``wrong_base@1000``): matching.py names the part before "@".
 """
 
 from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
@@ -92,3 +97,174 @@ def kit_tables(inputs):
     table, by the keys known_tables gives them (matching.py reads them so)."""
     x = np.asarray(inputs["x"], dtype=np.float64)
     return known_tables(x, np.asarray(inputs["positions"], dtype=np.float64))
+
+
+# --- Diagnosis by measurement: measure.py reads what an answer did; what it read is
+# snapped to this catalogue, each proposal regenerated here and compared with the answer.
+
+# Bases learners port from: 10 and 1e3 (a zero too few), 1e5, Llama 3's 5e5, Mistral's and
+# Qwen2's 1e6, e^4 (a log10 taken where the natural log belongs).
+CATALOGUE_BASES: tuple[tuple[float, str], ...] = (
+    (10.0, "10"),
+    (1000.0, "1000"),
+    (100000.0, "100000"),
+    (500000.0, "500000"),
+    (1000000.0, "1000000"),
+    (float(np.exp(4.0)), "e^4"),
+)
+# NTK-aware scaling: 10000 * a ** (d / (d - 2)), for these factors a.
+NTK_FACTORS = (2.0, 4.0, 8.0)
+# Scales on the positions: the wrong direction, and linear position interpolation.
+SCALES: tuple[tuple[float, str | None], ...] = (
+    (1.0, None),
+    (-1.0, "sign_flipped"),
+    (0.5, "positions_scaled"),
+    (0.25, "positions_scaled"),
+    (0.125, "positions_scaled"),
+)
+# Exponent forms of 10000 ** (-e_i), by the code that names them.
+EXPONENTS = {
+    None: lambda i, d: 2.0 * i / d,
+    "exponent_i_over_d": lambda i, d: i / d,
+    "pair_off_by_one": lambda i, d: 2.0 * (i + 1) / d,
+}
+# A measured rate snaps to a catalogue rate within this share.
+SNAP = 1e-3
+# An off-catalogue base counts only where two pairs past the first agree on it this well.
+AGREE = 1e-4
+
+
+@dataclass(frozen=True)
+class Proposal:
+    """A mistake read back from an answer: its parts' codes, and how to regenerate it."""
+
+    parts: tuple[str, ...]
+    layout: str  # "adjacent" or "halves"
+    turned: int
+    rates: Any  # float64 (turned / 2,): each pair's angle per position
+    base: str  # the base, as a learner would read it ("" when it is 10000)
+
+
+def _catalogue(turned: int) -> list[tuple[tuple[str, ...], Any, str]]:
+    """Return every (parts, rates, base) the catalogue holds for a block of ``turned`` columns."""
+    i = np.arange(turned // 2, dtype=np.float64)
+    bases = [(BASE, ""), *CATALOGUE_BASES]
+    if turned > 2:
+        bases += [(BASE * a ** (turned / (turned - 2)), f"10000 * {a:g} ** (d / (d - 2))")
+                  for a in NTK_FACTORS]
+    out = []
+    for (scale, scale_code), (code, exponent) in _product(SCALES, EXPONENTS.items()):
+        for base, word in bases if code is None else [(BASE, "")]:
+            parts = tuple(c for c in (code, "wrong_base" if word else None, scale_code) if c)
+            out.append((parts, scale * np.power(base, -exponent(i, turned)), word))
+    return out
+
+
+def _product(a: Any, b: Any) -> list[tuple[Any, Any]]:
+    return [(u, v) for u in a for v in b]
+
+
+def _measured_base(rates: Any, turned: int) -> list[tuple[tuple[str, ...], Any, str]]:
+    """Return the off-catalogue base two pairs past the first agree on, if any."""
+    i = np.arange(rates.size, dtype=np.float64)
+    out = []
+    for scale, scale_code in SCALES:
+        ratio = rates / scale
+        ok = np.isfinite(ratio) & (i >= 1) & (ratio > 0) & (ratio < 1)
+        if turned < 6 or np.count_nonzero(ok) < 2:
+            continue
+        said = ratio[ok] ** (-turned / (2.0 * i[ok]))
+        base = float(np.median(said))
+        # A power d / (d + k) of 10000 is an exponent written over another width, no base.
+        power = np.log(base) / np.log(BASE)
+        other_width = any(abs(power * (turned + k) - turned) < 1e-6 for k in range(-3, 4))
+        if base < 2.0 or other_width or np.ptp(said) > AGREE * base:
+            continue
+        parts = tuple(c for c in ("wrong_base", scale_code) if c)
+        out.append((parts, scale * np.power(base, -2.0 * i / turned), f"{base:.6g}"))
+    return out
+
+
+def propose(reading: Any, d: int) -> list[Proposal]:
+    """Return the catalogue's mistakes whose rates agree with what ``reading`` measured,
+    the simplest first, one per distinct table."""
+    measured = reading.rates
+    known = np.isfinite(measured)
+    layout = reading.layout.value
+    shape = ("partial_rotary",) if reading.turned < d else ()
+    if not shape and layout == "halves":
+        shape = ("rotate_half",)
+    found: list[Proposal] = []
+    candidates = _catalogue(reading.turned) + _measured_base(measured, reading.turned)
+    for parts, rates, base in sorted(candidates, key=lambda c: len(c[0])):
+        close = np.abs(measured[known] - rates[known]) <= SNAP * np.abs(rates[known]) + 1e-12
+        if not (known.any() and close.all()) or not shape + parts:
+            continue
+        # The same rates twice (a measured base the catalogue holds) are one proposal.
+        if any(np.allclose(rates, f.rates, rtol=SNAP, atol=0) for f in found):
+            continue
+        found.append(Proposal(shape + parts, layout, reading.turned, rates, base))
+    return found
+
+
+def regenerate(x: Any, p: Any, proposal: Proposal, *, float32: bool = False) -> Any:
+    """Return the table ``proposal`` names, in float64, or with its angles in float32."""
+    if float32:
+        angle = np.multiply.outer(p.astype(np.float32), proposal.rates.astype(np.float32))
+    else:
+        angle = np.multiply.outer(p, proposal.rates)
+    cos, sin = np.cos(angle.astype(np.float64)), np.sin(angle.astype(np.float64))
+    out = np.array(x, dtype=np.float64)
+    block = out[:, : proposal.turned]
+    if proposal.layout == "adjacent":
+        out[:, : proposal.turned] = _adjacent(block, _repeat(cos), _repeat(sin))
+    else:
+        out[:, : proposal.turned] = _halves(block, _concat(cos), _concat(sin))
+    return out
+
+
+def confirm(x: Any, p: Any, got: Any, want: Any, reading: Any) -> tuple[str, str] | None:
+    """Return the code of the one proposal whose regenerated table matches ``got`` (with
+    the numbers read, for a visible example), or None: never a guess."""
+    from .matching import fits_known
+
+    length = np.sqrt(x[:, 0::2] ** 2 + x[:, 1::2] ** 2).max(axis=1)
+    found: dict[str, str] = {}
+    for proposal in propose(reading, x.shape[1]):
+        for float32 in (False, True):
+            table = regenerate(x, p, proposal, float32=float32)
+            if fits_known(table, p, length, got, want, in_float32=float32):
+                code = "+".join((*proposal.parts, *(("low_precision_float32",) * float32)))
+                found[code] = _said(reading, proposal)
+                break
+    if len(found) != 1:
+        return None
+    return next(iter(found.items()))
+
+
+def _said(reading: Any, proposal: Proposal) -> str:
+    """Say what was read, with the numbers: for visible examples and probes only."""
+    said = reading.said()
+    if proposal.base:
+        said += f", as with base {proposal.base}; this exercise uses base 10000"
+    return said
+
+
+def precision_table(x: Any, p: Any, code: str) -> Any:
+    """Return the right table in the arithmetic a precision mistake names: float32 angles,
+    a sin/cos table rounded to float32 (angles in float64), or everything in float16."""
+    d = x.shape[1]
+    rates = np.power(BASE, -2.0 * np.arange(d // 2, dtype=np.float64) / d)
+    if code == "low_precision_float16":
+        angle = np.multiply.outer(p.astype(np.float16), rates.astype(np.float16))
+        cos, sin = np.cos(angle), np.sin(angle)
+        x16 = x.astype(np.float16)
+        return _adjacent(x16, _repeat(cos), _repeat(sin)).astype(np.float64)
+    if code == "low_precision_float32":
+        angle = np.multiply.outer(p.astype(np.float32), rates.astype(np.float32))
+        cos, sin = np.cos(angle.astype(np.float64)), np.sin(angle.astype(np.float64))
+    else:
+        angle = np.multiply.outer(p, rates)
+        cos = np.cos(angle).astype(np.float32).astype(np.float64)
+        sin = np.sin(angle).astype(np.float32).astype(np.float64)
+    return _adjacent(x, _repeat(cos), _repeat(sin))

@@ -1,0 +1,178 @@
+"""Diagnosis by measurement: what is read back is only a proposal, confirmed by the staff
+module's regenerated table; numbers read stay on visible cases; hidden cases keep their
+fixed sentences."""
+
+from __future__ import annotations
+
+import functools
+import re
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from grader.pipeline import slots
+from grader.problem.cases import Checked, check_problem
+from grader.problem.rules import import_module, load_rules
+from grader.problem.values import arguments
+from grader.records import Outcome
+from grader.sandbox.answers import Kind, Raw
+from grader.sandbox.limits import Limits
+from grader.submission.source import Source, Static
+from grader.verdict.judge import Judge
+from grader.verdict.known import known_source
+from tests.conftest import ROOT, ROPE, vocabulary
+
+PORTS = ROOT / "tests" / "exercises" / "rope" / "ports"
+# The only numbers a hint sentence may hold: the exercises' own constants and indices,
+# written into the sentence, never read from a table or an input.
+FIXED_NUMBERS = frozenset({"0", "1", "2", "3", "4", "5", "16", "32", "64", "100", "10000"})
+
+
+@functools.cache
+def _checked(root: Path) -> Checked:
+    return check_problem(root, examples=True)
+
+
+def _answers(port: str) -> list[tuple[Any, Any, Any]]:
+    """Return (case, answer, expected) for a port of tests/exercises/rope/ports on every case."""
+    checked = _checked(ROPE)
+    namespace: dict[str, Any] = {}
+    path = PORTS / f"{port}.py"
+    exec(compile(path.read_text(), str(path), "exec"), namespace)
+    out = []
+    for case in checked.problem.examples + checked.problem.hidden:
+        with np.errstate(all="ignore"):
+            try:
+                got = np.asarray(
+                    namespace["apply_rope"](*arguments(checked.problem.rules.inputs, case.inputs))
+                )
+            except (IndexError, ZeroDivisionError):
+                continue
+        out.append((case, got.astype(np.float64), checked.expected[case.name]))
+    return out
+
+
+def _judge(root: Path) -> Judge:
+    rules = load_rules(root)
+    return Judge(root, rules, slots(Limits(), "sub.py", rules.exercise))
+
+
+@pytest.mark.parametrize("root", [ROOT, ROPE], ids=["sinusoidal", "rope"])
+def test_hint_sentences_hold_no_number_read(root: Path) -> None:
+    """Every hint of the catalogue, combinations included, holds only fixed numbers."""
+    for code, text in load_rules(root).hints.items():
+        assert set(re.findall(r"\d+", text)) <= FIXED_NUMBERS, code
+
+
+@pytest.mark.parametrize("port", ["llama3_theta", "qwen2_halves", "neox_partial_rotary"])
+def test_numbers_read_stay_on_visible_cases(port: str) -> None:
+    """A visible example's hint carries the numbers read back; a hidden case's carries its
+    fixed sentence alone, a block of the vocabulary, with nothing measured."""
+    judge = _judge(ROPE)
+    src = Source(name="sub.py", text="")
+    named = 0
+    for case, got, want in _answers(port):
+        result = judge(case, Raw(Kind.OK, 0.0, got, "float64"), want, src, static=Static(None))
+        if result.diagnosis is None:
+            continue
+        named += 1
+        if case.visible:
+            assert re.search(r"\d", result.diagnosis.measured), result.diagnosis
+        else:
+            assert result.diagnosis.measured == ""
+            block = (result.outcome, result.message, result.diagnosis.code)
+            assert block in {tuple(b) for b in vocabulary("sub.py", Limits(), ROPE)}
+    assert named >= 5
+
+
+def test_the_visible_example_names_llama3s_base() -> None:
+    """The d = 4 example already shows pair 1 turning as base 500000 would."""
+    judge = _judge(ROPE)
+    case, got, want = next(a for a in _answers("llama3_theta") if a[0].name == "two_pairs_d4")
+    result = judge(
+        case, Raw(Kind.OK, 0.0, got, "float64"), want, Source("sub.py", ""), static=Static(None)
+    )
+    assert result.outcome is Outcome.WRONG_ANSWER and result.diagnosis is not None
+    assert result.diagnosis.code == "wrong_base"
+    assert "base 500000" in result.diagnosis.measured
+
+
+@st.composite
+def crafted(draw: st.DrawFn) -> tuple[Any, Any, Any, Any]:
+    """Return (x, positions, answer, right answer): rotations at drawn rates and layouts,
+    columns left unchanged, extreme entries and spoiled values."""
+    staff = import_module(ROPE, "staff")
+    n = draw(st.integers(1, 12))
+    d = 2 * draw(st.integers(1, 8))
+    seed = draw(st.integers(0, 2**16))
+    rng = np.random.default_rng(seed)
+    x = rng.uniform(-1, 1, (n, d)) * draw(st.sampled_from([1e-6, 1.0, 1000.0]))
+    p = np.sort(rng.choice(draw(st.sampled_from([8, 3000, 10**6])), n)).astype(np.float64)
+    right = staff.right(x, p)
+    turned = 2 * draw(st.integers(1, d // 2))
+    rates = draw(st.sampled_from(["right", "random", "equal", "zero"]))
+    half = turned // 2
+    chosen = {
+        "right": np.power(10000.0, -2.0 * np.arange(half) / turned),
+        "random": rng.uniform(-2, 2, half),
+        "equal": np.full(half, draw(st.floats(-3, 3))),
+        "zero": np.zeros(half),
+    }[rates]
+    layout = draw(st.sampled_from(["adjacent", "halves"]))
+    proposal = staff.Proposal(("crafted",), layout, turned, chosen, "")
+    got = staff.regenerate(x, p, proposal)
+    if draw(st.booleans()):
+        got.flat[rng.integers(0, got.size)] = draw(
+            st.sampled_from([0.0, 1e308, -1e-300, 5e-324, 1.0])
+        )
+    return x, p, got, right
+
+
+@settings(max_examples=120, deadline=None)
+@given(crafted())
+def test_crafted_tables_get_no_exception_and_no_hint_without_a_match(
+    table: tuple[Any, Any, Any, Any],
+) -> None:
+    """Diagnosing a crafted table raises nothing, and every hint it gives by measurement
+    comes with a regenerated table that matches the answer."""
+    x, p, got, want = table
+    rules = load_rules(ROPE)
+    staff = import_module(ROPE, "staff")
+    matching = import_module(ROPE, "matching")
+    inputs = {"x": x, "positions": tuple(int(v) for v in p)}
+    if np.array_equal(got, want):
+        return
+    with np.errstate(all="ignore"):
+        assert rules.diagnose is not None
+        found = rules.diagnose(inputs, got, want, staff)
+    if not isinstance(found, tuple):
+        return
+    code = found[0]
+    assert code in rules.hints
+    measure = import_module(ROPE, "measure")
+    reading = measure.read(x, p, got)
+    length = np.sqrt(x[:, 0::2] ** 2 + x[:, 1::2] ** 2).max(axis=1)
+    float32 = code.endswith("low_precision_float32")
+    matches = [
+        proposal
+        for proposal in staff.propose(reading, x.shape[1])
+        if "+".join(proposal.parts) == code.removesuffix("+low_precision_float32")
+        and matching.fits_known(
+            staff.regenerate(x, p, proposal, float32=float32), p, length, got, want, float32
+        )
+    ]
+    assert matches, code
+
+
+def test_the_kit_names_no_mistake_by_measurement() -> None:
+    """Without the staff module (a learner kit), nothing is named by measurement."""
+    rules = load_rules(ROPE)
+    case, got, want = next(a for a in _answers("mistral_theta") if a[0].name == "two_pairs_d4")
+    assert rules.diagnose is not None
+    assert rules.diagnose(case.inputs, got, want, None) is None
+    named = rules.diagnose(case.inputs, got, want, known_source(ROPE, case.inputs))
+    assert isinstance(named, tuple) and named[0] == "wrong_base"
