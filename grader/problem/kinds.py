@@ -34,6 +34,15 @@ class Wire(Enum):
     TABLE = "table"  # {"blob": k, "shape": [...]}: float64s after the request's line, as rows
 
 
+class Secrecy(Enum):
+    """How the learner kit's check (ship/kitcheck.py) looks for a hidden value of a kind in
+    what the kit shows, past whole inputs equal to a hidden one."""
+
+    ALONE = "alone"  # a value alone tells no case: a width of 2 is in every example
+    WRITTEN = "written"  # written out anywhere in the kit's text: a list, or a range
+    ROWS = "rows"  # every row among the kit's tables, laid out any way (ship/held.py)
+
+
 @dataclass(frozen=True)
 class InputKind(ABC):
     """One input of the function: its name, its bounds, and how a case file writes it
@@ -46,6 +55,7 @@ class InputKind(ABC):
 
     # The author's word for the kind, in Field(name, WORD): "" for a kind without one.
     word: ClassVar[str] = ""
+    secrecy: ClassVar[Secrecy] = Secrecy.ALONE
 
     @property
     def kind(self) -> str:
@@ -160,6 +170,7 @@ class IntegerList(InputKind):
     items: tuple[int, int] = (1, 1)
     ranges: bool = False
     word: ClassVar[str] = "integer list"
+    secrecy: ClassVar[Secrecy] = Secrecy.WRITTEN
 
     def check(self, raw: object) -> tuple[int, ...]:
         if self.ranges and isinstance(raw, dict):
@@ -296,6 +307,7 @@ class FloatTable(InputKind):
     cells: int = 0
     seeded: bool = False
     word: ClassVar[str] = "float table"
+    secrecy: ClassVar[Secrecy] = Secrecy.ROWS
 
     def check(self, raw: object) -> Array:
         import numpy as np

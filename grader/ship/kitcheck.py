@@ -14,7 +14,7 @@ from grader.files import PACKAGE
 from grader.problem.casefile import Case
 from grader.problem.cases import Checked, check_problem
 from grader.problem.exercise import EXERCISE_FILE
-from grader.problem.kinds import FloatTable, InputKind, Integer, IntegerList
+from grader.problem.kinds import InputKind, Secrecy
 from grader.problem.layout import (
     EXAMPLES_FILE,
     EXERCISES_DIR,
@@ -171,8 +171,7 @@ def _check_secrets(
     _check_inputs(inputs, problem.hidden, problem.rules)
     for case in problem.hidden:
         for spec in problem.rules.inputs.fields:
-            shown = _shown(spec)
-            refusal = shown(spec, case, seen) if shown else None
+            refusal = SHOWN[spec.secrecy](spec, case, seen)
             if refusal:
                 raise GraderError(refusal)
         _check_answer(seen.rows, case, checked.expected[case.name])
@@ -247,17 +246,17 @@ class Seen(NamedTuple):
     written: list[PublicInput]
 
 
-# How the kit check looks for one hidden input in what the kit shows, by the input's kind:
-# each function returns the refusal, or None. (A whole public input equal to a hidden one,
-# or holding its rows, is _check_inputs's.)
+# How the kit check looks for one hidden input in what the kit shows, as the input's kind
+# says (its secrecy): each function returns the refusal, or None. (A whole public input
+# equal to a hidden one, or holding its rows, is _check_inputs's.)
 
 
-def _shown_integer(spec: InputKind, case: Case, seen: Seen) -> str | None:
+def _shown_alone(spec: InputKind, case: Case, seen: Seen) -> str | None:
     """An integer alone tells no case: a width of 2 is in any example."""
     return None
 
 
-def _shown_integer_list(spec: InputKind, case: Case, seen: Seen) -> str | None:
+def _shown_written(spec: InputKind, case: Case, seen: Seen) -> str | None:
     """Refuse a hidden list written out in the kit's text, as a list or a range."""
     hidden = case.inputs[spec.name]
     for public in seen.written:
@@ -270,7 +269,7 @@ def _shown_integer_list(spec: InputKind, case: Case, seen: Seen) -> str | None:
     return None
 
 
-def _shown_float_table(spec: InputKind, case: Case, seen: Seen) -> str | None:
+def _shown_rows(spec: InputKind, case: Case, seen: Seen) -> str | None:
     """Refuse a hidden table whose every row is in the kit's tables (see held.py)."""
     places = seen.rows.holding(case.inputs[spec.name], case.tolerance)
     if places is None:
@@ -281,17 +280,11 @@ def _shown_float_table(spec: InputKind, case: Case, seen: Seen) -> str | None:
     )
 
 
-SHOWN: dict[type[InputKind], Callable[[InputKind, Case, Seen], str | None]] = {
-    Integer: _shown_integer,
-    IntegerList: _shown_integer_list,
-    FloatTable: _shown_float_table,
+SHOWN: dict[Secrecy, Callable[[InputKind, Case, Seen], str | None]] = {
+    Secrecy.ALONE: _shown_alone,
+    Secrecy.WRITTEN: _shown_written,
+    Secrecy.ROWS: _shown_rows,
 }
-
-
-def _shown(spec: InputKind) -> Callable[[InputKind, Case, Seen], str | None] | None:
-    """Return how to look for a hidden value of ``spec``'s kind; None for a kind of an
-    exercise's own (its whole inputs are still compared)."""
-    return next((look for kind, look in SHOWN.items() if isinstance(spec, kind)), None)
 
 
 def _check_answer(rows: PublicRows, case: Case, expected: Array) -> None:

@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from grader.errors import GraderError, Refused
-from grader.problem.kinds import FloatTable
+from grader.problem.kinds import Secrecy
 from grader.problem.layout import KIT_DATA_DIR
 from grader.problem.schema import InputSchema, InvalidInputs, check_inputs
 from grader.ship.held import PublicTable
@@ -212,7 +212,7 @@ def _generated_tables(
             values[field.name],
         )
         for field in schema.fields
-        if isinstance(field, FloatTable) and not isinstance(node[field.name], list)
+        if field.secrecy is Secrecy.ROWS and not isinstance(node[field.name], list)
     ]
 
 
