@@ -1,6 +1,6 @@
 """Named states the layers share, light enough to be imported before a child starts: the
 base of every state written as a word, the mode of a grading, the sandbox's backends, a
-signal's name.
+signal's name, a report's format and a bundle's kind.
 
 Enum and signal only: the grader starts a submission's child before it imports anything
 heavier (dataclasses alone pulls in inspect, ast and dis).
@@ -44,6 +44,20 @@ class Backend(Word):
     BWRAP = "bwrap"  # bubblewrap: namespaces and a read-only view of the machine
     LANDLOCK = "landlock"  # Landlock and seccomp, which the child applies to itself
     NONE = "none"  # a plain child process, within its limits only
+
+
+class Format(Word):
+    """How a command prints its report: text for a reader, or JSON for a tool."""
+
+    TEXT = "text"
+    JSON = "json"
+
+
+class Bundle(Word):
+    """What `grader bundle` builds: a learner kit, or a Gradescope autograder."""
+
+    LEARNER = "learner"
+    GRADESCOPE = "gradescope"
 
 
 AUTO = "auto"  # --sandbox auto: the best backend this machine has

@@ -79,15 +79,23 @@ def test_no_module_imports_itself_back() -> None:
 
 def _state_words() -> set[str]:
     """Every word a named state is written as: what a frame says, how a child ended, where
-    it stopped, the backend, the fallback, how root is left, the mode, and how a batch came
-    by a row."""
+    it stopped, what became of a case, why a load failed, the backend, the fallback, how
+    root is left, the mode, how a batch came by a row, a gradebook, what the template
+    process is asked and tells, which pipe is ready, a corpus variant's folder, a bundle
+    and a report's format."""
+    from grader.author.audit import Meant
     from grader.batch.outdir import RowStatus
-    from grader.sandbox.answers import EndState, Stage
-    from grader.sandbox.frames import Event
+    from grader.sandbox.answers import EndState, Kind, Stage
+    from grader.sandbox.conversation import Pipe
+    from grader.sandbox.frames import Event, LoadFailure
+    from grader.sandbox.template import Op
     from grader.sandbox.walls import Fallback, Privilege
-    from grader.states import Backend, Gradebook, Mode
+    from grader.states import Backend, Bundle, Format, Gradebook, Mode
 
-    kinds = (Event, EndState, Stage, Backend, Fallback, Privilege, Mode, RowStatus, Gradebook)
+    kinds = (
+        *(Event, EndState, Stage, Kind, LoadFailure, Backend, Fallback, Privilege, Mode),
+        *(RowStatus, Gradebook, Op, Pipe, Meant, Bundle, Format),
+    )
     return {member.value for kind in kinds for member in kind if member.value}
 
 

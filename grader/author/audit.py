@@ -24,9 +24,15 @@ from grader.sandbox.guard import guard
 from grader.sandbox.limits import Limits
 from grader.sandbox.spawn import Direct
 from grader.sandbox.walls import Choice
+from grader.states import Word
 from grader.submission.source import read_submission
 
-KINDS = ("correct", "wrong")
+
+class Meant(Word):
+    """What a variant of the corpus is meant to be: its folder in solutions/."""
+
+    CORRECT = "correct"
+    WRONG = "wrong"
 
 
 @dataclass(frozen=True)
@@ -37,9 +43,9 @@ class Variant:
     path: Path
 
     @property
-    def kind(self) -> str:
-        """Return "correct" or "wrong", from the folder the file lives in."""
-        return self.name.split("/", 1)[0]
+    def kind(self) -> Meant:
+        """Return what the variant is meant to be, from the folder the file lives in."""
+        return Meant(self.name.split("/", 1)[0])
 
 
 def load_corpus(root: Path) -> tuple[Variant, ...]:
@@ -56,13 +62,13 @@ def load_corpus(root: Path) -> tuple[Variant, ...]:
     if not isinstance(listed, dict):
         raise GraderError(f"{CORPUS_FILE}: must map correct/NAME and wrong/NAME to verdicts")
     present = {
-        f"{kind}/{p.stem}" for kind in KINDS for p in (root / "solutions" / kind).glob("*.py")
+        f"{kind}/{p.stem}" for kind in Meant for p in (root / "solutions" / kind).glob("*.py")
     }
     for name in sorted(set(listed) ^ present):
         where = "listed but has no file" if name in listed else "has a file but is not listed"
         raise GraderError(f"{CORPUS_FILE}: {name}: {where}")
     variants = tuple(Variant(n, root / "solutions" / f"{n}.py") for n in sorted(listed))
-    if not any(v.kind == "wrong" for v in variants):
+    if not any(v.kind is Meant.WRONG for v in variants):
         raise GraderError(f"{CORPUS_FILE}: lists no wrong variant, so nothing can be audited")
     return variants
 
@@ -100,11 +106,11 @@ class Audit:
 
     @property
     def correct(self) -> tuple[Row, ...]:
-        return tuple(r for r in self.rows if r.variant.kind == "correct")
+        return tuple(r for r in self.rows if r.variant.kind is Meant.CORRECT)
 
     @property
     def wrong(self) -> tuple[Row, ...]:
-        return tuple(r for r in self.rows if r.variant.kind == "wrong")
+        return tuple(r for r in self.rows if r.variant.kind is Meant.WRONG)
 
     @property
     def failing_correct(self) -> tuple[Row, ...]:
@@ -142,7 +148,7 @@ class Audit:
             cell = row.cells[case]
             if cell.ratio is None:
                 continue
-            if row.variant.kind == "correct":
+            if row.variant.kind is Meant.CORRECT:
                 if worst[0] is None or cell.ratio > (worst[0].ratio or 0.0):
                     worst = (cell, row.variant.name)
             elif cell.outcome is not Outcome.PASSED and (
@@ -311,7 +317,7 @@ def audit_json(report: Audit) -> dict[str, Any]:
         "variants": [
             {
                 "name": r.variant.name,
-                "kind": r.variant.kind,
+                "kind": r.variant.kind.value,
                 "caught_by": [report.cases[i].name for i in r.caught_by],
                 "outcomes": [c.outcome.value for c in r.cells],
             }

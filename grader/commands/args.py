@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any, NamedTuple, NoReturn
 
 from grader.errors import EXIT_USAGE
-from grader.states import AUTO, SANDBOX_CHOICES
+from grader.states import AUTO, SANDBOX_CHOICES, Format
 
 
 def positive_float(text: str) -> float:
@@ -91,7 +91,7 @@ def problem_args(p: argparse.ArgumentParser) -> None:
 
 
 def format_args(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--format", choices=("text", "json"), default="text")
+    p.add_argument("--format", type=Format, choices=list(Format), default=Format.TEXT)
 
 
 def submission_args(p: argparse.ArgumentParser) -> None:

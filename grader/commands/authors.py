@@ -19,10 +19,11 @@ from grader.commands.args import (
 )
 from grader.errors import EXIT_FAILED, EXIT_PASSED
 from grader.ship.visibility import VISIBILITIES
+from grader.states import Bundle, Format
 
 
 def _bundle_args(p: argparse.ArgumentParser) -> None:
-    p.add_argument("kind", choices=("learner", "gradescope"))
+    p.add_argument("kind", type=Bundle, choices=list(Bundle))
     p.add_argument("out", type=Path, metavar="OUT", help="a folder, or a path ending in .zip")
     p.add_argument(
         "--visibility",
@@ -86,7 +87,7 @@ def _audit(args: argparse.Namespace, root: Path, choice: Any) -> int:
     from grader.author.audit import audit, audit_json, render_audit
 
     result = audit(problem_root=root, limits=limits_of(args), choice=choice, jobs=args.jobs or 0)
-    if args.format == "json":
+    if args.format is Format.JSON:
         sys.stdout.write(json.dumps(audit_json(result), indent=2) + "\n")
     else:
         sys.stdout.write(render_audit(result))
@@ -111,7 +112,7 @@ def _bundle(args: argparse.Namespace, root: Path, choice: Any) -> int:
     if unfit:
         raise ProblemInvalid(unfit)
 
-    if args.kind == "learner":
+    if args.kind is Bundle.LEARNER:
         names = build_learner(root, args.out, force=args.force)
         print(f"learner bundle written to {args.out}: {len(names)} files, checked to hold no")
         print("hidden case and not the reference's code:")

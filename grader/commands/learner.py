@@ -17,6 +17,7 @@ from grader.commands.args import (
     submission_args,
 )
 from grader.errors import EXIT_FAILED, EXIT_PASSED, GraderError
+from grader.states import Format
 from grader.stops import exit_status, signal_of, stopped_line
 
 
@@ -65,7 +66,7 @@ def _grade(args: argparse.Namespace, root: Path, choice: Any) -> int:
     # otherwise load before the child is started.
     from grader.report import render_json, render_text, use_colour
 
-    if args.format == "json":
+    if args.format is Format.JSON:
         sys.stdout.write(render_json(report))
     else:
         sys.stdout.write(render_text(report, colour=use_colour(sys.stdout)))

@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 from enum import Enum
 from typing import TYPE_CHECKING, Any
 
+from grader.sandbox.frames import LoadFailure
 from grader.states import Backend
 
 if TYPE_CHECKING:
@@ -62,7 +63,8 @@ class Stage(Enum):
 class Raw:
     """The validated answer for one case, straight from the child.
 
-    ``info`` holds what the child said of it (an exception's name, a reason); ``ended``,
+    ``info`` holds what the child said of it (an exception's name, a reason; ``failure``
+    why it could not load the submission); ``ended``,
     ``stage`` and ``returncode`` are the parent's own record of how the child stopped,
     for a case it never answered.
     """
@@ -75,6 +77,7 @@ class Raw:
     ended: EndState | None = None
     stage: Stage | None = None
     returncode: int | None = None
+    failure: LoadFailure | None = None  # why the child could not load it, if it said
 
 
 # Stands for the cases a run never got to, such as all of them when the parent found the

@@ -86,8 +86,9 @@ def available_mb(root: Path = CGROUP_ROOT, proc_self_cgroup: str | None = None) 
             used = (_read(folder / "memory.current") or "").strip()
             if limit.isdigit() and used.isdigit():
                 room.append(max(int(limit) - int(used), 0))
-    if "memory" in paths:  # cgroup v1: an unlimited group holds a huge number
-        for folder in _ancestors(root / "memory", paths["memory"]):
+    v1 = paths.get("memory")
+    if v1 is not None:  # cgroup v1: an unlimited group holds a huge number
+        for folder in _ancestors(root / "memory", v1):
             limit = (_read(folder / "memory.limit_in_bytes") or "").strip()
             used = (_read(folder / "memory.usage_in_bytes") or "").strip()
             if limit.isdigit() and used.isdigit() and int(limit) < 1 << 60:

@@ -12,6 +12,7 @@ import selectors
 import subprocess
 import time
 from collections.abc import Mapping, Sequence
+from enum import Enum
 from typing import Any
 
 from grader.errors import GraderError
@@ -24,12 +25,29 @@ from grader.sandbox.answers import (
     Raw,
     Run,
 )
-from grader.sandbox.frames import Conversation, Event, Frame, FrameReader, Phase, ProtocolError
+from grader.sandbox.frames import (
+    Conversation,
+    Event,
+    Frame,
+    FrameReader,
+    LoadFailure,
+    Phase,
+    ProtocolError,
+)
 from grader.sandbox.limits import Limits
 from grader.sandbox.spawn import Started, widen_pipe
 
 # What a pipe holds unless it is grown.
 PIPE_HOLDS = 1 << 16
+
+
+class Pipe(Enum):
+    """Which of the child's pipes the selector says is ready."""
+
+    REQUEST = "request"  # its stdin, while the request is being written
+    RESULTS = "results"  # its frames
+    STDOUT = "stdout"
+    STDERR = "stderr"
 
 
 class Child:
@@ -81,9 +99,9 @@ class _Talk:
         self.reader = FrameReader(payload_cap=max(c.max_elements for c in cases) * 8)
         self.order = Conversation([c.id for c in cases])
         self.sel = selectors.DefaultSelector()
-        self.sel.register(child.results_fd, selectors.EVENT_READ, "results")
-        self.sel.register(proc.stdout, selectors.EVENT_READ, "stdout")
-        self.sel.register(proc.stderr, selectors.EVENT_READ, "stderr")
+        self.sel.register(child.results_fd, selectors.EVENT_READ, Pipe.RESULTS)
+        self.sel.register(proc.stdout, selectors.EVENT_READ, Pipe.STDOUT)
+        self.sel.register(proc.stderr, selectors.EVENT_READ, Pipe.STDERR)
         os.set_blocking(proc.stdin.fileno(), False)
         self.pending = memoryview(b"")
         limits = child.limits
@@ -115,7 +133,7 @@ class _Talk:
                     return self.stopped(EndState.TIMEOUT)
                 self.drained_at, wait = limit, 0.0
             for key, _ in self.sel.select(wait):
-                if key.data == "stdin":
+                if key.data is Pipe.REQUEST:
                     self.write_request(key.fd)
                 else:
                     self.read(key)
@@ -141,16 +159,16 @@ class _Talk:
 
     def read(self, key: selectors.SelectorKey) -> None:
         chunk = os.read(key.fd, 1 << 20)
-        if key.data == "stdout":
+        if key.data is Pipe.STDOUT:
             self.run.stdout.feed(chunk)
-        elif key.data == "stderr":
+        elif key.data is Pipe.STDERR:
             self.run.stderr.feed(chunk)
         if not chunk:
             self.sel.unregister(key.fileobj)
-            if key.data == "results":
+            if key.data is Pipe.RESULTS:
                 self.ending = self.stopped(EndState.CRASH)
             return
-        if key.data == "results":
+        if key.data is Pipe.RESULTS:
             for frame in self.reader.feed(chunk):
                 try:
                     self.on_frame(frame)
@@ -176,8 +194,9 @@ class _Talk:
         if event is Event.CONFINED:
             self.run.confinement = info
         elif event is Event.LOAD_ERROR:
+            failure = LoadFailure(header["kind"])  # one of them: frames checked it
             for c in self.cases:
-                self.run.results[c.id] = Raw(Kind.LOAD_ERROR, info=info)
+                self.run.results[c.id] = Raw(Kind.LOAD_ERROR, info=info, failure=failure)
             self.ending = Ending(EndState.LOAD_ERROR)
         elif event is Event.LOADED:
             # Only now does the child learn any input; the first case runs from here on,
@@ -195,7 +214,7 @@ class _Talk:
             # pipe is writable; a larger one goes on as the child reads.
             self.write_request(self.child.proc.stdin.fileno())
             if self.pending:
-                self.sel.register(self.child.proc.stdin, selectors.EVENT_WRITE, "stdin")
+                self.sel.register(self.child.proc.stdin, selectors.EVENT_WRITE, Pipe.REQUEST)
         elif event is Event.RESULT:
             cid = header["case"]
             self.run.results[cid] = _raw(
@@ -253,12 +272,12 @@ def _raw(
     timed = header.get("seconds")
     if isinstance(timed, float) and 0.0 <= timed <= seconds + 1.0:
         seconds = timed
-    kind = header["kind"]
+    kind = Kind(header["kind"])  # one of the result kinds: frames checked it
     info = {
         k: v for k, v in header.items() if k not in ("event", "case", "kind", "nbytes", "seconds")
     }
-    if kind != "ok":
-        return Raw(Kind(kind), seconds, info=info)
+    if kind is not Kind.OK:
+        return Raw(kind, seconds, info=info)
     shape = header.get("shape")
     if (
         not isinstance(shape, list)

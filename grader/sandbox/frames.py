@@ -36,10 +36,19 @@ class Event(Enum):
     DONE = "done"  # every case answered
 
 
+class LoadFailure(Enum):
+    """Why the child could not load the submission, as it names it in a load error."""
+
+    SYNTAX = "syntax"
+    MISSING_FUNCTION = "missing_function"
+    NOT_CALLABLE = "not_callable"
+    BAD_SIGNATURE = "bad_signature"
+    MEMORY = "memory"
+    IMPORT_EXCEPTION = "import_exception"
+
+
 _EVENTS = {e.value: e for e in Event}
-LOAD_KINDS = frozenset(
-    {"syntax", "missing_function", "not_callable", "bad_signature", "memory", "import_exception"}
-)
+LOAD_KINDS = frozenset(failure.value for failure in LoadFailure)
 RESULT_KINDS = frozenset({"ok", "exception", "bad_value", "memory"})
 # The fields the parent reads from a load error or a result, with the one type each may
 # have: past this check, the code that classifies an answer can trust their types.

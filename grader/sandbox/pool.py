@@ -30,6 +30,7 @@ from grader.sandbox.template import (
     READY_SECONDS,
     ForkedProcess,
     Ledger,
+    Op,
     Template,
     TemplateFailed,
 )
@@ -204,7 +205,7 @@ class Pool:
         if not event.wait(READY_SECONDS) or not box:
             with self.lock:
                 self.ledger.forget(request["id"])
-            return {"op": "fork_failed", "error": "no answer from the template process"}
+            return {"op": Op.FORK_FAILED.value, "error": "no answer from the template process"}
         return box[0]
 
     @property
@@ -220,13 +221,13 @@ class Pool:
         if self.outer is not Backend.BWRAP and privilege_plan(self.inner) is Privilege.UID:
             for path in (tmp, submission):
                 os.chown(path, SANDBOX_UID, SANDBOX_UID)
-        request: dict[str, Any] = {"op": "fork", "tmp": tmp, "path": submission}
+        request: dict[str, Any] = {"op": Op.FORK.value, "tmp": tmp, "path": submission}
         request |= {"function": function, "arity": arity}
         answer: dict[str, Any] = {}
         for attempt in range(2):  # a dead template is restarted once per spawn
             self._alive()
             answer, ours, group = self._fork_with_pipes(request, tmp, limits)
-            if answer["op"] == "forked":
+            if Op(answer["op"]) is Op.FORKED:
                 return self._adopt(answer["pid"], ours, group)
             if attempt == 0:
                 time.sleep(0.1)  # out of tasks for a moment, perhaps: try once more
@@ -251,7 +252,7 @@ class Pool:
             for fd in theirs:
                 os.close(fd)
         ours = [stdin_w, stdout_r, stderr_r, result_r]
-        if answer["op"] != "forked":
+        if Op(answer["op"]) is not Op.FORKED:
             for fd in ours:
                 os.close(fd)
             if group is not None:

@@ -15,6 +15,7 @@ import socket
 import subprocess
 import threading
 from collections.abc import Callable
+from enum import Enum
 from typing import IO, Any
 
 from grader.errors import GraderError
@@ -30,6 +31,18 @@ MAX_RESTARTS = 3
 # The template holds this inside bwrap's user namespace only to give each fork its own
 # namespaces and tmpfs; every fork drops it before its submission is imported.
 TEMPLATE_CAPABILITIES = ("CAP_SYS_ADMIN",)
+
+
+class Op(Enum):
+    """What a message between the parent and the template process (child/zygote.py, which
+    names them as these words and imports nothing of the grader) asks or tells."""
+
+    READY = "ready"  # the template is up
+    FORK = "fork"  # fork a child, with these pipes
+    KILL = "kill"  # kill this child of yours
+    FORKED = "forked"  # here it is
+    FORK_FAILED = "fork_failed"  # it could not be forked
+    EXITED = "exited"  # a child of the template ended
 
 
 class ForkedProcess:
@@ -79,7 +92,7 @@ class ForkedProcess:
     def kill_tree(self) -> None:
         """Ask the template to kill this child's process group."""
         if not self.exited.is_set():
-            self.send({"op": "kill", "pid": self.pid})
+            self.send({"op": Op.KILL.value, "pid": self.pid})
 
 
 class Template:
@@ -129,7 +142,7 @@ class Template:
         except OSError:
             ready = b""
         self.control.settimeout(None)
-        if ready != b'{"op": "ready"}':
+        if ready != json.dumps({"op": Op.READY.value}).encode():
             self._kill()
             _, err = self.proc.communicate()
             first = (err.decode(errors="replace").strip().splitlines() or ["no message"])[0]
@@ -189,11 +202,15 @@ class Ledger:
 
     def record(self, message: dict[str, Any]) -> None:
         """File one message of the template where it belongs."""
-        if message["op"] in ("forked", "fork_failed"):
+        try:
+            op = Op(message["op"])
+        except ValueError:
+            return  # no message the template sends
+        if op in (Op.FORKED, Op.FORK_FAILED):
             event, box = self.pending.pop(message["id"], (threading.Event(), []))
             box.append(message)
             event.set()
-        elif message["op"] == "exited":
+        elif op is Op.EXITED:
             child = self.children.pop(message["pid"], None)
             if child is None:
                 self.early_exits[message["pid"]] = message["returncode"]
@@ -213,7 +230,7 @@ class Ledger:
             child.finish(-9, lost=f"{reason} while this submission was graded")
         self.children.clear()
         for event, box in self.pending.values():
-            box.append({"op": "fork_failed", "error": reason})
+            box.append({"op": Op.FORK_FAILED.value, "error": reason})
             event.set()
         self.pending.clear()
 

@@ -21,6 +21,7 @@ from grader.problem.rules import Rules
 from grader.problem.values import rendered
 from grader.records import LOAD_OUTCOMES, CaseResult, Diagnosis, Mismatch, Outcome
 from grader.sandbox.answers import EndState, Kind, Raw, Stage
+from grader.sandbox.frames import LoadFailure
 from grader.states import signal_name
 from grader.submission.source import Source, Static
 from grader.verdict.known import known_source
@@ -34,6 +35,9 @@ from grader.verdict.vocabulary import (
 
 # Outcomes whose report already holds the tables, or where they would not help.
 _SHOWN_ALREADY = frozenset({Outcome.PASSED, Outcome.WRONG_ANSWER} | LOAD_OUTCOMES)
+# The vocabulary's sentences of a child that ended without answering: a visible example
+# says how (its status, or its signal's name).
+CRASH_SENTENCES = frozenset({"exited", "import_exited", "signal"})
 
 
 def fmt_table(values: Array, limit: int = 12) -> str:
@@ -119,18 +123,18 @@ def load_failure(
     itself holds, and the file's own line numbers, are repeated.
     """
     info = raw.info
-    kind = info.get("kind")
+    failure = raw.failure
     function = slots["function"]
-    if kind in ("missing_function", "not_callable"):
+    if failure in (LoadFailure.MISSING_FUNCTION, LoadFailure.NOT_CALLABLE):
         return Outcome.MISSING_FUNCTION, (
             f"{src.name} defines no callable {function} once it has run: define it "
             f"with `def {slots['signature']}:` at the top level"
         )
-    if kind == "bad_signature":
+    if failure is LoadFailure.BAD_SIGNATURE:
         return Outcome.BAD_SIGNATURE, f"{function} must accept {slots['takes']}"
-    if kind == "syntax":
+    if failure is LoadFailure.SYNTAX:
         return Outcome.SYNTAX_ERROR, f"{src.name} could not be compiled in the sandbox"
-    if kind == "memory":
+    if failure is LoadFailure.MEMORY:
         return Outcome.MEMORY_LIMIT, f"importing {src.name} ran out of memory"
     if visible:
         return Outcome.IMPORT_ERROR, _exception_message(info, src, f"importing {src.name}")
@@ -341,7 +345,7 @@ def _visible_message(raw: Raw, src: Source, key: str, slots: dict[str, str]) -> 
         return message
     if raw.kind is Kind.BAD_VALUE and key == "not_numbers":
         return f"returned something that is not a table of numbers ({info.get('type')})"
-    if raw.kind is Kind.CRASH and key in ("exited", "import_exited", "signal"):
+    if raw.kind is Kind.CRASH and key in CRASH_SENTENCES:
         rc = raw.returncode
         phase = "while being imported" if raw.stage is Stage.IMPORT else "during the call"
         if isinstance(rc, int) and rc < 0:
