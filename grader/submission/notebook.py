@@ -5,9 +5,11 @@ on the function, a NameError left from a deleted cell, `drive.mount(...)`, `inpu
 `import torch`. None of that is the answer. So the parent keeps only what the function
 needs: the last definition of the function (a later cell wins, as when the notebook runs),
 and, followed name by name, every top-level statement that binds or changes a name it uses,
-in notebook order: constants computed at the top level (`div_term = np.exp(...)`), helpers
-defined in any cell, the imports they use. The rest is left out, and the report names each
-cell left out whole and why.
+in whatever block the change stands, in notebook order: constants computed at the top level
+(`div_term = np.exp(...)`, `for i in ...: EXP[i] = ...`), helpers defined in any cell, the
+imports they use, and every future import, first (see slicer.py). The rest is left out, and
+the report names each cell left out whole and why; where a cell left out may still change
+what the function reads, no known mistake is named on its answers.
 
 IPython's own syntax is not Python: a line magic or shell line (`%matplotlib inline`,
 `!pip install ...`) where a logical line starts becomes `pass` (see ipython.py); a cell
@@ -22,17 +24,15 @@ takes hundreds of times the memory of its text.
 from __future__ import annotations
 
 import ast
-import bisect
-import builtins
 import json
 import re
-import symtable
 import warnings
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from grader.errors import GraderError
 from grader.names import display
+from grader.submission import slicer
 from grader.submission.ipython import python_of
 
 MAX_CELLS = 10_000
@@ -40,7 +40,6 @@ MAX_CELLS = 10_000
 MAX_CODE_BYTES = 1024 * 1024
 # How many left-out cells a report names before it says "and N more".
 SHOWN_LEFT_OUT = 8
-BUILTIN_NAMES = frozenset(dir(builtins))
 
 
 class NotANotebook(GraderError):
@@ -55,6 +54,9 @@ class Module:
     text: str
     places: tuple[str, ...]
     left_out: tuple[str, ...]
+    # Cells left out may change what the function reads: its answers may not be the
+    # notebook's, and no known mistake is named on them.
+    unsure: bool = False
 
 
 @dataclass
@@ -65,38 +67,25 @@ class _Cell:
     error: str = ""
 
 
-@dataclass
-class _Statement:
-    cell: _Cell
-    node: ast.stmt
-    order: int
-    binds: frozenset[str] = frozenset()
-    changes: frozenset[str] = frozenset()  # x[i] = ..., x.a = ..., x += ..., x.method(...)
-    uses_now: frozenset[str] = frozenset()  # read when the statement runs
-    uses_later: frozenset[str] = frozenset()  # read by functions it defines, when called
-    star: bool = False
-    needed: bool = False
-
-
 def to_module(data: bytes, function: str) -> Module:
     """Return the module a notebook's code makes for ``function``; NotANotebook if none."""
     cells = _cells(_parse(data))
-    statements = [s for cell in cells if cell.tree for s in _statements(cell)]
-    for order, statement in enumerate(statements):
+    found = [s for cell in cells if cell.tree for s in slicer.statements(cell.number, cell.tree)]
+    for order, statement in enumerate(found):
         statement.order = order
     defines = re.compile(rf"\bdef\s+{re.escape(function)}\b")
     broken = [c for c in cells if c.error and defines.search("\n".join(c.lines))]
-    target = _last(statements, function, len(statements))
-    if broken and (target is None or broken[-1].number > target.cell.number):
+    target = slicer.last(found, function, len(found))
+    if broken and (target is None or broken[-1].number > target.cell):
         # The function's own cell does not parse: the module holds it, and compiling
         # it says where, in the learner's numbering.
-        return _emit_cells([broken[-1]], cells, "")
+        return _emit_cells([broken[-1]], cells)
     if target is None:
         # No function by that name: every cell that parses, so that the verdict can list
         # what the notebook does define.
-        return _emit_cells([c for c in cells if c.tree], cells, "")
-    _need(statements, target, function)
-    return _emit(statements, cells, function)
+        return _emit_cells([c for c in cells if c.tree], cells, found)
+    slicer.need(found, target, function)
+    return _emit(found, cells, function)
 
 
 def _parse(data: bytes) -> dict[str, object]:
@@ -163,170 +152,66 @@ def _python_of(number: int, source: str) -> _Cell:
     return cell
 
 
-def _statements(cell: _Cell) -> Iterator[_Statement]:
-    assert cell.tree is not None
-    for node in cell.tree.body:
-        statement = _Statement(cell, node, 0)
-        try:
-            _names(statement)
-        except (SyntaxError, ValueError, RecursionError):
-            continue  # symtable refused what ast took: such a statement is not kept
-        yield statement
-
-
-def _names(statement: _Statement) -> None:
-    """Fill in the names a statement binds, changes and reads, from its symbol tables."""
-    node = statement.node
-    if isinstance(node, ast.ImportFrom) and any(a.name == "*" for a in node.names):
-        statement.star = True
-        return
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        top = symtable.symtable(ast.unparse(node), "cell", "exec")
-    symbols = top.get_symbols()
-    binds = {s.get_name() for s in symbols if s.is_assigned() or s.is_imported()}
-    now = {s.get_name() for s in symbols if s.is_referenced()}
-    later: set[str] = set()
-    for table, when in _nested(top, now=True):
-        (now if when else later).update(s.get_name() for s in table.get_symbols() if s.is_global())
-    changes = set(_changed_roots(node))
-    if isinstance(node, ast.AugAssign) and isinstance(node.target, ast.Name):
-        changes.add(node.target.id)
-    statement.binds = frozenset(binds - changes)
-    statement.changes = frozenset(changes)
-    statement.uses_now = frozenset(now - BUILTIN_NAMES)
-    statement.uses_later = frozenset(later - BUILTIN_NAMES)
-
-
-def _nested(
-    table: symtable.SymbolTable, *, now: bool
-) -> Iterator[tuple[symtable.SymbolTable, bool]]:
-    """Yield the tables inside ``table``, each with whether its names are read at once: a
-    class body's are, a function's only when it is called."""
-    for child in table.get_children():
-        at_once = now and child.get_type() == "class"
-        yield child, at_once
-        yield from _nested(child, now=at_once)
-
-
-def _changed_roots(node: ast.stmt) -> Iterator[str]:
-    """Yield the names whose object a statement changes in place: x[0] = 1, x.a = 1, and a
-    method called on the name as a statement of its own (x.append(1), rng.seed(0))."""
-    targets: list[ast.expr] = []
-    if isinstance(node, ast.Assign):
-        targets = list(node.targets)
-    elif isinstance(node, (ast.AugAssign, ast.AnnAssign)):
-        targets = [node.target]
-    elif isinstance(node, ast.Expr) and isinstance(node.value, ast.Call):
-        targets = [node.value.func]
-    for target in targets:
-        for element in target.elts if isinstance(target, (ast.Tuple, ast.List)) else [target]:
-            root = element
-            while isinstance(root, (ast.Subscript, ast.Attribute)):
-                root = root.value
-            if isinstance(root, ast.Name) and root is not element:
-                yield root.id
-
-
-def _last(statements: Sequence[_Statement], name: str, before: int) -> _Statement | None:
-    """Return the last statement before position ``before`` that binds ``name``."""
-    for statement in reversed(statements[:before]):
-        if name in statement.binds:
-            return statement
-    return None
-
-
-def _need(statements: Sequence[_Statement], target: _Statement, function: str) -> None:
-    """Mark the target and, name by name, every statement it needs.
-
-    Looked up in indexes built once, so that the work grows with the names kept, not with
-    the names times the statements: a notebook of 80,000 `x.append(1)` would otherwise
-    keep the parent busy for minutes.
-    """
-    binders: dict[str, list[int]] = {}  # name -> orders of the statements binding it
-    changers: dict[str, list[int]] = {}  # name -> orders of those changing it, function unread
-    stars: list[int] = []
-    for statement in statements:
-        for name in statement.binds:
-            binders.setdefault(name, []).append(statement.order)
-        if function not in statement.uses_now:
-            for name in statement.changes:
-                changers.setdefault(name, []).append(statement.order)
-        if statement.star:
-            stars.append(statement.order)
-    stars_kept = 0  # stars[:stars_kept] are kept
-    # (name, the statement binding it) -> its changers are kept up to this order
-    changes_kept: dict[tuple[str, int], int] = {}
-    pending: list[tuple[str, int]] = []
-
-    def keep(statement: _Statement) -> None:
-        if statement.needed:
-            return
-        statement.needed = True
-        pending.extend((name, statement.order) for name in statement.uses_now)
-        pending.extend((name, len(statements)) for name in statement.uses_later)
-        pending.extend((name, statement.order) for name in statement.changes)
-
-    keep(target)
-    seen: set[tuple[str, int]] = set()
-    while pending:
-        name, before = pending.pop()
-        if (name, before) in seen:
-            continue
-        seen.add((name, before))
-        bound = binders.get(name, [])
-        at = bisect.bisect_left(bound, before)
-        if at == 0:
-            # Bound by no statement before: it may come from an `import *`.
-            upto = bisect.bisect_left(stars, before)
-            for order in stars[stars_kept:upto]:
-                keep(statements[order])
-            stars_kept = max(stars_kept, upto)
-            continue
-        found = bound[at - 1]
-        keep(statements[found])
-        # What changes it in place between its binding and the moment it is read
-        # (pe[:, 0::2] = ...), unless that reads the function: a test or a demo of it.
-        start = changes_kept.get((name, found), found + 1)
-        if before > start:
-            orders = changers.get(name, [])
-            for order in orders[
-                bisect.bisect_left(orders, start) : bisect.bisect_left(orders, before)
-            ]:
-                keep(statements[order])
-            changes_kept[(name, found)] = before
-
-
-def _emit(statements: Sequence[_Statement], cells: Sequence[_Cell], function: str) -> Module:
+def _emit(found: Sequence[slicer.Statement], cells: Sequence[_Cell], function: str) -> Module:
     lines: list[str] = []
     places: list[str] = []
-    used: set[int] = set()
-    for statement in statements:
-        if not statement.needed:
-            continue
-        node = statement.node
-        start = min([node.lineno, *(d.lineno for d in getattr(node, "decorator_list", []))])
-        end = node.end_lineno or node.lineno
-        for number in range(start, end + 1):
-            lines.append(statement.cell.lines[number - 1])
-            places.append(f"cell {statement.cell.number}, line {number}")
-        used.add(statement.cell.number)
-    return Module(_text(lines), tuple(places), _left_out(cells, used, function))
+    numbered = {cell.number: cell for cell in cells}
+    # Future imports first, wherever they stand: they must begin a module.
+    kept = sorted((s for s in found if s.needed), key=lambda s: not s.future)
+    for statement in kept:
+        _append(statement, numbered[statement.cell], lines, places)
+    used = {s.cell for s in kept}
+    unsure = _unsure(slicer.unsure(found), function)
+    notes = _left_out(cells, used, function) + unsure
+    return Module(_text(lines), tuple(places), notes, unsure=bool(unsure))
+
+
+def _append(statement: slicer.Statement, cell: _Cell, lines: list[str], places: list[str]) -> None:
+    node = statement.node
+    start = min([node.lineno, *(d.lineno for d in getattr(node, "decorator_list", []))])
+    end = node.end_lineno or node.lineno
+    for number in range(start, end + 1):
+        lines.append(cell.lines[number - 1])
+        places.append(f"cell {cell.number}, line {number}")
+
+
+def _unsure(doubtful: Sequence[tuple[slicer.Statement, str]], function: str) -> tuple[str, ...]:
+    """Say which cells left out may change what the function reads, if any."""
+    if not doubtful:
+        return ()
+    said = sorted({f"cell {s.cell} ({name})" for s, name in doubtful})
+    more = f" and {len(said) - SHOWN_LEFT_OUT} more" if len(said) > SHOWN_LEFT_OUT else ""
+    return (
+        f"cells left out may change what {function} reads: {', '.join(said[:SHOWN_LEFT_OUT])}"
+        f"{more}; no known mistake is named",
+    )
 
 
 def _text(lines: Sequence[str]) -> str:
     return "\n".join(lines) + "\n" if lines else ""
 
 
-def _emit_cells(kept: Sequence[_Cell], cells: Sequence[_Cell], function: str) -> Module:
+def _emit_cells(
+    kept: Sequence[_Cell],
+    cells: Sequence[_Cell],
+    found: Sequence[slicer.Statement] = (),
+) -> Module:
+    """Return whole cells as the module, their future imports first."""
     lines: list[str] = []
     places: list[str] = []
+    numbers = {cell.number for cell in kept}
+    futures = [s for s in found if s.future and s.cell in numbers]
+    hoisted: set[tuple[int, int]] = set()
+    for statement in futures:
+        _append(statement, next(c for c in kept if c.number == statement.cell), lines, places)
+        end = statement.node.end_lineno or statement.node.lineno
+        hoisted.update((statement.cell, n) for n in range(statement.node.lineno, end + 1))
     for cell in kept:
         for number, line in enumerate(cell.lines, start=1):
-            lines.append(line)
-            places.append(f"cell {cell.number}, line {number}")
-    used = {cell.number for cell in kept}
-    return Module(_text(lines), tuple(places), _left_out(cells, used, function))
+            if (cell.number, number) not in hoisted:
+                lines.append(line)
+                places.append(f"cell {cell.number}, line {number}")
+    return Module(_text(lines), tuple(places), _left_out(cells, numbers, ""))
 
 
 def _left_out(cells: Sequence[_Cell], used: set[int], function: str) -> tuple[str, ...]:

@@ -23,8 +23,6 @@ from grader.errors import GraderError
 from grader.names import shown, takes
 
 if TYPE_CHECKING:  # the pipeline imports this before it starts the child: keep it light
-    import ast
-
     from grader.records import Outcome
 
 T = TypeVar("T")
@@ -73,6 +71,9 @@ class Source(NamedTuple):
     beside: tuple[tuple[str, bytes], ...] = ()
     # For a folder or a zip, the path of the file graded inside it, as shown.
     inner: str = ""
+    # A notebook whose cells left out may change what the function reads: no known
+    # mistake is named on its answers (see slicer.unsure).
+    unsure: bool = False
 
     def digest(self) -> str:
         """Return a digest of everything graded: the code and the modules beside it."""
@@ -205,7 +206,9 @@ def as_source(name: str, data: bytes, function: str) -> Source:
     code = module.text.encode("utf-8", "surrogatepass")
     if len(code) > MAX_SUBMISSION_BYTES:
         raise GraderError(f"{shown(name)}: its code is over 1 MiB, the bound of a submission")
-    return Source(shown(name), module.text, code, module.places, module.left_out)
+    return Source(
+        shown(name), module.text, code, module.places, module.left_out, unsure=module.unsure
+    )
 
 
 def check_source(src: Source, function: str, arguments: Sequence[str]) -> Static:
@@ -323,14 +326,16 @@ def _check(src: Source, function: str, arguments: tuple[str, ...]) -> Static:
         return Static(
             Outcome.SYNTAX_ERROR, f"{src.name} could not be compiled ({type(exc).__name__})"
         )
-    imports = _imports(tree)
-    bound = _top_level(tree.body)
+    from grader.submission.defines import accepts, bound_names, imported, missing
+
+    imports = imported(tree)
+    bound = bound_names(tree.body)
     node = bound.get(function)
     if node is None:
         if re.search(rf"\b{re.escape(function)}\b", src.text):
             return Static(None, imports=imports)  # bound some dynamic way: the child will see
-        return Static(Outcome.MISSING_FUNCTION, _missing(src, function, bound), imports)
-    if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and not _takes(
+        return Static(Outcome.MISSING_FUNCTION, missing(src.name, function, bound), imports)
+    if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and not accepts(
         node.args, len(arguments)
     ):
         return Static(
@@ -340,71 +345,6 @@ def _check(src: Source, function: str, arguments: tuple[str, ...]) -> Static:
             imports,
         )
     return Static(None, imports=imports)
-
-
-def _top_level(body: list[ast.stmt]) -> dict[str, ast.AST]:
-    """Return the names a module binds at its top level (also inside if/try/with), last wins."""
-    import ast
-
-    bound: dict[str, ast.AST] = {}
-    for node in body:
-        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
-            bound[node.name] = node
-        elif isinstance(node, (ast.Assign, ast.AnnAssign, ast.AugAssign)):
-            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
-            for target in targets:
-                for name in ast.walk(target):
-                    if isinstance(name, ast.Name):
-                        bound[name.id] = node
-        elif isinstance(node, (ast.Import, ast.ImportFrom)):
-            for alias in node.names:
-                bound[(alias.asname or alias.name).split(".")[0]] = node
-        elif isinstance(node, (ast.If, ast.Try, ast.With, ast.For, ast.While)):
-            for field in ("body", "orelse", "finalbody", "handlers"):
-                for child in getattr(node, field, []):
-                    inner = child.body if isinstance(child, ast.ExceptHandler) else [child]
-                    bound.update(_top_level(inner))
-    return bound
-
-
-def _takes(args: ast.arguments, count: int) -> bool:
-    """Return True if a call with ``count`` positional arguments binds to these parameters."""
-    positional = len(args.posonlyargs) + len(args.args)
-    required = positional - len(args.defaults)
-    kw_required = sum(1 for d in args.kw_defaults if d is None)
-    return (
-        required <= count and (positional >= count or args.vararg is not None) and kw_required == 0
-    )
-
-
-def _missing(src: Source, function: str, bound: dict[str, ast.AST]) -> str:
-    import ast
-    import difflib
-
-    defined = sorted(
-        name
-        for name, node in bound.items()
-        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and not name.startswith("_")
-    )
-    text = f"{src.name} has no function named {function}"
-    if not defined:
-        return text + "; it defines no functions"
-    close = difflib.get_close_matches(function, defined, n=1, cutoff=0.7)
-    text += f"; it defines {', '.join(defined[:20])}"
-    return text + (f" (a typo? it must be named {function}, not {close[0]})" if close else "")
-
-
-def _imports(tree: ast.Module) -> frozenset[str]:
-    """Return the top-level module names the file imports anywhere, for import errors."""
-    import ast
-
-    names: set[str] = set()
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Import):
-            names.update(alias.name.split(".")[0] for alias in node.names)
-        elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
-            names.add(node.module.split(".")[0])
-    return frozenset(names)
 
 
 def read_untrusted(

@@ -261,3 +261,54 @@ def test_a_syntax_error_in_a_cell_that_imports_first_is_cited(cli: Cli, tmp_path
     doc = json.loads(out)
     assert code == 1 and {t["extra_data"]["outcome"] for t in doc["tests"]} == {"syntax_error"}
     assert "answer.ipynb has a syntax error at cell 2, line 6" in doc["tests"][0]["output"]
+
+
+ANNOTATED = RIGHT.replace(
+    "def sinusoidal_positions(positions, d_model):",
+    "def sinusoidal_positions(positions: Positions, d_model: int) -> Table:",
+)
+
+
+def test_a_future_import_stays_first_whatever_its_cell(cli: Cli, tmp_path: Path) -> None:
+    """`from __future__ import annotations` binds nothing the function reads: left out, the
+    annotations naming what was never imported raised NameError (0/10, the .py 10/10)."""
+    path = tmp_path / "answer.ipynb"
+    path.write_text(notebook(IMPORTS, "from __future__ import annotations\n", ANNOTATED))
+    code, out, _ = cli("submit", path, "--format", "json")
+    assert (code, json.loads(out)["score"]) == (0, 10.0), out
+
+
+# Exponents filled in a top-level loop; the function reads the table the loop fills.
+FILLED = BODY.format(freq="1.0 / np.power(10000.0, EXP[: d_model // 2] / d_model)")
+
+
+def test_a_table_filled_in_a_top_level_block_is_kept(cli: Cli, tmp_path: Path) -> None:
+    """`for i in ...: EXP[i] = ...` was left out: every exponent stayed 0 (1/10), and the
+    report named integer division, a mistake the learner never made."""
+    path = tmp_path / "answer.ipynb"
+    cells = (
+        IMPORTS + "EXP = np.zeros(1024)\n",
+        "for i in range(1024):\n    if i >= 0:\n        EXP[i] = 2 * i\n",
+        FILLED,
+    )
+    path.write_text(notebook(*cells))
+    code, out, _ = cli("submit", path, "--format", "json")
+    assert (code, json.loads(out)["score"]) == (0, 10.0), out
+
+
+@pytest.mark.parametrize(
+    "change",
+    ["view = EXP\nview[:] = 2 * np.arange(1024)\n", "other.fill_in(EXP)\n"],
+    ids=["through a second name", "handed to another library"],
+)
+def test_no_mistake_is_named_where_the_slice_may_have_changed_the_answer(
+    cli: Cli, tmp_path: Path, change: str
+) -> None:
+    """A cell left out that may change a table the function reads: the slice's answer may
+    not be the notebook's, so no known mistake is named on it, and the report says why."""
+    path = tmp_path / "answer.ipynb"
+    path.write_text(notebook(IMPORTS + "EXP = np.zeros(1024)\n", change, FILLED))
+    code, out, _ = cli("submit", path, "--format", "json")
+    doc = json.loads(out)
+    assert code == 1 and not [t for t in doc["tests"] if "hint" in t["output"]], out
+    assert "cells left out may change what sinusoidal_positions reads: cell 3 (EXP)" in out

@@ -1,0 +1,370 @@
+"""A notebook's top-level statements, and which of them the function needs.
+
+Each statement's names come from its symbol tables: what it binds, what it reads when it
+runs, what the functions it defines read when called. What it changes in place is read
+from its syntax, in whatever block holds the change (`for i in ...: EXP[i] = ...`): an
+item or attribute stored or deleted, an augmented assignment, a method called on the name,
+the name handed to a function the notebook defines or to numpy (`fill(EXP)`,
+`np.copyto(EXP, ...)`). The slice keeps the function's last definition and, name by name,
+every statement that binds or so changes a name it needs, future imports always.
+
+What the slice leaves out may still change such a name some way no syntax says for sure:
+the name handed to another library's call (`other.fill(EXP)`), or bound to a second name
+that could change it (`view = EXP`), before the function last reads it. The answer of such
+a slice may not be the notebook's: ``unsure`` names those cells, and no mistake is named on
+the tables the slice computes.
+"""
+
+from __future__ import annotations
+
+import ast
+import bisect
+import builtins
+import enum
+import symtable
+import warnings
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+
+BUILTIN_NAMES = frozenset(dir(builtins))
+# Builtins that read what they are handed and never change it.
+READ_ONLY_CALLS = frozenset(
+    {"print", "len", "repr", "str", "type", "id", "isinstance", "display", "format", "hash"}
+    | {"sum", "min", "max", "abs", "round", "bool", "int", "float", "all", "any", "sorted"}
+)
+# The modules whose functions are known: each reads what it is handed but these, which
+# change it in place (and any given it as `out=`).
+KNOWN_MODULES = frozenset({"numpy", "random"})
+CHANGING_FUNCTIONS = frozenset(
+    {"copyto", "put", "place", "putmask", "put_along_axis", "fill_diagonal", "shuffle", "at"}
+)
+BLOCK_FIELDS = ("body", "orelse", "finalbody", "handlers", "cases")
+
+
+@dataclass
+class Statement:
+    """One top-level statement of a cell, with the names it binds, changes and reads."""
+
+    cell: int  # the cell's number
+    node: ast.stmt
+    order: int
+    binds: frozenset[str] = frozenset()
+    changes: frozenset[str] = frozenset()  # x[i] = ..., x.a = ..., x += ..., x.method(...)
+    uses_now: frozenset[str] = frozenset()  # read when the statement runs
+    uses_later: frozenset[str] = frozenset()  # read by functions it defines, when called
+    # (the callee's root name, its last attribute or "out=", a name handed to it)
+    handed: frozenset[tuple[str, str, str]] = frozenset()
+    aliases: frozenset[str] = frozenset()  # names another name is bound to (view = EXP)
+    unknown: frozenset[str] = frozenset()  # handed to a call whose effect is not known
+    star: bool = False
+    future: bool = False
+    needed: bool = False
+
+
+def statements(cell: int, tree: ast.Module) -> Iterator[Statement]:
+    """Yield a cell's top-level statements, each with its names; one symtable refuses
+    (though ast took it) is not yielded, so never kept."""
+    for node in tree.body:
+        statement = Statement(cell, node, 0)
+        try:
+            _names(statement)
+        except (SyntaxError, ValueError, RecursionError):
+            continue
+        yield statement
+
+
+def _names(statement: Statement) -> None:
+    """Fill in the names a statement binds, changes and reads, from its symbol tables."""
+    node = statement.node
+    if isinstance(node, ast.ImportFrom) and any(a.name == "*" for a in node.names):
+        statement.star = True
+        return
+    statement.future = isinstance(node, ast.ImportFrom) and node.module == "__future__"
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        top = symtable.symtable(ast.unparse(node), "cell", "exec")
+    symbols = top.get_symbols()
+    binds = {s.get_name() for s in symbols if s.is_assigned() or s.is_imported()}
+    now = {s.get_name() for s in symbols if s.is_referenced()}
+    later: set[str] = set()
+    for table, when in _nested(top, now=True):
+        (now if when else later).update(s.get_name() for s in table.get_symbols() if s.is_global())
+    changes: set[str] = set()
+    handed: set[tuple[str, str, str]] = set()
+    aliases: set[str] = set()
+    for simple in _run_here(node):
+        changes.update(_changed_roots(simple))
+        handed.update(_handed(simple))
+        aliases.update(_aliased(simple))
+    if isinstance(node, ast.AugAssign) and isinstance(node.target, ast.Name):
+        changes.add(node.target.id)
+    statement.binds = frozenset(binds - changes)
+    statement.changes = frozenset(changes)
+    statement.uses_now = frozenset(now - BUILTIN_NAMES)
+    statement.uses_later = frozenset(later - BUILTIN_NAMES)
+    statement.handed = frozenset(handed)
+    statement.aliases = frozenset(aliases)
+
+
+def _nested(
+    table: symtable.SymbolTable, *, now: bool
+) -> Iterator[tuple[symtable.SymbolTable, bool]]:
+    """Yield the tables inside ``table``, each with whether its names are read at once: a
+    class body's are, a function's only when it is called."""
+    for child in table.get_children():
+        at_once = now and child.get_type() == "class"
+        yield child, at_once
+        yield from _nested(child, now=at_once)
+
+
+def _run_here(node: ast.stmt) -> Iterator[ast.stmt]:
+    """Yield the statements a top-level statement runs as the cell runs: itself and those
+    of its blocks (for, while, if, with, try, match), never a function's or class's body."""
+    if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+        return
+    yield node
+    for name in BLOCK_FIELDS:
+        for child in getattr(node, name, None) or ():
+            if isinstance(child, ast.stmt):
+                yield from _run_here(child)
+            else:  # an except handler or a match case: its body
+                for inner in getattr(child, "body", []):
+                    yield from _run_here(inner)
+
+
+def _own_expressions(node: ast.stmt) -> Iterator[ast.expr]:
+    """Yield the expressions of a statement itself, not those of its blocks."""
+    for _, value in ast.iter_fields(node):
+        for item in value if isinstance(value, list) else [value]:
+            if isinstance(item, ast.expr):
+                yield item
+            elif isinstance(item, ast.withitem):
+                yield item.context_expr
+
+
+def _root(element: ast.expr, *, attributes: bool = True) -> str | None:
+    """Return the name an item or attribute chain starts from (EXP in EXP[i].a)."""
+    kinds = (ast.Subscript, ast.Attribute) if attributes else (ast.Subscript,)
+    root = element
+    while isinstance(root, kinds):
+        root = root.value
+    return root.id if isinstance(root, ast.Name) else None
+
+
+def _changed_roots(node: ast.stmt) -> Iterator[str]:
+    """Yield the names whose object a statement changes in place: x[0] = 1, x.a = 1,
+    del x[0], and a method called on the name as a statement of its own (x.append(1))."""
+    targets: list[ast.expr] = []
+    if isinstance(node, ast.Assign):
+        targets = list(node.targets)
+    elif isinstance(node, (ast.AugAssign, ast.AnnAssign)):
+        targets = [node.target]
+    elif isinstance(node, ast.Delete):
+        targets = list(node.targets)
+    elif isinstance(node, ast.Expr) and isinstance(node.value, ast.Call):
+        targets = [node.value.func]
+    for target in targets:
+        for element in target.elts if isinstance(target, (ast.Tuple, ast.List)) else [target]:
+            root = _root(element)
+            if root is not None and isinstance(element, (ast.Subscript, ast.Attribute)):
+                yield root
+
+
+def _handed(node: ast.stmt) -> Iterator[tuple[str, str, str]]:
+    """Yield (the callee's root name, its last attribute, a name handed to it) for every
+    call a statement makes, "out=" for the attribute where the name is its `out`; the
+    builtins that only read are passed over."""
+    for expression in _own_expressions(node):
+        for call in ast.walk(expression):
+            if not isinstance(call, ast.Call):
+                continue
+            callee = _root(call.func) or ""
+            if isinstance(call.func, ast.Name) and callee in READ_ONLY_CALLS:
+                continue
+            attribute = call.func.attr if isinstance(call.func, ast.Attribute) else ""
+            handed = [(attribute, a) for a in call.args]
+            handed += [("out=" if k.arg == "out" else attribute, k.value) for k in call.keywords]
+            for said, argument in handed:
+                if isinstance(argument, ast.Starred):
+                    argument = argument.value
+                name = _root(argument, attributes=False)
+                if name is not None:
+                    yield callee, said, name
+
+
+def _aliased(node: ast.stmt) -> Iterator[str]:
+    """Yield the names a statement binds a second name to (view = EXP, for row in EXP)."""
+    value: ast.expr | None = None
+    if isinstance(node, (ast.Assign, ast.AnnAssign)):
+        value = node.value
+    elif isinstance(node, (ast.For, ast.AsyncFor)):
+        value = node.iter
+    values = value.elts if isinstance(value, (ast.Tuple, ast.List)) else [value]
+    for element in values:
+        name = _root(element, attributes=False) if element is not None else None
+        if name is not None:
+            yield name
+
+
+def last(found: Sequence[Statement], name: str, before: int) -> Statement | None:
+    """Return the last statement before position ``before`` that binds ``name``."""
+    for statement in reversed(found[:before]):
+        if name in statement.binds:
+            return statement
+    return None
+
+
+class Effect(enum.Enum):
+    """What a call may do to a name handed to it."""
+
+    CHANGES = "changes"  # the notebook's own function, numpy's copyto, any `out=`
+    READS = "reads"  # numpy's and random's other functions
+    UNKNOWN = "unknown"  # another library's (plt.plot): no syntax says
+
+
+@dataclass(frozen=True)
+class _Callees:
+    """The names a notebook binds to functions whose effect is known."""
+
+    own: frozenset[str]  # its own functions
+    modules: frozenset[str]  # numpy and random, as imported (np)
+    functions: frozenset[str]  # their functions imported by name (copyto)
+
+    def effect(self, root: str, attribute: str) -> Effect:
+        if root in self.own:
+            return Effect.CHANGES
+        if root in self.modules:
+            changes = attribute == "out=" or attribute in CHANGING_FUNCTIONS
+            return Effect.CHANGES if changes else Effect.READS
+        if root in self.functions:
+            changes = attribute == "out=" or root in CHANGING_FUNCTIONS
+            return Effect.CHANGES if changes else Effect.READS
+        return Effect.UNKNOWN
+
+
+def _callees(found: Sequence[Statement]) -> _Callees:
+    own: set[str] = set()
+    modules: set[str] = set()
+    functions: set[str] = set()
+    for statement in found:
+        node = statement.node
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            own.add(node.name)
+        elif isinstance(node, ast.Import):
+            modules.update(
+                (a.asname or a.name).split(".")[0]
+                for a in node.names
+                if a.name.split(".")[0] in KNOWN_MODULES
+            )
+        elif isinstance(node, ast.ImportFrom) and (node.module or "").split(".")[0] in (
+            KNOWN_MODULES
+        ):
+            functions.update(a.asname or a.name for a in node.names)
+    return _Callees(frozenset(own), frozenset(modules), frozenset(functions))
+
+
+def _indexes(
+    found: Sequence[Statement], function: str
+) -> tuple[dict[str, list[int]], dict[str, list[int]], list[int]]:
+    """Return, by name, the orders of the statements binding it and of those changing it
+    (a test or demo of the function aside), and the orders of the `import *`."""
+    callees = _callees(found)
+    binders: dict[str, list[int]] = {}
+    changers: dict[str, list[int]] = {}
+    stars: list[int] = []
+    for statement in found:
+        for root, attribute, name in statement.handed:
+            effect = callees.effect(root, attribute)
+            if effect is Effect.CHANGES and name not in statement.binds:
+                statement.changes |= {name}
+            elif effect is Effect.UNKNOWN:
+                statement.unknown |= {name}
+        for name in statement.binds:
+            binders.setdefault(name, []).append(statement.order)
+        if function not in statement.uses_now:
+            for name in statement.changes:
+                changers.setdefault(name, []).append(statement.order)
+        if statement.star:
+            stars.append(statement.order)
+    return binders, changers, stars
+
+
+def need(found: Sequence[Statement], target: Statement, function: str) -> None:
+    """Mark the target and, name by name, every statement it needs, future imports too.
+
+    Looked up in indexes built once, so that the work grows with the names kept, not with
+    the names times the statements: a notebook of 80,000 `x.append(1)` would otherwise
+    keep the parent busy for minutes.
+    """
+    binders, changers, stars = _indexes(found, function)
+    stars_kept = 0  # stars[:stars_kept] are kept
+    # (name, the statement binding it) -> its changers are kept up to this order
+    changes_kept: dict[tuple[str, int], int] = {}
+    pending: list[tuple[str, int]] = []
+
+    def keep(statement: Statement) -> None:
+        if statement.needed:
+            return
+        statement.needed = True
+        pending.extend((name, statement.order) for name in statement.uses_now)
+        pending.extend((name, len(found)) for name in statement.uses_later)
+        pending.extend((name, statement.order) for name in statement.changes)
+
+    keep(target)
+    for statement in found:
+        if statement.future:  # they change how the cells compile: kept, and first
+            keep(statement)
+    seen: set[tuple[str, int]] = set()
+    while pending:
+        name, before = pending.pop()
+        if (name, before) in seen:
+            continue
+        seen.add((name, before))
+        bound = binders.get(name, [])
+        at = bisect.bisect_left(bound, before)
+        if at == 0:
+            # Bound by no statement before: it may come from an `import *`.
+            upto = bisect.bisect_left(stars, before)
+            for order in stars[stars_kept:upto]:
+                keep(found[order])
+            stars_kept = max(stars_kept, upto)
+            continue
+        where = bound[at - 1]
+        keep(found[where])
+        # What changes it in place between its binding and the moment it is read
+        # (pe[:, 0::2] = ...), unless that reads the function: a test or a demo of it.
+        start = changes_kept.get((name, where), where + 1)
+        if before > start:
+            orders = changers.get(name, [])
+            for order in orders[
+                bisect.bisect_left(orders, start) : bisect.bisect_left(orders, before)
+            ]:
+                keep(found[order])
+            changes_kept[(name, where)] = before
+
+
+def unsure(found: Sequence[Statement]) -> list[tuple[Statement, str]]:
+    """Return the statements left out that may change a name the slice reads before it
+    last reads it (handed to a call, changed in place, or bound to a second name), each
+    with such a name."""
+    last_read: dict[str, int] = {}  # a name the kept code reads -> when, last
+    own: set[str] = set()  # names the kept statements bind, imports aside
+    for statement in found:
+        if not statement.needed:
+            continue
+        for name in statement.uses_now:
+            last_read[name] = max(last_read.get(name, -1), statement.order)
+        for name in statement.uses_later:
+            last_read[name] = len(found)
+        if not isinstance(statement.node, (ast.Import, ast.ImportFrom)):
+            own.update(statement.binds)
+    doubtful = []
+    for statement in found:
+        if statement.needed:
+            continue
+        touched = statement.changes | statement.aliases | statement.unknown
+        for name in sorted(touched & own):
+            if statement.order < last_read.get(name, -1):
+                doubtful.append((statement, name))
+                break
+    return doubtful
