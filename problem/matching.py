@@ -53,7 +53,7 @@ class _Known:
 
 def diagnose(
     positions: tuple[int, ...], d_model: int, got: Array, want: Array, source: Any
-) -> str | None:
+) -> str | tuple[str, str] | None:
     """Return the code of the known mistake ``got`` matches, or None; ``got`` is known to
     be wrong. ``source``: where the known mistakes come from (see _known)."""
     p = _as_array(positions)
@@ -66,7 +66,14 @@ def diagnose(
         code = _known_mistake(known, p, got)
         if code is not None:
             return code
-    return _from_right_table(p, got, want)
+    code = _from_right_table(p, got, want)
+    if code is not None or not hasattr(source, "confirm"):
+        return code
+    # Named by measurement: the base the answer's angles agree on, confirmed by the staff
+    # module's regenerated table (a learner kit has no staff module, and names none).
+    from .measure import read_rates
+
+    return source.confirm(positions, d_model, got, want, read_rates(p, got))  # type: ignore[no-any-return]
 
 
 def _close(got: Array, table: Array, slack: float | Array = MATCH_TOL) -> bool:

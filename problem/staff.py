@@ -51,14 +51,34 @@ def right(q: Array, d_model: int) -> Array:
     return _interleaved(np.sin(angle), np.cos(angle))
 
 
-def _rule(rule: str, base: float = BASE, degrees: bool = False) -> Callable[[Array, int], Array]:
+def _rule(
+    rule: str, base: float | Callable[[int], float] = BASE, scale: float = 1.0
+) -> Callable[[Array, int], Array]:
+    """Return the interleaved encoding with exponent ``rule``, a base (or the base as a
+    function of d_model) and a scale on the angles (a conversion between degrees and radians)."""
+
     def make(q: Array, d: int) -> Array:
-        angle = _angles(q, d, rule, base)
-        if degrees:
-            angle = np.radians(angle)
+        angle = _angles(q, d, rule, base(d) if callable(base) else base)
+        if scale != 1.0:
+            angle = angle * scale
         return _interleaved(np.sin(angle), np.cos(angle))
 
     return make
+
+
+# The wrong bases of the catalogue: a zero too few or too many, 10, Llama 3's 5e5, 1e6,
+# e^4 (exp(-log10(10000) * 2i / d): a log10 taken for the natural log), and NTK-aware
+# scaling 10000 * a ** (d / (d - 2)) for a in 2, 4, 8.
+WRONG_BASES: tuple[float | Callable[[int], float], ...] = (
+    1e3,
+    1e2,
+    1e5,
+    10.0,
+    5e5,
+    1e6,
+    float(np.exp(4.0)),
+    *(lambda d, a=a: BASE * a ** (d / max(d - 2, 1)) for a in (2.0, 4.0, 8.0)),
+)
 
 
 def _halves(rule: str, *, cos_first: bool = False) -> Callable[[Array, int], Array]:
@@ -114,12 +134,14 @@ ROW_WISE: tuple[tuple[str, Encode, Make], ...] = (
     ("exponent_4i_over_d", _same, _rule("4i/d")),
     ("pair_off_by_one", _same, _rule("2(i+1)/d")),
     ("integer_division", _same, _rule("2i//d")),
-    ("angles_in_degrees", _same, _rule("2i/d", degrees=True)),
+    # Angles taken for degrees and converted (np.radians), or converted to degrees (np.degrees).
+    ("angles_in_degrees", _same, _rule("2i/d", scale=np.pi / 180)),
+    ("angles_in_degrees", _same, _rule("2i/d", scale=180 / np.pi)),
     ("padding_row", _same, _padding_row),
     ("positions_ignored", np.zeros_like, right),
     ("row_index_not_position", lambda p: np.arange(p.size, dtype=np.float64), right),
     ("positions_sorted", np.sort, right),
-    *(("wrong_base", _same, _rule("2i/d", base=b)) for b in (1e3, 1e2, 1e5, 10.0)),
+    *(("wrong_base", _same, _rule("2i/d", base=b)) for b in WRONG_BASES),
 )
 CODES = tuple(code for code, _, _ in ROW_WISE)
 
@@ -167,3 +189,45 @@ def kit_tables(inputs: Mapping[str, Any]) -> dict[str, Array]:
         "reshaped_codes": np.asarray([c for c, _ in reshaped], dtype=str),
         **{f"reshaped{j}": table for j, (_, table) in enumerate(reshaped)},
     }
+
+
+# An off-catalogue base counts only where two pairs past the first agree on it this well.
+AGREE = 1e-4
+
+
+def measured_base(rates: Array, d_model: int) -> float | None:
+    """Return the base two pairs past the first agree on, where d_model >= 6, or None.
+
+    A power d / (d + k) of 10000 is no base: it is the exponent written over another width
+    (2i / (d - 1), say), which a hint about the base would misname.
+    """
+    i = np.arange(rates.size, dtype=np.float64)
+    ok = np.isfinite(rates) & (i >= 1) & (rates > 0) & (rates < 1)
+    if d_model < 6 or np.count_nonzero(ok) < 2:
+        return None
+    said = rates[ok] ** (-d_model / (2.0 * i[ok]))
+    base = float(np.median(said))
+    if not (2.0 <= base < 1e300) or np.ptp(said) > AGREE * base:
+        return None
+    power = np.log(base) / np.log(BASE)
+    if any(abs(power * (d_model + k) - d_model) < 1e-6 for k in range(-3, 4)):
+        return None
+    return base
+
+
+def confirm(
+    positions: tuple[int, ...], d_model: int, got: Array, want: Array, rates: Array
+) -> tuple[str, str] | None:
+    """Return wrong_base and the numbers read when the table regenerated with the base the
+    rates agree on matches ``got`` and is told from the right one, else None."""
+    from .matching import MATCH_TOL
+    from .measure import said
+
+    base = measured_base(rates, d_model)
+    if base is None:
+        return None
+    table = _rule("2i/d", base=base)(np.asarray(positions, dtype=np.float64), d_model)
+    with np.errstate(invalid="ignore"):
+        fits = np.abs(got - table).max() <= MATCH_TOL
+        apart = np.abs(table - want).max() > 2 * MATCH_TOL
+    return ("wrong_base", said(rates, f"{base:.6g}")) if fits and apart else None

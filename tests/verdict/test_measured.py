@@ -176,3 +176,32 @@ def test_the_kit_names_no_mistake_by_measurement() -> None:
     assert rules.diagnose(case.inputs, got, want, None) is None
     named = rules.diagnose(case.inputs, got, want, known_source(ROPE, case.inputs))
     assert isinstance(named, tuple) and named[0] == "wrong_base"
+
+
+def test_a_log2_base_is_measured_and_confirmed() -> None:
+    """exp(-log2(10000) * 2i / d) is off the catalogue: on a hidden case of d >= 6 it is
+    named by the base two pairs agree on, regenerated; the numbers stay off hidden cases."""
+    checked = _checked(ROOT)
+    namespace: dict[str, Any] = {}
+    path = ROOT / "tests" / "samples" / "named_log2_base.py"
+    exec(compile(path.read_text(), str(path), "exec"), namespace)
+    rules = checked.problem.rules
+    staff = import_module(ROOT, "staff")
+    judge = _judge(ROOT)
+    measured = 0
+    for case in checked.problem.hidden:
+        if case.inputs["d_model"] < 6:
+            continue
+        got = np.asarray(namespace["sinusoidal_positions"](*arguments(rules.inputs, case.inputs)))
+        want = checked.expected[case.name]
+        assert rules.diagnose is not None
+        found = rules.diagnose(case.inputs, got, want, staff)
+        if isinstance(found, tuple):
+            measured += 1
+            assert found[0] == "wrong_base" and "as with base 5" in found[1]
+        result = judge(
+            case, Raw(Kind.OK, 0.0, got, "float64"), want, Source("s.py", ""), static=Static(None)
+        )
+        assert result.diagnosis is not None and result.diagnosis.code == "wrong_base"
+        assert result.diagnosis.measured == ""
+    assert measured >= 3
