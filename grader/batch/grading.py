@@ -6,6 +6,7 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import json
+import logging
 import threading
 import time
 from dataclasses import dataclass, field, replace
@@ -14,7 +15,7 @@ from typing import Any, NamedTuple
 
 from grader import results
 from grader.batch.discover import Entry
-from grader.batch.outdir import Row, RowStatus, result_path
+from grader.batch.outdir import LOG_FILE, Row, RowStatus, result_path
 from grader.errors import GraderError
 from grader.pipeline import grade_in_with_examples, start
 from grader.problem.cases import Checked
@@ -27,6 +28,8 @@ from grader.sandbox.pool import Pool
 from grader.sandbox.template import Unreported
 from grader.submission.reader import read
 from grader.submission.source import Source, protected_files
+
+log = logging.getLogger(__name__)
 
 
 def suite_digest(checked: Checked, *, examples: bool = False) -> str:
@@ -161,14 +164,16 @@ class Batch:
             raise
         except OSError as exc:
             # A full disk or a quota while this learner's files were written: the machine's.
+            log.debug("%s: not graded, the machine's failure", entry.relpath, exc_info=True)
             doc = error_doc(entry, self.checked, f"the grader failed: {exc}", Cause.ENVIRONMENT)
             with contextlib.suppress(OSError):
                 self._write(entry, doc)
             return row_from(doc, entry, RowStatus.NOT_GRADED)
-        except Exception as exc:  # noqa: BLE001 - one learner's failure must not end the batch
-            doc = error_doc(
-                entry, self.checked, f"the grader failed ({type(exc).__name__})", Cause.GRADER
-            )
+        except Exception as exc:  # one learner's failure must not end the batch
+            # The traceback for the staff, in grader.log; the row names the type and the file.
+            log.error("%s: a bug of the grader while grading it", entry.relpath, exc_info=True)
+            reason = f"the grader failed ({type(exc).__name__}; its traceback is in {LOG_FILE})"
+            doc = error_doc(entry, self.checked, reason, Cause.GRADER)
             with contextlib.suppress(OSError):
                 self._write(entry, doc)
             return row_from(doc, entry, RowStatus.NOT_GRADED)
@@ -208,6 +213,7 @@ class Batch:
             if self.stop.is_set():
                 raise Stopped from None
             # Not the learner's doing (the template died, a full disk): say so, and go on.
+            log.debug("%s: not graded, the machine's failure", entry.relpath, exc_info=True)
             doc = error_doc(entry, self.checked, f"the grader failed: {exc}", Cause.ENVIRONMENT)
             self._write(entry, doc)
             return row_from(doc, entry, RowStatus.NOT_GRADED)

@@ -27,6 +27,7 @@ from grader.batch.manifest import (
     write_manifest,
 )
 from grader.batch.outdir import (
+    LOG_FILE,
     MANIFEST_FILE,
     OUTPUT_NAMES,
     RESULTS_DIR,
@@ -39,6 +40,7 @@ from grader.batch.outdir import (
     write_summary,
 )
 from grader.errors import GraderError
+from grader.files import atomic_write
 from grader.names import cell, results_name
 
 
@@ -173,6 +175,24 @@ def _rows_of(out: Path, m: Manifest, lines: list[list[str]]) -> list[Row]:
     return rows
 
 
+def _merge_logs(outs: Sequence[Path], manifests: Sequence[Manifest], into: Path) -> None:
+    """Keep every shard's grader.log (its grader bugs' tracebacks) in the merge's, each
+    under a line naming its shard; a merge whose shards have none leaves none."""
+    parts = []
+    for out, m in zip(outs, manifests, strict=True):
+        try:
+            text = (out / LOG_FILE).read_bytes()
+        except FileNotFoundError:
+            continue
+        except OSError as exc:
+            raise GraderError(f"cannot read {_name(out / LOG_FILE)}: {exc.strerror}") from None
+        parts.append(f"== shard {m.shard}: {_name(out)} ==\n".encode() + text)
+    if parts:
+        atomic_write(into / LOG_FILE, b"".join(parts))
+    else:
+        (into / LOG_FILE).unlink(missing_ok=True)
+
+
 def _check_target(into: Path, outs: Sequence[Path]) -> None:
     target = into.resolve()
     if any(out.resolve() == target for out in outs):
@@ -249,6 +269,7 @@ def _merge(outs: Sequence[Path], into: Path, held: ExitStack) -> Manifest:
     shutil.rmtree(old, ignore_errors=True)
     m0 = manifests[0]
     write_summary(into / SUMMARY_FILE, rows, [c.name for c in m0.cases])
+    _merge_logs(outs, manifests, into)
     merged = replace(
         m0,
         shard=WHOLE,

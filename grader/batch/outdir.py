@@ -33,11 +33,13 @@ REPORT_HTML = "report.html"
 REPORT_MD = "report.md"
 RESULTS_DIR = "results"
 SUMMARY_FILE = "summary.csv"
+# The tracebacks of the grader's own bugs met while grading (staff only; see grader.logs).
+LOG_FILE = "grader.log"
 # What a batch or a merge leaves in its output folder (the class report's two files
 # included): a merge overwrites nothing else, and discovery never takes them for learners.
 LOCK_FILE = ".grader-batch.lock"  # hidden: discovery and merge pass over dot files
 OUTPUT_NAMES = frozenset(
-    {RESULTS_DIR, SUMMARY_FILE, MANIFEST_FILE, REPORT_HTML, REPORT_MD, LOCK_FILE}
+    {RESULTS_DIR, SUMMARY_FILE, MANIFEST_FILE, REPORT_HTML, REPORT_MD, LOG_FILE, LOCK_FILE}
 )
 
 

@@ -7,7 +7,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from grader import results
+from grader import logs, results
 from grader.batch import workers
 from grader.batch.discover import Entry, Layouts, discover, strays_note
 from grader.batch.grading import Batch, grading_settings, row_from
@@ -23,6 +23,7 @@ from grader.batch.manifest import (
     write_manifest,
 )
 from grader.batch.outdir import (
+    LOG_FILE,
     OUTPUT_NAMES,
     RESULTS_DIR,
     SUMMARY_FILE,
@@ -187,7 +188,7 @@ def _run_batch(
     # The walls asked for, as a single grading guards with: bwrap's, even where the
     # template later falls back.
     guard(protected_paths(problem_root), pool.choice.backend)
-    with locked(out):
+    with locked(out), logs.kept_in(out / LOG_FILE):
         batch = _batch(out, problem_root, limits, pool)
         jobs, jobs_note = (jobs, "") if jobs else workers.default_jobs(limits.memory_mb)
         try:

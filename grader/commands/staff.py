@@ -191,16 +191,16 @@ def _batch(args: argparse.Namespace, root: Path, choice: Any) -> int:
             file=sys.stderr,
         )
         return exit_status(signum)
-    return _batch_status(summary, whole=shard is None)
+    return _batch_status(summary, args.out, whole=shard is None)
 
 
-def _batch_status(summary: Any, *, whole: bool) -> int:
+def _batch_status(summary: Any, out: Path, *, whole: bool) -> int:
     """Return a finished batch's place in the exit table, saying why when it is not 0.
 
     Nothing gradable is said of a whole class only: one share may hold nobody, or only a
     learner who handed in no code, and a job runner must not stop the other shares for it.
     """
-    from grader.batch.outdir import RowStatus
+    from grader.batch.outdir import LOG_FILE, RowStatus
     from grader.records import Cause
 
     again = "run the same command again to grade them (the others are kept)"
@@ -208,7 +208,7 @@ def _batch_status(summary: Any, *, whole: bool) -> int:
     if bugs:
         print(
             f"grader: {bugs} submissions not graded because of a bug of the grader "
-            f"(GRADER_DEBUG=1 shows it; please report it); {again}",
+            f"(its traceback is in {out / LOG_FILE}; please report it); {again}",
             file=sys.stderr,
         )
         return EXIT_INTERNAL
@@ -243,12 +243,14 @@ def _report(args: argparse.Namespace) -> int:
 def _merge(args: argparse.Namespace) -> int:
     from grader.batch.classpage import scope, write_class_report
     from grader.batch.merge import merge
-    from grader.batch.outdir import RESULTS_DIR, SUMMARY_FILE
+    from grader.batch.outdir import LOG_FILE, RESULTS_DIR, SUMMARY_FILE
 
     manifest = merge(args.outs, into=args.out)
     report = write_class_report(args.out)
     print(f"merged {len(manifest.runs)} shards into {args.out}: {scope(report)}")
     print(f"results: {args.out / RESULTS_DIR}/ and {args.out / SUMMARY_FILE}")
+    if (args.out / LOG_FILE).is_file():
+        print(f"tracebacks of grader bugs: {args.out / LOG_FILE}")
     _print_class_report(args.out)
     return EXIT_PASSED
 

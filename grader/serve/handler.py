@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import logging
 import re
 import secrets
 import socket
@@ -25,6 +26,8 @@ from urllib.parse import SplitResult, parse_qs, urlsplit
 from grader.errors import GraderError
 from grader.states import Mode
 from grader.submission.source import MAX_SUBMISSION_BYTES
+
+log = logging.getLogger(__name__)
 
 
 class App(Protocol):
@@ -200,8 +203,10 @@ class Handler(BaseHTTPRequestHandler):
             self._late(HTTPStatus.REQUEST_TIMEOUT, "the request stalled; send it again")
         except ConnectionError:
             self.unread = False  # the client is gone: nobody to answer
-        except Exception:  # noqa: BLE001 - a bug of ours still gets an answer
-            # A fixed sentence: the exception's text could hold the request's bytes.
+        except Exception:  # a bug of ours still gets an answer
+            # A fixed sentence: the exception's text could hold the request's bytes. The
+            # traceback goes to the log (GRADER_DEBUG prints it), never to the page.
+            log.error("a bug of the grader while answering a request", exc_info=True)
             self._late(HTTPStatus.INTERNAL_SERVER_ERROR, "grader bug while answering")
 
     def _late(self, status: HTTPStatus, message: str, **headers: str) -> None:
@@ -251,7 +256,8 @@ class Handler(BaseHTTPRequestHandler):
             parsed = self.parse_request()
         except OSError:
             raise  # a stalled or gone client: the caller's to answer
-        except Exception:  # noqa: BLE001 - the standard library's parser on odd bytes
+        except Exception:  # the standard library's parser on odd bytes
+            log.debug("a request line or header the parser tripped on", exc_info=True)
             parsed = False
         if not parsed and not self.answered:
             # A blank line, or bytes the parser tripped on, get an answer too.
@@ -339,8 +345,10 @@ class Handler(BaseHTTPRequestHandler):
         except GraderError as exc:
             self._refuse(HTTPStatus.BAD_REQUEST, str(exc))
             return
-        except Exception as exc:  # noqa: BLE001 - a bug of ours still gets an answer
-            # Its type only: a message could hold something of the submission's.
+        except Exception as exc:  # a bug of ours still gets an answer
+            # Its type only: a message could hold something of the submission's; the
+            # traceback goes to the log (GRADER_DEBUG prints it).
+            log.error("a bug of the grader while grading for the page", exc_info=True)
             self._refuse(HTTPStatus.INTERNAL_SERVER_ERROR, f"grader bug ({type(exc).__name__})")
             return
         finally:

@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import json
+import logging
 import os
-import traceback
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -26,6 +26,8 @@ from grader.ship.bundle import GRADESCOPE_CONFIG
 from grader.ship.visibility import VISIBILITIES
 from grader.states import Mode
 from grader.submission.reader import read
+
+log = logging.getLogger(__name__)
 
 # gradescope.yaml holds two settings: a few hundred bytes, with comments.
 CONFIG_BYTES = 64 << 10
@@ -167,9 +169,11 @@ def _failed(source: Path, exc: Exception) -> Results:
         reason = f"the autograder could not grade this submission: {exc}"
         cause = Cause.ENVIRONMENT
     else:
-        reason = f"the autograder failed ({type(exc).__name__}); the course staff can see why"
+        reason = f"the autograder failed ({type(exc).__name__}); please tell the course staff"
         cause = Cause.GRADER
-        traceback.print_exc()  # to Gradescope's stdout, which only the staff see by default
+        # Never printed as it is: Gradescope may show its output to learners. GRADER_DEBUG=1
+        # in run_autograder prints it, for staff trying the bundle.
+        log.error("a bug of the grader in the autograder", exc_info=exc)
     try:
         cases = [(c.name, c.max_score) for c in load_problem(source).hidden]
     except Exception:  # noqa: BLE001 - a broken problem still gets a results file

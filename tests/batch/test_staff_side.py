@@ -3,6 +3,8 @@ count, what a batch passes over, and its temporary folders."""
 
 from __future__ import annotations
 
+import json
+import os
 import shutil
 import signal
 import socket
@@ -10,6 +12,7 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -174,3 +177,91 @@ def test_hidden_files_are_passed_over_and_counted(cli: Cli, tmp_path: Path) -> N
     shutil.rmtree(klass / "__pycache__")
     code, stdout, _ = cli("batch", klass, "--out", klass)
     assert code == 0 and "passed over" not in stdout
+
+
+def _buggy_for(monkeypatch: pytest.MonkeyPatch, name: str) -> None:
+    """Make grading ``name``'s file meet a bug of the grader, whose message holds data."""
+    import grader.batch.grading
+
+    real = grader.batch.grading.Batch._graded
+
+    def graded(self: Any, src: Any, began: float) -> Any:
+        if name in src.name:
+            raise KeyError("the hidden table 0.84147098")
+        return real(self, src, began)
+
+    monkeypatch.setattr(grader.batch.grading.Batch, "_graded", graded)
+
+
+def test_a_grader_bug_keeps_its_traceback_for_staff_only(
+    cli: Cli, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A grader bug in a batch: its traceback in OUT/grader.log, named by the row and the
+    closing line; none in the learner's results, the CSV or on stderr; a merge keeps every
+    shard's log, each under its shard's name."""
+    monkeypatch.delenv("GRADER_DEBUG", raising=False)
+    _buggy_for(monkeypatch, "bob")
+    klass = _class(tmp_path / "class", "ada", "bob", "cyd", "dan")
+    out = tmp_path / "out"
+    code, _, err = cli("batch", klass, "--out", out)
+    assert code == 3, err
+    assert f"(its traceback is in {out / 'grader.log'}; please report it)" in err
+    assert "Traceback" not in err and "0.84147098" not in err
+    log = (out / "grader.log").read_text()
+    assert "Traceback (most recent call last)" in log and "KeyError" in log and "bob.py" in log
+    for learner in ("results/bob.json", "summary.csv", "report.html", "report.md"):
+        text = (out / learner).read_text(encoding="utf-8-sig")
+        assert "Traceback" not in text and "0.84147098" not in text, learner
+    reason = "the grader failed (KeyError; its traceback is in grader.log)"
+    assert json.loads((out / "results" / "bob.json").read_text())["output"].count(reason) == 1
+    assert reason in (out / "summary.csv").read_text(encoding="utf-8-sig")
+    shares = [tmp_path / "s1", tmp_path / "s2"]
+    for k, share in enumerate(shares, start=1):
+        assert cli("batch", klass, "--out", share, "--shard", f"{k}/2")[0] in (0, 3)
+    assert sum((share / "grader.log").exists() for share in shares) == 1
+    code, stdout, err = cli("merge", *shares, "--out", tmp_path / "all")
+    assert code == 0, err
+    merged = (tmp_path / "all" / "grader.log").read_text()
+    holder = next(s for s in shares if (s / "grader.log").exists())
+    assert merged.startswith("== shard ") and f": {holder} ==\n" in merged
+    assert merged.endswith((holder / "grader.log").read_text())
+    assert f"tracebacks of grader bugs: {tmp_path / 'all' / 'grader.log'}" in stdout
+
+
+BROKEN_SUBMIT = """
+import sys
+import grader.pipeline
+def broken(**_):
+    raise RuntimeError("the hidden table 0.84147098")
+grader.pipeline.grade = broken
+from grader.cli import main
+sys.exit(main(sys.argv[1:]))
+"""
+
+
+@pytest.mark.parametrize("debug", ["", "1"])
+def test_stderr_holds_no_log_unless_grader_debug(tmp_path: Path, debug: str) -> None:
+    """A grader bug in a process of its own: one line on stderr and no log record (no last
+    resort); with GRADER_DEBUG=1 the traceback too."""
+    env = {k: v for k, v in os.environ.items() if k != "GRADER_DEBUG"}
+    if debug:
+        env["GRADER_DEBUG"] = debug
+    done = subprocess.run(
+        [sys.executable, "-I", "-c", BROKEN_SUBMIT, "submit", str(CORPUS / "reference.py")],
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd=tmp_path,
+        check=False,
+        timeout=120,
+    )
+    assert done.returncode == 3
+    line = (
+        "grader: internal error: RuntimeError (set GRADER_DEBUG=1 for the traceback, "
+        "and please report it)\n"
+    )
+    if debug:
+        assert done.stderr.endswith(line) and "Traceback (most recent call last)" in done.stderr
+        assert "ERROR grader.cli: internal error" in done.stderr
+    else:
+        assert done.stderr == line
