@@ -265,3 +265,16 @@ def test_stderr_holds_no_log_unless_grader_debug(tmp_path: Path, debug: str) -> 
         assert "ERROR grader.cli: internal error" in done.stderr
     else:
         assert done.stderr == line
+
+
+def test_merge_counts_shards_not_runs(cli: Cli, tmp_path: Path) -> None:
+    """Shares each graded twice (resumed), merged twice: two shards, every time."""
+    klass = _class(tmp_path / "class", "ada", "bob", "cyd")
+    shares = [tmp_path / "s1", tmp_path / "s2"]
+    for _ in range(2):
+        for k, share in enumerate(shares, start=1):
+            assert cli("batch", klass, "--out", share, "--shard", f"{k}/2")[0] == 0
+    for _ in range(2):
+        code, stdout, err = cli("merge", *shares, "--out", tmp_path / "all")
+        assert code == 0, err
+        assert stdout.startswith(f"merged 2 shards into {tmp_path / 'all'}: "), stdout
