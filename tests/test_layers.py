@@ -81,8 +81,8 @@ def _state_words() -> set[str]:
     """Every word a named state is written as: what a frame says, how a child ended, where
     it stopped, what became of a case, why a load failed, the backend, the fallback, how
     root is left, the mode, how a batch came by a row, a gradebook, what the template
-    process is asked and tells, which pipe is ready, a corpus variant's folder, a bundle
-    and a report's format."""
+    process is asked and tells, which pipe is ready, a corpus variant's folder, a bundle,
+    a report's format and an input's kind."""
     from grader.author.audit import Meant
     from grader.batch.outdir import RowStatus
     from grader.sandbox.answers import EndState, Kind, Stage
@@ -96,7 +96,10 @@ def _state_words() -> set[str]:
         *(Event, EndState, Stage, Kind, LoadFailure, Backend, Fallback, Privilege, Mode),
         *(RowStatus, Gradebook, Op, Pipe, Meant, Bundle, Format),
     )
-    return {member.value for kind in kinds for member in kind if member.value}
+    words = {member.value for kind in kinds for member in kind if member.value}
+    from grader.problem.schema import KINDS  # and the input kinds' words, as Field takes them
+
+    return words | set(KINDS)
 
 
 def _told_by_words(tree: ast.AST, words: set[str]) -> list[int]:

@@ -57,11 +57,6 @@ class InputKind(ABC):
     word: ClassVar[str] = ""
     secrecy: ClassVar[Secrecy] = Secrecy.ALONE
 
-    @property
-    def kind(self) -> str:
-        """Return the kind's word, as the kit's check compares it until the kinds say."""
-        return self.word
-
     @abstractmethod
     def check(self, raw: object) -> Any:
         """Return the value checked and normalised (immutable); Invalid naming the field."""
@@ -120,6 +115,11 @@ class InputKind(ABC):
     def digest(self, value: Any) -> bytes:
         """Return the bytes that name the value in a digest of its case's inputs."""
         return repr(value).encode()
+
+    def row_items(self, value: Any) -> list[Any]:
+        """Return the value's items, one per row of the answer, as the kit's check compares
+        them (hashable): for a kind an exercise names in ROW_INPUTS."""
+        return list(value)
 
     def stored(self, value: Any) -> Any:
         """Return the value as a learner kit's numpy file stores it."""
@@ -424,6 +424,9 @@ class FloatTable(InputKind):
 
     def digest(self, value: Any) -> bytes:
         return repr(value.shape).encode() + bytes(value.tobytes())
+
+    def row_items(self, value: Any) -> list[Any]:
+        return [row.tobytes() for row in value]
 
     def stored(self, value: Any) -> Any:
         return value

@@ -191,12 +191,10 @@ def _check_secrets(
             )
 
 
-def _rows(values: Mapping[str, Any], names: Sequence[str]) -> list[tuple[Any, ...]]:
-    """Return each row's items of the row inputs (a table's row as its bytes)."""
-    columns = [
-        [row.tobytes() for row in values[n]] if hasattr(values[n], "dtype") else list(values[n])
-        for n in names
-    ]
+def _rows(values: Mapping[str, Any], rules: Rules) -> list[tuple[Any, ...]]:
+    """Return each row's items of the row inputs, as their kinds give them."""
+    field = rules.inputs.field
+    columns = [field(n).row_items(values[n]) for n in rules.row_inputs]
     return list(zip(*columns, strict=False))
 
 
@@ -209,7 +207,7 @@ def _check_inputs(inputs: Sequence[PublicInput], hidden: Sequence[Case], rules: 
     """
     row_names = rules.row_inputs
     needed = [
-        (case, frozenset(_rows(case.inputs, row_names)) if row_names else None) for case in hidden
+        (case, frozenset(_rows(case.inputs, rules)) if row_names else None) for case in hidden
     ]
     for public in inputs:
         for case, rows in needed:
@@ -222,7 +220,7 @@ def _check_inputs(inputs: Sequence[PublicInput], hidden: Sequence[Case], rules: 
                 )
             if rows is None or not _alike(public.values, case.inputs, rules):
                 continue
-            if rows <= set(_rows(public.values, row_names)):
+            if rows <= set(_rows(public.values, rules)):
                 raise GraderError(
                     f"learner bundle file {public.where} holds every row of {case.source}: "
                     "the kit must not show a hidden case"
