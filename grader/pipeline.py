@@ -16,7 +16,7 @@ from grader.errors import GraderError
 from grader.problem.exercise import Exercise, load_exercise
 from grader.problem.layout import REFERENCE_FILE, protected_paths, starter_text
 from grader.sandbox.guard import guard
-from grader.sandbox.limits import Limits
+from grader.sandbox.limits import FLAGS, Flag, Limits, default
 from grader.sandbox.spawn import Direct, Launch, Spawner
 from grader.sandbox.walls import Choice
 from grader.states import Backend, Mode
@@ -77,26 +77,13 @@ def slots(limits: Limits, file: str, exercise: Exercise) -> dict[str, str]:
     }
 
 
-# Each limit a user can lower, with its flag: the limits check names the flag to raise.
-LIMIT_FLAGS = {
-    "case_seconds": "--timeout",
-    "budget_seconds": "--budget",
-    "startup_seconds": "--startup-timeout",
-    "cpu_seconds": "--cpu",
-    "memory_mb": "--memory",
-    "file_size_mb": "--max-file-size",
-    "output_bytes": "--max-output",
-}
+def lowered(limits: Limits) -> list[Flag]:
+    """Return the flags of the limits set below their defaults: the flags to raise."""
+    return [f for f in FLAGS if getattr(limits, f.field) < default(f)]
 
 
-def lowered(limits: Limits) -> list[str]:
-    """Return the fields of the limits set below their defaults."""
-    default = Limits()
-    return [f for f in LIMIT_FLAGS if getattr(limits, f) < getattr(default, f)]
-
-
-def _flags(limits: Limits, fields: Sequence[str]) -> str:
-    return ", ".join(f"{LIMIT_FLAGS[f]} {getattr(limits, f):g}" for f in fields)
+def _flags(limits: Limits, flags: Sequence[Flag]) -> str:
+    return ", ".join(f"{f.flag} {getattr(limits, f.field):g}" for f in flags)
 
 
 def check_limits(problem_root: Path, limits: Limits, choice: Choice) -> None:

@@ -144,17 +144,10 @@ def jobs_args(what: str, default: str = "one per usable CPU") -> Step:
 
 
 def limits_of(args: argparse.Namespace) -> Any:
-    from grader.sandbox.limits import Limits
+    """Return the Limits the command line sets, each from its flag (FLAGS)."""
+    from grader.sandbox.limits import FLAGS, Limits
 
-    return Limits(
-        case_seconds=args.timeout,
-        startup_seconds=args.startup_timeout,
-        cpu_seconds=args.cpu,
-        memory_mb=args.memory,
-        file_size_mb=args.max_file_size,
-        output_bytes=args.max_output,
-        budget_seconds=args.budget,
-    )
+    return Limits(**{f.field: getattr(args, f.dest) for f in FLAGS})
 
 
 class Command(NamedTuple):

@@ -1,7 +1,8 @@
 """Every limit on a child, its default, and the flag that sets it: written once.
 
-The CLI's options and their help are made from FLAGS, and a test holds docs/sandbox.md's
-"Limits" table to the same defaults. Imports nothing, so that `grader --help` stays quick.
+The CLI's options, their help and the Limits they set are made from FLAGS, the limits check
+names a flag to raise from it, and a test holds docs/sandbox.md's "Limits" table to the
+same defaults. Imports nothing, so that `grader --help` stays quick.
 """
 
 from __future__ import annotations
@@ -34,6 +35,11 @@ class Flag(NamedTuple):
     unit: str  # as docs/sandbox.md's table and the help say it
     most: float
     what: str
+
+    @property
+    def dest(self) -> str:
+        """Return the name argparse gives the flag's value: --max-file-size, max_file_size."""
+        return self.flag.lstrip("-").replace("-", "_")
 
 
 HOUR, DAY = 3600, 86400
