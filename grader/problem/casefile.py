@@ -63,9 +63,15 @@ def _table(raw: object, shape: tuple[int, ...]) -> Expected:
     if not isinstance(raw, list) or not all(isinstance(row, list) for row in raw):
         raise Bad("expected", "must be a table: a list of rows, each a list of numbers")
     rows = [_numbers(row) for row in raw]
-    found = (len(rows), len(rows[0]) if rows else 0)
-    if found != shape or any(len(row) != shape[1] for row in rows):
-        raise Bad("expected", f"has shape {found}, but the input needs {shape}")
+    if len(rows) != shape[0]:
+        raise Bad("expected", f"has {len(rows)} rows, but the input needs {shape[0]} {shape}")
+    odd = [(i, len(row)) for i, row in enumerate(rows) if len(row) != shape[1]]
+    if odd:
+        said = ", ".join(f"row {i} has {n} value{'s' * (n != 1)}" for i, n in odd[:3])
+        more = f" (and {len(odd) - 3} more rows)" if len(odd) > 3 else ""
+        raise Bad(
+            "expected", f"{said}{more}, but each row needs {shape[1]} (the input needs {shape})"
+        )
     return tuple(rows)
 
 

@@ -113,8 +113,9 @@ def _by_file(issues: list[Issue]) -> list[Issue]:
 class ProblemInvalid(GraderError):
     """The problem files have issues; every one is listed, not just the first."""
 
-    def __init__(self, issues: list[Issue]) -> None:
+    def __init__(self, issues: list[Issue], partial: Problem | None = None) -> None:
         self.issues = issues
+        self.partial = partial  # the cases that are valid, for the issues found past them
         count = f"{len(issues)} issue{'s' if len(issues) != 1 else ''}"
         super().__init__(
             f"the problem is invalid ({count}):\n" + "\n".join(f"  {i}" for i in issues)
@@ -193,16 +194,10 @@ def _public_cases(
     cases: list[Case] = []
     for i, raw in enumerate(raws):
         where = f"{EXAMPLES_FILE}: {kind}[{i}]"
+        probe = kind == "probes"
         try:
             cases.append(
-                parse_case(
-                    raw,
-                    where=where,
-                    visible=True,
-                    base=base,
-                    schema=schema,
-                    probe=kind == "probes",
-                )
+                parse_case(raw, where=where, visible=True, base=base, schema=schema, probe=probe)
             )
         except Bads as bads:
             issues += [
@@ -301,9 +296,7 @@ def load_problem(root: Path) -> Problem:
                 Issue(file, f"{prefix}name", f"{case.name!r} is already used by {seen[case.name]}")
             )
         seen.setdefault(case.name, case.source)
-    if issues:
-        raise ProblemInvalid(_by_file(_with_lines(places, issues)))
-    return Problem(
+    problem = Problem(
         root=root,
         rules=rules,
         tolerance=base,
@@ -312,6 +305,9 @@ def load_problem(root: Path) -> Problem:
         probes=tuple(probes),
         places=places,
     )
+    if issues:
+        raise ProblemInvalid(_by_file(_with_lines(places, issues)), partial=problem)
+    return problem
 
 
 Reference = Callable[..., Any]
@@ -353,9 +349,8 @@ def _guard_loaded(root: Path, names: set[str]) -> None:
         where = getattr(sys.modules.get(name), "__file__", None)
         if where and Path(os.path.abspath(where)).is_relative_to(root):
             files.append(Path(os.path.abspath(where)))
-    issues = [
-        Issue(str(e.path.relative_to(root)), "(file)", e.why) for e in exposed_files(sorted(files))
-    ]
+    exposed = exposed_files(sorted(files)) if files else []
+    issues = [Issue(str(e.path.relative_to(root)), "(file)", e.why) for e in exposed]
     if issues:
         raise ProblemInvalid(issues)
 
@@ -380,7 +375,21 @@ def check_problem(root: Path, *, examples: bool = True, hidden: bool = True) -> 
     Raises ProblemInvalid listing every issue: schema, reference failures, and stored
     expectations outside the tolerance of what the reference computes.
     """
-    return check_expected(load_problem(root), examples=examples, hidden=hidden)
+    try:
+        problem = load_problem(root)
+    except ProblemInvalid as invalid:
+        # Every issue of every file at once: the valid cases' stored tables are checked too.
+        if invalid.partial is not None:
+            try:
+                check_expected(invalid.partial, examples=examples, hidden=hidden)
+            except ProblemInvalid as wrong:
+                issues = _by_file(invalid.issues + wrong.issues)
+                # examples.yaml first, as the loader reads it.
+                raise ProblemInvalid(
+                    sorted(issues, key=lambda i: i.file != EXAMPLES_FILE)
+                ) from None
+        raise
+    return check_expected(problem, examples=examples, hidden=hidden)
 
 
 def _frozen(table: Array) -> Array:
@@ -406,28 +415,18 @@ def check_expected(problem: Problem, *, examples: bool = True, hidden: bool = Tr
     reference = load_reference(problem)
     issues: list[Issue] = []
     expected: dict[str, Array] = {}
+    function = (str(REFERENCE_FILE), problem.exercise.function)  # where its issues are
     for case in cases:
         file, prefix = _where(case)
         try:
             args = arguments(problem.rules.inputs, case.inputs)
             ref = np.asarray(reference(*args), dtype=np.float64)
         except Exception as exc:  # noqa: BLE001 - reported with the case that triggered it
-            issues.append(
-                Issue(
-                    str(REFERENCE_FILE),
-                    problem.exercise.function,
-                    f"raised {type(exc).__name__} on {case.source}: {exc}",
-                )
-            )
+            issues.append(Issue(*function, f"raised {type(exc).__name__} on {case.source}: {exc}"))
             continue
         if ref.shape != case.shape or not np.all(np.isfinite(ref)):
-            issues.append(
-                Issue(
-                    str(REFERENCE_FILE),
-                    problem.exercise.function,
-                    f"returned shape {ref.shape} or non-finite values on {case.source}",
-                )
-            )
+            said = f"returned shape {ref.shape} or non-finite values on {case.source}"
+            issues.append(Issue(*function, said))
             continue
         stored = None if case.expected is None else np.array(case.expected, dtype=np.float64)
         if stored is not None:

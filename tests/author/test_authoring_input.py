@@ -561,3 +561,32 @@ def test_a_suite_of_few_bytes_and_millions_of_values_is_one_issue(cli: Cli, tmp_
         f"hidden_tests/: (folder): its cases hold more than {cases.MAX_SUITE_VALUES} values "
         "(inputs and answers); the rest are not read"
     ) in err
+
+
+def _examples_with(root: Path, old: str, new: str) -> None:
+    path = root / "examples.yaml"
+    text = path.read_text()
+    assert old in text
+    path.write_text(text.replace(old, new, 1))
+
+
+def test_a_short_row_of_a_stored_table_is_named(cli: Cli, problem_copy: Path) -> None:
+    """A stored table whose second row is short says which row holds how many values, not
+    two equal shapes."""
+    _examples_with(problem_copy, "- [0.841471, 0.540302, 0.00999983, 0.99995]", "- [0.841471]")
+    assert _check(cli, problem_copy) == [
+        "examples.yaml:13: examples[0].expected: row 1 has 1 value, but each row needs 4 "
+        "(the input needs (2, 4))"
+    ]
+
+
+def test_check_lists_a_wrong_stored_value_with_the_other_files_issues(
+    cli: Cli, problem_copy: Path
+) -> None:
+    """A stored value the reference disagrees with is listed in the same pass as another
+    file's invalid input (docs/authors.md: every issue of every file)."""
+    _examples_with(problem_copy, "- [0.841471, 0.540302,", "- [0.9, 0.540302,")
+    _case(problem_copy, "11_bad.yaml", "name: bad\nwhy: w\ninput:\n  positions: [1, -1]\n")
+    issues = _check(cli, problem_copy)
+    assert [i.split(":")[0] for i in issues] == ["examples.yaml", *["hidden_tests/11_bad.yaml"] * 2]
+    assert issues[0].startswith("examples.yaml:13: examples[0].expected: disagrees with the ")

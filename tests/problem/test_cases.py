@@ -98,7 +98,7 @@ def test_validate_input_rejects(positions: list[object], d_model: object, words:
         (
             "name: a\nwhy: b\ninput: {positions: [1], d_model: 2}\nexpected: [[0, 1, 2]]\n",
             "expected",
-            "shape",
+            "row 0 has 3 values, but each row needs 2",
         ),
         (
             "name: a\nwhy: b\ninput: {positions: [1], d_model: 2}\ntolerance: {rtol: -1}\n",
