@@ -46,7 +46,7 @@ def synthetic_output(graded: Path, out: Path, size: int) -> None:
     doc["ids"] = ids
     doc["class"] = {"size": size, "digest": class_digest(ids)}
     (out / "batch.json").write_text(json.dumps(doc))
-    with (out / "summary.csv").open("w", newline="") as handle:
+    with (out / "summary.csv").open("w", newline="", encoding="utf-8-sig") as handle:
         writer = csv.writer(handle)
         writer.writerow(["submission", "score"])
         writer.writerows([entry_id, "0"] for entry_id in ids)
@@ -55,7 +55,7 @@ def synthetic_output(graded: Path, out: Path, size: int) -> None:
 def split(out: Path, into: Path, count: int) -> list[Path]:
     """Split an output folder into the ``count`` shard outputs `batch --shard` would write."""
     doc = json.loads((out / "batch.json").read_text())
-    with (out / "summary.csv").open(newline="") as handle:
+    with (out / "summary.csv").open(newline="", encoding="utf-8-sig") as handle:
         header, *rows = list(csv.reader(handle))
     folders = []
     for k in range(1, count + 1):
@@ -68,7 +68,7 @@ def split(out: Path, into: Path, count: int) -> list[Path]:
         shard_doc = {**doc, "shard": f"{k}/{count}", "ids": ids}
         shard_doc["runs"] = [{**doc["runs"][0], "shard": f"{k}/{count}"}]
         (folder / "batch.json").write_text(json.dumps(shard_doc))
-        with (folder / "summary.csv").open("w", newline="") as handle:
+        with (folder / "summary.csv").open("w", newline="", encoding="utf-8-sig") as handle:
             writer = csv.writer(handle)
             writer.writerow(header)
             writer.writerows(r for r in rows if share_of(r[0], count) == k)

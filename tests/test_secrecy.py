@@ -308,7 +308,7 @@ def test_batch_survives_the_attacks(backend: str, cli: Cli, tmp_path: Path) -> N
         *("--timeout", "5", "--budget", "6"),
     )
     assert code == 0, err
-    with (tmp_path / "out" / "summary.csv").open() as handle:
+    with (tmp_path / "out" / "summary.csv").open(newline="", encoding="utf-8-sig") as handle:
         rows = {row["submission"]: row for row in csv.DictReader(handle)}
     assert set(rows) == set(SECRECY)
     for attack, row in rows.items():
@@ -344,7 +344,7 @@ def test_a_grader_failure_on_one_submission_is_its_row(
     # everything else is written.
     assert code == 3, err
     assert "grader: 1 submissions not graded because of a bug of the grader" in err
-    with (tmp_path / "out" / "summary.csv").open() as handle:
+    with (tmp_path / "out" / "summary.csv").open(newline="", encoding="utf-8-sig") as handle:
         rows = {row["submission"]: row for row in csv.DictReader(handle)}
     assert rows["a"]["status"] == "graded" and rows["a"]["score"] == "10"
     assert rows["b"]["status"] == "not_graded"

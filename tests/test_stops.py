@@ -244,7 +244,8 @@ def test_batch_stops_on_sigterm_and_sighup(tmp_path: Path, how: str, signum: int
     assert proc.returncode == 128 + signum, err
     assert f"stopped by {name}: 3 of 4 submissions not graded yet" in err
     assert "run the same command again to resume" in err and "Traceback" not in err
-    assert (out / "summary.csv").read_text().count("\n") == 2  # the header and a_first
+    summary = (out / "summary.csv").read_text(encoding="utf-8-sig")
+    assert summary.count("\n") == 2  # the header and a_first
     _none_left(temp)
 
 
@@ -431,7 +432,8 @@ def test_a_stop_while_the_files_are_written_leaves_them_all_of_one_run(tmp_path:
     code, err = _batch_signalled(klass, out, "report", "SIGTERM")
     assert code == 143 and "stopped by SIGTERM: 0 of 2 submissions not graded yet" in err
     report = (out / "report.md").read_text()
-    assert "| 2 | 2 | 2 |" in report and (out / "summary.csv").read_text().count("\n") == 3
+    summary = (out / "summary.csv").read_text(encoding="utf-8-sig")
+    assert "| 2 | 2 | 2 |" in report and summary.count("\n") == 3
 
 
 def test_a_resumed_batch_stopped_early_keeps_every_unchanged_row(tmp_path: Path) -> None:
@@ -444,12 +446,11 @@ def test_a_resumed_batch_stopped_early_keeps_every_unchanged_row(tmp_path: Path)
         shutil.copy(CORPUS / "reference.py", klass / f"{name}.py")
     out = tmp_path / "out"
     assert main(["batch", str(klass), "--out", str(out), "--no-progress"]) == 0
-    before = (out / "summary.csv").read_text()
+    before = (out / "summary.csv").read_text(encoding="utf-8-sig")
     code, err = _batch_signalled(klass, out, "grading", "SIGTERM")
     assert code == 143 and "stopped by SIGTERM: 0 of 4" in err
-    assert (out / "summary.csv").read_text().replace("unchanged", "graded") == before.replace(
-        "unchanged", "graded"
-    )
+    after = (out / "summary.csv").read_text(encoding="utf-8-sig")
+    assert after.replace("unchanged", "graded") == before.replace("unchanged", "graded")
     assert "4 submissions" in (out / "report.md").read_text()
 
 

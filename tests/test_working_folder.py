@@ -50,7 +50,7 @@ def _run(here: Path, command: list[str], **extra: str) -> None:
 
 
 def _scores(summary: Path) -> dict[str, str]:
-    with summary.open(newline="") as handle:
+    with summary.open(newline="", encoding="utf-8-sig") as handle:
         return {row["submission"]: row["score"] for row in csv.DictReader(handle)}
 
 

@@ -32,6 +32,7 @@ from grader.batch.outdir import (
     OUTPUT_NAMES,
     RESULTS_DIR,
     SUMMARY_COLUMNS,
+    SUMMARY_ENCODING,
     SUMMARY_FILE,
     Row,
     RowStatus,
@@ -50,7 +51,7 @@ def _name(out: Path) -> str:
 
 def _read_summary(out: Path) -> tuple[list[str], list[list[str]]]:
     try:
-        with (out / SUMMARY_FILE).open(newline="", encoding="utf-8") as handle:
+        with (out / SUMMARY_FILE).open(newline="", encoding=SUMMARY_ENCODING) as handle:
             rows = list(csv.reader(handle))
     except OSError:
         raise GraderError(f"{_name(out)} is incomplete: it has no {SUMMARY_FILE}") from None

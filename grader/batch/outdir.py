@@ -33,6 +33,9 @@ REPORT_HTML = "report.html"
 REPORT_MD = "report.md"
 RESULTS_DIR = "results"
 SUMMARY_FILE = "summary.csv"
+# Written with a byte-order mark, so that Excel on Windows reads it as UTF-8 (a name like
+# "José Núñez" is not garbled); every reader opens it with this encoding, which drops it.
+SUMMARY_ENCODING = "utf-8-sig"
 # The tracebacks of the grader's own bugs met while grading (staff only; see grader.logs).
 LOG_FILE = "grader.log"
 # What a batch or a merge leaves in its output folder (the class report's two files
@@ -128,7 +131,7 @@ def write_summary(path: Path, rows: Iterable[Row], cases: Sequence[str]) -> None
                 *(row.outcomes.get(c, "") for c in cases),
             ]
         )
-    atomic_write(path, handle.getvalue())
+    atomic_write(path, handle.getvalue().encode(SUMMARY_ENCODING))
 
 
 @contextmanager

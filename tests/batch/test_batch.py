@@ -70,7 +70,7 @@ def klass(tmp_path: Path) -> Path:
 
 
 def _summary(out: Path) -> dict[str, dict[str, str]]:
-    with (out / "summary.csv").open() as handle:
+    with (out / "summary.csv").open(newline="", encoding="utf-8-sig") as handle:
         return {row["submission"]: row for row in csv.DictReader(handle)}
 
 
@@ -514,7 +514,7 @@ def test_names_that_look_like_formulas_stay_text(cli: Cli, tmp_path: Path) -> No
     klass.mkdir()
     shutil.copy(CORPUS / "correct" / "lists.py", klass / '=HYPERLINK("http:x","y").py')
     code, _, _ = cli("batch", klass, "--out", tmp_path / "out")
-    with (tmp_path / "out" / "summary.csv").open(newline="") as handle:
+    with (tmp_path / "out" / "summary.csv").open(newline="", encoding="utf-8-sig") as handle:
         (row,) = list(csv.DictReader(handle))
     assert code == 0 and row["path"] == "'" + '=HYPERLINK("http:x","y").py'
     assert not any(value.startswith("=") for value in row.values())
@@ -707,7 +707,7 @@ def test_learner_chosen_names_are_shown_safely_everywhere(cli: Cli, tmp_path: Pa
     written = [stdout, err, *(p.read_text() for p in out.rglob("*") if p.is_file())]
     for text in written:
         assert "\x1b" not in text and "\u202e" not in text
-    with (out / "summary.csv").open(newline="") as handle:
+    with (out / "summary.csv").open(newline="", encoding="utf-8-sig") as handle:
         rows = list(csv.DictReader(handle))
     ids = [r["submission"] for r in rows]
     assert len({i.casefold() for i in ids}) == len(ids) == 6

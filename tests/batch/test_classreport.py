@@ -160,7 +160,7 @@ def batch_out(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 def _csv_figures(out: Path) -> tuple[dict[str, int], dict[str, int], Counter[str]]:
     """Return the headline figures, failures per case and scores, from summary.csv alone."""
-    with (out / "summary.csv").open(newline="") as handle:
+    with (out / "summary.csv").open(newline="", encoding="utf-8-sig") as handle:
         reader = csv.DictReader(handle)
         cases = [c for c in reader.fieldnames or () if c not in SUMMARY_COLUMNS]
         rows = list(reader)

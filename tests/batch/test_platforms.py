@@ -31,7 +31,7 @@ def notebook(code: str) -> str:
 
 
 def rows(out: Path) -> dict[str, dict[str, str]]:
-    with (out / "summary.csv").open(newline="") as handle:
+    with (out / "summary.csv").open(newline="", encoding="utf-8-sig") as handle:
         return {row["student_id"] or row["submission"]: row for row in csv.DictReader(handle)}
 
 

@@ -78,7 +78,7 @@ def grade(klass: Path, out: Path, *extra: str) -> None:
 
 def rows(out: Path) -> list[dict[str, str]]:
     """Return summary.csv's rows without the one column that depends on timing."""
-    with (out / "summary.csv").open(newline="") as handle:
+    with (out / "summary.csv").open(newline="", encoding="utf-8-sig") as handle:
         return [{k: v for k, v in r.items() if k != "seconds"} for r in csv.DictReader(handle)]
 
 

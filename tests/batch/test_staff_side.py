@@ -3,6 +3,7 @@ count, what a batch passes over, and its temporary folders."""
 
 from __future__ import annotations
 
+import csv
 import json
 import os
 import shutil
@@ -278,3 +279,24 @@ def test_merge_counts_shards_not_runs(cli: Cli, tmp_path: Path) -> None:
         code, stdout, err = cli("merge", *shares, "--out", tmp_path / "all")
         assert code == 0, err
         assert stdout.startswith(f"merged 2 shards into {tmp_path / 'all'}: "), stdout
+
+
+def test_summary_opens_in_excel_as_utf8(cli: Cli, tmp_path: Path) -> None:
+    """summary.csv starts with UTF-8's byte-order mark, so Excel shows "José Núñez" as
+    written; read with utf-8-sig its first column is `submission`, and merge reads it."""
+    klass = tmp_path / "class"
+    klass.mkdir()
+    (klass / "José Núñez").mkdir()
+    shutil.copy(CORPUS / "reference.py", klass / "José Núñez" / "solution.py")
+    shutil.copy(CORPUS / "reference.py", klass / "ada.py")
+    out = tmp_path / "out"
+    assert cli("batch", klass, "--out", out)[0] == 0
+    data = (out / "summary.csv").read_bytes()
+    assert data.startswith(b"\xef\xbb\xbfsubmission,path,")
+    assert "José Núñez/solution.py".encode() in data
+    with (out / "summary.csv").open(newline="", encoding="utf-8-sig") as handle:
+        rows = list(csv.DictReader(handle))
+    assert [r["path"] for r in rows] == ["José Núñez/solution.py", "ada.py"]
+    code, _, err = cli("merge", out, "--out", tmp_path / "all")
+    assert code == 0, err
+    assert (tmp_path / "all" / "summary.csv").read_bytes().startswith(b"\xef\xbb\xbfsubmission,")

@@ -41,7 +41,7 @@ def _submit(cli: Cli, path: Path, backend: str) -> dict[str, object]:
 
 
 def _summary(out: Path) -> dict[str, dict[str, str]]:
-    with (out / "summary.csv").open() as handle:
+    with (out / "summary.csv").open(newline="", encoding="utf-8-sig") as handle:
         return {row["submission"]: row for row in csv.DictReader(handle)}
 
 

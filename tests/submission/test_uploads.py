@@ -64,7 +64,7 @@ def notebook_of(code: str) -> str:
 
 
 def _rows(out: Path) -> dict[str, dict[str, str]]:
-    with (out / "summary.csv").open(newline="") as handle:
+    with (out / "summary.csv").open(newline="", encoding="utf-8-sig") as handle:
         return {row["submission"]: row for row in csv.DictReader(handle)}
 
 
