@@ -4,6 +4,7 @@ the attacks and what their reports may hold, the environments, Chromium."""
 from __future__ import annotations
 
 import hashlib
+import html
 import json
 import os
 import re
@@ -314,6 +315,27 @@ def assert_closed(
     assert len(walls) <= 1
     header = header[:3] + walls
     assert lines - set(header) <= allowed, lines - set(header) - allowed
+
+
+def assert_feedback_closed(
+    out: Path, entry_id: str, file: str, limits: Limits = SECRECY_LIMITS
+) -> None:
+    """Fail unless a learner's feedback/ID.md and ID.html hold only what `submit` may show:
+    the file's name, the score, each hidden case's name, pass or fail, a sentence of the
+    vocabulary and its hint, the likely mistake and the printed-output warning."""
+    blocks = vocabulary(file, limits)
+    hints = set(HINTS.values())
+    said = {"Feedback on your submission", f"File graded: {file}", f"Warning: {PRINTED_WARNING}"}
+    said |= {f"{mark} {c.name}" for c in HIDDEN for mark in ("PASS", "FAIL")}
+    said |= {line for b in blocks for line in b.sentence.splitlines()}
+    said |= {f"hint: {h}" for h in hints} | {f"Likely mistake: {h}" for h in hints}
+    said |= {f"Score: {k}/{len(HIDDEN)}" for k in range(len(HIDDEN) + 1)}
+    md = (out / "feedback" / f"{entry_id}.md").read_text(encoding="utf-8")
+    lines = {re.sub(r"^(# |- |  - )", "", line).replace("\\_", "_") for line in md.splitlines()}
+    assert lines - {""} <= said, lines - said
+    page = (out / "feedback" / f"{entry_id}.html").read_text(encoding="utf-8")
+    chunks = {html.unescape(c) for c in re.split(r"<[^>]*>|\n", page) if c.strip()}
+    assert chunks - {"Feedback"} <= said, chunks - said
 
 
 def assert_no_hidden_numbers(text: str) -> None:

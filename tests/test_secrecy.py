@@ -40,6 +40,7 @@ from tests.conftest import (
     SECRECY_LIMITS,
     Cli,
     assert_closed,
+    assert_feedback_closed,
     assert_no_hidden_numbers,
     attack_file,
     backends,
@@ -315,6 +316,7 @@ def test_batch_survives_the_attacks(backend: str, cli: Cli, tmp_path: Path) -> N
         assert row["status"] == "graded"
         doc = json.loads((tmp_path / "out" / "results" / f"{attack}.json").read_text())
         assert_closed(doc, f"{attack}.py", limits, batch=True)
+        assert_feedback_closed(tmp_path / "out", attack, f"{attack}.py", limits)
         del doc["extra_data"]["batch"]  # digests: hex digits, not the submission's
         assert_no_hidden_numbers(json.dumps(doc))
         if "score" in SECRECY[attack]:

@@ -38,6 +38,7 @@ from grader.batch.outdir import (
     RowStatus,
     locked,
     result_path,
+    write_feedback,
     write_summary,
 )
 from grader.errors import GraderError
@@ -278,4 +279,5 @@ def _merge(outs: Sequence[Path], into: Path, held: ExitStack) -> Manifest:
         runs=tuple(sorted((r for m in manifests for r in m.runs), key=lambda r: r.shard.index)),
     )
     write_manifest(into, merged)
+    write_feedback(into, merged.ids)
     return merged

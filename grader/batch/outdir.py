@@ -41,14 +41,45 @@ LOG_FILE = "grader.log"
 # What a batch or a merge leaves in its output folder (the class report's two files
 # included): a merge overwrites nothing else, and discovery never takes them for learners.
 LOCK_FILE = ".grader-batch.lock"  # hidden: discovery and merge pass over dot files
+FEEDBACK_DIR = "feedback"  # feedback/ID.md and feedback/ID.html, one pair per learner
 OUTPUT_NAMES = frozenset(
-    {RESULTS_DIR, SUMMARY_FILE, MANIFEST_FILE, REPORT_HTML, REPORT_MD, LOG_FILE, LOCK_FILE}
+    {
+        RESULTS_DIR,
+        SUMMARY_FILE,
+        MANIFEST_FILE,
+        REPORT_HTML,
+        REPORT_MD,
+        LOG_FILE,
+        LOCK_FILE,
+        FEEDBACK_DIR,
+    }
 )
 
 
 def result_path(out: Path, entry_id: str) -> Path:
     """Return where the results document of the submission ``entry_id`` lies in ``out``."""
     return out / RESULTS_DIR / results_name(entry_id)
+
+
+def write_feedback(out: Path, ids: Iterable[str]) -> None:
+    """Write feedback/ID.md and feedback/ID.html for each of ``ids`` from its results
+    document: what `grader submit` shows that learner (grader.feedback), nothing more.
+    A batch and a merge both call it, once their results are in place."""
+    from grader import results
+    from grader.feedback import to_html, to_markdown
+
+    folder = out / FEEDBACK_DIR
+    folder.mkdir(exist_ok=True)
+    if folder.is_symlink() or not folder.is_dir():  # it would carry every learner's away
+        raise GraderError(f"{shown(folder)!r} is a link, not a folder: remove it")
+    for entry_id in ids:
+        try:
+            doc = results.read(result_path(out, entry_id))
+        except (OSError, ValueError):
+            continue  # no results to speak of: summary.csv says why
+        stem = results_name(entry_id).removesuffix(".json")
+        atomic_write(folder / f"{stem}.md", to_markdown(doc))
+        atomic_write(folder / f"{stem}.html", to_html(doc))
 
 
 class RowStatus(Word):

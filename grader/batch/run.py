@@ -30,6 +30,7 @@ from grader.batch.outdir import (
     Row,
     RowStatus,
     locked,
+    write_feedback,
     write_summary,
 )
 from grader.errors import GraderError, NothingToGrade
@@ -272,6 +273,7 @@ def _write_outputs(
         layout=klass.layouts.names(),
     )
     write_manifest(out, manifest)
+    write_feedback(out, (r.id for r in rows))
     write_class_report(out)
 
 

@@ -132,6 +132,8 @@ def test_merge_equals_one_batch(graded: dict[str, Path], tmp_path: Path, cli: Cl
     assert rows(merged) == rows(graded["whole"])
     assert documents(merged) == documents(graded["whole"])
     assert figures(merged) == figures(graded["whole"])
+    feedback = {p.name: p.read_bytes() for p in (graded["whole"] / "feedback").iterdir()}
+    assert {p.name: p.read_bytes() for p in (merged / "feedback").iterdir()} == feedback
     assert (merged / "report.html").is_file() and (merged / "report.md").is_file()
     manifest = json.loads((merged / "batch.json").read_text())
     assert manifest["shard"] == "1/1" and len(manifest["runs"]) == n

@@ -1,0 +1,78 @@
+"""feedback/ID.md and feedback/ID.html: what `grader submit` shows each learner, written by
+`batch` and by `merge`, a learner's own text escaped, a lost row said in one fixed sentence."""
+
+from __future__ import annotations
+
+import html
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from grader.feedback import LOST
+from tests.conftest import CORPUS, ROOT, Cli, assert_feedback_closed
+
+pytestmark = pytest.mark.slow  # every test grades a class
+
+RIGHT = (ROOT / "solutions" / "reference.py").read_text()
+SWAPPED = (CORPUS / "wrong" / "swapped.py").read_text()
+EVIL = "<b>x<i>_*[y](z)#.py"  # a name a learner chose, markup in Markdown and in HTML
+
+
+def test_batch_writes_each_learners_feedback(cli: Cli, tmp_path: Path) -> None:
+    """Each row gets its pair of files: the score, each case, the hint; the learner's own
+    name escaped; nothing of the batch's own fields (digests, paths, the student)."""
+    klass = tmp_path / "class"
+    klass.mkdir()
+    (klass / "ada.py").write_text(RIGHT)
+    (klass / "bob.py").write_text(SWAPPED)
+    (klass / "eve").mkdir()
+    (klass / "eve" / EVIL).write_text(RIGHT)
+    (klass / "nil").mkdir()
+    (klass / "nil" / "notes.txt").write_text("no code")
+    out = tmp_path / "out"
+    code, _, err = cli("batch", klass, "--out", out, "--no-progress")
+    assert code == 0, err
+    folder = out / "feedback"
+    assert sorted(p.name for p in folder.iterdir()) == sorted(
+        f"{who}.{kind}" for who in ("ada", "bob", "eve", "nil") for kind in ("md", "html")
+    )
+    ada = (folder / "ada.md").read_text()
+    assert "Score: 10/10" in ada and "- PASS single_pair" in ada
+    bob = (folder / "bob.md").read_text()
+    assert "Score: 0/10" in bob and "hint: " in bob and "Likely mistake: " in bob
+    for name in ("ada", "bob"):
+        assert_feedback_closed(out, name, f"{name}.py")
+        text = (folder / f"{name}.md").read_text() + (folder / f"{name}.html").read_text()
+        assert "sha256" not in text and str(klass) not in text and "class" not in text
+    eve_md, eve_html = (folder / "eve.md").read_text(), (folder / "eve.html").read_text()
+    assert r"\<b\>x\<i\>\_\*\[y\]\(z\)\#.py" in eve_md
+    assert "<b>x" not in eve_html and html.escape(EVIL) in eve_html
+    nil = (folder / "nil.md").read_text()
+    assert "Not graded: " in nil and "Score" not in nil
+
+
+def test_a_row_lost_to_a_grader_bug_gets_the_fixed_sentence(
+    cli: Cli, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Neither the exception's text nor its type nor a path reaches the learner."""
+    import grader.batch.grading
+
+    real = grader.batch.grading.grade_in_with_examples
+
+    def flaky(session: Any, **kwargs: Any) -> Any:
+        if kwargs["src"].name == "b.py":
+            raise RuntimeError(f"boom in {tmp_path}")
+        return real(session, **kwargs)
+
+    monkeypatch.setattr(grader.batch.grading, "grade_in_with_examples", flaky)
+    klass = tmp_path / "class"
+    klass.mkdir()
+    for name in ("a.py", "b.py"):
+        (klass / name).write_text(RIGHT)
+    code, _, _ = cli("batch", klass, "--out", tmp_path / "out", "--no-progress")
+    assert code == 3
+    for kind in ("md", "html"):
+        text = (tmp_path / "out" / "feedback" / f"b.{kind}").read_text()
+        assert LOST in text and "boom" not in text and "RuntimeError" not in text
+        assert str(tmp_path) not in text
