@@ -4,6 +4,7 @@ CLI; every byte outside the written cells stays as the template had it."""
 from __future__ import annotations
 
 import codecs
+import shlex
 import zipfile
 from pathlib import Path
 
@@ -23,7 +24,7 @@ from tests.batch.gradebooks import (
     lost,
     semicolons,
 )
-from tests.conftest import Cli
+from tests.conftest import ROOT, Cli
 
 HW1 = "HW 1: Sinusoids"
 
@@ -300,3 +301,45 @@ def test_a_download_graded_comes_back_as_its_gradebook(
     else:
         assert code == 0, stdout
         assert text.count('"10.00"') == 2
+
+
+def _export_commands() -> list[tuple[str, str]]:
+    """Each platform section's `grader export` command in docs/platforms.md."""
+    text = (ROOT / "docs" / "platforms.md").read_text(encoding="utf-8")
+    found = []
+    for section in text.split("\n## ")[1:]:
+        for block in section.split("```sh\n")[1:]:
+            command = block.split("\n```", 1)[0]
+            if command.startswith("grader export "):
+                found.append((section.splitlines()[0], command))
+    return found
+
+
+def test_the_docs_give_an_export_per_gradebook_platform() -> None:
+    """Canvas, Moodle and Blackboard each have their export step, and only they."""
+    assert [title for title, _ in _export_commands()] == ["Canvas", "Moodle", "Blackboard"]
+
+
+@pytest.mark.parametrize(("title", "command"), _export_commands())
+def test_each_export_in_the_docs_runs_as_written(
+    cli: Cli, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, title: str, command: str
+) -> None:
+    """The export command of each platform's section, verbatim, on its fixture: the file
+    it names is written, each graded student's score in their row."""
+    args = shlex.split(command)
+    to = args[args.index("--to") + 1]
+    template = tmp_path / args[args.index("--template") + 1]
+    make = {"canvas": canvas_out, "moodle": moodle_out, "blackboard": blackboard_out}[to]
+    out = make(tmp_path)
+    out.rename(tmp_path / args[2])
+    fixture = {"canvas": CANVAS.encode(), "moodle": MOODLE_EN.encode()}
+    template.write_bytes(fixture.get(to) or blackboard_download())
+    monkeypatch.chdir(tmp_path)
+    code, stdout, err = cli(*args[1:])
+    assert code in (0, 1), err
+    assert stdout.startswith(f"{to}: ") and " scores written into " in stdout
+    written = (tmp_path / args[args.index("-o") + 1]).read_bytes()
+    assert written != template.read_bytes() and len(written) > len(template.read_bytes()) // 2
+    if "--feedback-zip" in args:
+        with zipfile.ZipFile(tmp_path / args[args.index("--feedback-zip") + 1]) as archive:
+            assert len(archive.namelist()) == 6
