@@ -336,16 +336,20 @@ def join_task_limit(fd: int) -> None:
         os.close(fd)
 
 
-def _held_files(tmp: str, submission: str) -> dict[str, bytes]:
-    """Return the submission and its own other modules, which the parent wrote beside it:
-    they are hidden under the tmpfs too, and written back into it."""
+def _held_files(tmp: str, submission: str) -> dict[str, bytes | None]:
+    """Return the submission and its own other modules and packages (None for a folder),
+    which the parent wrote beside it: hidden under the tmpfs too, and written back into it,
+    each folder before what it holds."""
     with open(submission, "rb") as handle:
-        files = {submission: handle.read()}
-    for name in sorted(os.listdir(tmp)):
-        path = os.path.join(tmp, name)
-        if name.endswith(".py") and path != submission:
-            with open(path, "rb") as handle:
-                files[path] = handle.read()
+        files: dict[str, bytes | None] = {submission: handle.read()}
+    for here, folders, names in os.walk(tmp):
+        folders.sort()
+        files.update((os.path.join(here, name), None) for name in folders)
+        for name in sorted(names):
+            path = os.path.join(here, name)
+            if name.endswith(".py") and path != submission:
+                with open(path, "rb") as handle:
+                    files[path] = handle.read()
     return files
 
 
@@ -393,11 +397,14 @@ def private_folder(
     options = f"size={size},mode=0700,uid={uid},gid={gid}"
     _mount(numbers, "tmpfs", tmp, "tmpfs", sc.MS_NOSUID | sc.MS_NODEV, options)
     for path, data in files.items():
-        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-        try:
-            os.write(fd, data)
-        finally:
-            os.close(fd)
+        if data is None:
+            os.mkdir(path, 0o700)
+        else:
+            fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+            try:
+                os.write(fd, data)
+            finally:
+                os.close(fd)
         os.chown(path, uid, gid)
     os.chdir(tmp)  # the old working directory is the folder now hidden under the tmpfs
     return "user+ipc+net+mount" if user else "ipc+net+mount"

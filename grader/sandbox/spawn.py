@@ -242,15 +242,15 @@ def spawn_child(
     *, tmp: str, submission: str, function: str, arity: int, limits: Limits, backend: Backend
 ) -> Started:
     """Start a fresh interpreter for one submission, behind ``backend``."""
-    # The submission's own other modules, written beside it by private_folder.
+    # The submission's own other modules and packages, written beside it by private_folder.
     modules = [
-        os.path.join(tmp, name)
-        for name in sorted(os.listdir(tmp))
-        if name.endswith(".py") and os.path.join(tmp, name) != submission
+        path
+        for path in (os.path.join(tmp, name) for name in sorted(os.listdir(tmp)))
+        if path != submission and (path.endswith(".py") or os.path.isdir(path))
     ]
     if privilege_plan(backend) is Privilege.UID:
         for path in (tmp, submission, *modules):
-            os.chown(path, SANDBOX_UID, SANDBOX_UID)
+            _chown_tree(path)
     read_fd, write_fd = os.pipe()
     widen_pipe(write_fd)
     # With no sandbox too: nothing else stops a submission's fork and setsid there, and the
@@ -384,14 +384,33 @@ def private_folder(
     try:
         submission.write_bytes(source)
         for name, data in beside:
-            # Names the reader chose (a module name and .py); never the submission's own.
-            if name != submission.name and os.sep not in name:
-                (Path(tmp) / name).write_bytes(data)
+            # Names the reader chose (a module's, or a package's path to one: mylib/a.py),
+            # never the submission's own.
+            if name != submission.name and _module_path(name):
+                path = Path(tmp, *name.split("/"))
+                path.parent.mkdir(parents=True, exist_ok=True)
+                path.write_bytes(data)
     except BaseException:
         # A full disk (or a stop) half-way: the folder goes now, not when the batch ends.
         tempdirs.remove_tree(tmp)
         raise
     return tmp, submission
+
+
+def _module_path(name: str) -> bool:
+    """Return True for a module's name (`utils.py`) or a path to one in packages
+    (`mylib/core.py`): names Python can import, and nothing else."""
+    *folders, file = name.split("/")
+    stem, dot, suffix = file.rpartition(".")
+    return (dot, suffix) == (".", "py") and all(p.isidentifier() for p in (*folders, stem))
+
+
+def _chown_tree(path: str) -> None:
+    """Give the sandbox's user a file, or a package's folder and all it holds."""
+    os.chown(path, SANDBOX_UID, SANDBOX_UID)
+    for here, folders, files in os.walk(path):
+        for name in (*folders, *files):
+            os.chown(os.path.join(here, name), SANDBOX_UID, SANDBOX_UID)
 
 
 class Launch:

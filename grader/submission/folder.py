@@ -138,12 +138,25 @@ def pick(
         for p in same
         if p != chosen
     )
-    beside = tuple(
-        p
-        for p in code
-        if p.parent == chosen.parent and p.suffix == ".py" and p != chosen and p.stem.isidentifier()
-    )[:MAX_BESIDE]
-    return Pick(chosen, beside, notes)
+    beside = [p for p in files if p != chosen and _importable(p, chosen.parent)]
+    if len(beside) > MAX_BESIDE:
+        notes += (f"only {MAX_BESIDE} of the {len(beside)} modules beside it are importable",)
+    return Pick(chosen, tuple(beside[:MAX_BESIDE]), notes)
+
+
+def _importable(path: Path, folder: Path) -> bool:
+    """Return True for a module Python imports from ``folder``: a .py there whose name is
+    an identifier, or one inside its packages (folders with an `__init__.py`, all the way)."""
+    if not path.is_relative_to(folder) or path.is_symlink() or path.suffix != ".py":
+        return False
+    *packages, name = path.relative_to(folder).parts
+    if not (name[: -len(".py")].isidentifier() and all(p.isidentifier() for p in packages)):
+        return False
+    if not packages:
+        return not OWN_TESTS.match(name)
+    return all(
+        folder.joinpath(*packages[:i], "__init__.py").is_file() for i in range(1, 1 + len(packages))
+    )
 
 
 def _answer(text: str, function: str, starter: str | None) -> str | None:

@@ -98,7 +98,8 @@ def _from_folder(
         total += len(data)
         if total > folder.MAX_BESIDE_BYTES:
             break
-        beside.append((path.name, data))
+        # As imported: `utils.py`, or a package's `mylib/core.py`.
+        beside.append((path.relative_to(chosen.file.parent).as_posix(), data))
     inner = shown(chosen.file.relative_to(root))
     name = f"{shown(label)}/{inner}" if label else inner
     notes = (*chosen.notes, *src.notes)

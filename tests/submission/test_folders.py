@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import shutil
+import zipfile
 from pathlib import Path
 
 import pytest
@@ -90,3 +91,42 @@ def test_a_child_started_again_has_the_learners_modules(cli: Cli, tmp_path: Path
     outcomes = {t["name"]: t["extra_data"]["outcome"] for t in json.loads(out)["tests"]}
     assert outcomes["two_positions_d4"] == "crash"
     assert outcomes["single_pair_d2"] == "passed", out
+
+
+USES_PACKAGE = USES_HELPERS.replace(
+    "from tables import BASE\nfrom run import twice\nfrom confine import half\n",
+    "from mylib import BASE\nfrom mylib.sizes import twice\nfrom mylib.inner.halves import half\n",
+)
+PACKAGE_FILES = {
+    "mylib/__init__.py": "BASE = 10000.0\n",
+    "mylib/sizes.py": HELPERS["run.py"],
+    "mylib/inner/__init__.py": "",
+    "mylib/inner/halves.py": HELPERS["confine.py"],
+}
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("backend", backends())
+def test_a_learners_own_package_is_importable(cli: Cli, tmp_path: Path, backend: str) -> None:
+    """A folder or zip holding solution.py and its package mylib/ (with `__init__.py`)
+    said "no module named 'mylib'": packages beside the file are importable like modules,
+    alone, in a zip and in a batch."""
+    folder = tmp_path / "class" / "ana"
+    (folder / "mylib" / "inner").mkdir(parents=True)
+    (folder / "solution.py").write_text(USES_PACKAGE)
+    for name, text in PACKAGE_FILES.items():
+        (folder / name).write_text(text)
+    with zipfile.ZipFile(tmp_path / "class" / "ben.zip", "w") as archive:
+        for path in sorted(folder.rglob("*.py")):
+            archive.write(path, path.relative_to(folder).as_posix())
+    for entry in ("ana", "ben.zip"):
+        code, out, _ = cli(
+            "submit", folder.parent / entry, "--sandbox", backend, "--format", "json"
+        )
+        assert (code, json.loads(out)["score"]) == (0, 10.0), out
+    out_dir = tmp_path / "out"
+    code, out, err = cli("batch", folder.parent, "--out", out_dir, "--sandbox", backend)
+    assert code == 0, err + out
+    for learner in ("ana", "ben"):
+        result = json.loads((out_dir / "results" / f"{learner}.json").read_text())
+        assert result["score"] == 10.0, result
