@@ -37,6 +37,22 @@ def _share(part: int, whole: int) -> str:
     return f"{100 * part / whole:.0f}%" if whole else "-"
 
 
+def _apart(r: ClassReport) -> str:
+    """Say who the cases' shares leave out: the learners whose whole file failed."""
+    whole = r.whole_file
+    apart = sum(n for _, n in whole)
+    if not apart:
+        return ""
+    how = ", ".join(f"{code} {n}" for code, n in whole)
+    ran = len(r.graded) - apart
+    one = apart == 1
+    return (
+        f"{apart} graded learner{'' if one else 's'} whose whole file failed ({how}) "
+        f"{'fails' if one else 'fail'} every case alike, counted apart: each share is of "
+        f"the {ran} answers that ran, so it says how many answers the case caught."
+    )
+
+
 def _score(x: float) -> str:
     return f"{x:g}"
 
@@ -180,7 +196,9 @@ def _md_scores(r: ClassReport, graded: int) -> list[str]:
 
 
 def _md_cases(r: ClassReport) -> list[str]:
-    lines = ["## Hidden cases, and the share of the graded class that failed each", ""]
+    lines = ["## Hidden cases, and the share of the answers that ran that failed each", ""]
+    if _apart(r):
+        lines += [*_wrap(_apart(r)), ""]
     for c in r.cases:
         how = ", ".join(f"{code} {n}" for code, n in c.how)
         head = f"{c.name}: {c.failed} of {c.graded} failed ({_share(c.failed, c.graded)})"
@@ -315,9 +333,11 @@ def _html_cases(r: ClassReport) -> str:
         + f"</td><td>{_e(c.why)}</td></tr>"
         for c in r.cases
     )
+    apart = f' <span id="whole-file">{_e(_apart(r))}</span>' if _apart(r) else ""
     return (
-        '<section id="cases"><h2>Hidden cases</h2><p class=note>The share of the graded class '
-        "that failed each case, and how.</p><table><thead><tr><th>case</th><th>failed</th>"
+        '<section id="cases"><h2>Hidden cases</h2><p class=note>The share of the graded '
+        f"answers that ran that failed each case, and how.{apart}</p><table><thead><tr>"
+        "<th>case</th><th>failed</th>"
         f"<th>share</th><th>how</th><th>why</th></tr></thead><tbody>{rows}</tbody></table>"
         "</section>"
     )

@@ -17,13 +17,15 @@ from grader.batch.manifest import Manifest, read_manifest
 from grader.batch.outdir import result_path
 from grader.errors import GraderError
 from grader.names import cell
-from grader.records import Outcome
+from grader.records import LOAD_OUTCOMES, Outcome
 
 # How a test's output gives its hint (report.py writes it so), and the most of one kept.
 HINT_MARK = "\nhint: "
 MAX_HINT = 600
 
 PASSED = Outcome.PASSED.value
+# A whole file that failed (a syntax error, no function...): it fails every case alike.
+WHOLE_FILE = frozenset(o.value for o in LOAD_OUTCOMES)
 # Outcomes in the order the report lists them: the enum's, so the most benign first.
 OUTCOME_ORDER = [o.value for o in Outcome]
 
@@ -62,6 +64,13 @@ class Learner:
     def has(self, outcome: str) -> bool:
         return outcome in self.outcomes.values()
 
+    @property
+    def whole_file_failed(self) -> bool:
+        """Return True when it was graded but its file never ran a case (WHOLE_FILE): no
+        case caught its answer, so the cases' shares count it apart."""
+        found = set(self.outcomes.values())
+        return self.graded and bool(found) and found <= WHOLE_FILE
+
 
 def read_learner(path: Path, entry_id: str) -> Learner:
     """Read one results/ID.json; a missing or unreadable one is a usage error."""
@@ -99,12 +108,13 @@ def read_learner(path: Path, entry_id: str) -> Learner:
 
 @dataclass(frozen=True)
 class CaseLine:
-    """A hidden case and how the graded class fared on it."""
+    """A hidden case and how the graded answers that ran fared on it; the learners whose
+    whole file failed are counted apart (ClassReport.whole_file), since no case caught them."""
 
     name: str
     why: str
     failed: int
-    graded: int
+    graded: int  # the graded learners whose file ran: the whole of the case's share
     how: tuple[tuple[str, int], ...]  # failing outcome kinds, most frequent first
 
 
@@ -185,6 +195,15 @@ class ClassReport:
         return self.ids(lambda x: x.passed and x.passed_examples)
 
     @property
+    def whole_file(self) -> tuple[tuple[str, int], ...]:
+        """Return how the graded learners whose whole file failed failed: each outcome (a
+        syntax error, no function...) with its count, most frequent first."""
+        found = Counter(
+            min(x.outcomes.values(), key=_outcome_rank) for x in self.graded if x.whole_file_failed
+        )
+        return tuple(sorted(found.items(), key=lambda kv: (-kv[1], _outcome_rank(kv[0]))))
+
+    @property
     def examples_unknown(self) -> int:
         return sum(1 for x in self.graded if x.examples is None)
 
@@ -215,19 +234,18 @@ def build(out: Path) -> ClassReport:
         read_learner(result_path(out, entry_id), entry_id) for entry_id in manifest.ids
     )
     graded = [x for x in learners if x.graded]
+    ran = [x for x in graded if not x.whole_file_failed]
     cases = []
     for case in manifest.cases:
         failing = Counter(
-            x.outcomes.get(case.name, "missing")
-            for x in graded
-            if x.outcomes.get(case.name) != PASSED
+            x.outcomes.get(case.name, "missing") for x in ran if x.outcomes.get(case.name) != PASSED
         )
         cases.append(
             CaseLine(
                 name=case.name,
                 why=case.why,
                 failed=sum(failing.values()),
-                graded=len(graded),
+                graded=len(ran),
                 how=tuple(sorted(failing.items(), key=lambda kv: (-kv[1], kv[0]))),
             )
         )

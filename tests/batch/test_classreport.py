@@ -14,7 +14,8 @@ from typing import Any
 
 import pytest
 
-from grader.batch.classreport import Bar, build
+from grader.batch.classpage import write_class_report
+from grader.batch.classreport import WHOLE_FILE, Bar, build
 from grader.batch.manifest import CaseInfo, Shard, for_batch, write_manifest
 from grader.batch.outdir import SUMMARY_COLUMNS
 from grader.cli import main
@@ -93,6 +94,10 @@ def test_figures_from_results(tmp_path: Path) -> None:
         examples=ok,
     )
     _learner(out, "gus", {"a": "passed", "b": "passed"}, examples=None)
+    # Whole files that failed: graded, but no case caught their answer.
+    _learner(out, "hal", {"a": "syntax_error", "b": "syntax_error"}, examples=None)
+    _learner(out, "ivy", {"a": "missing_function", "b": "missing_function"}, examples=None)
+    _learner(out, "jo", {"a": "syntax_error", "b": "syntax_error"}, examples=None)
     write_manifest(
         out,
         for_batch(
@@ -101,38 +106,54 @@ def test_figures_from_results(tmp_path: Path) -> None:
             tolerance="|got - want| <= 1e-06 + 1e-06 * |want|",
             limits=Limits()._asdict(),  # as a batch records them
             cases=[CaseInfo("a", "why a", 1.0), CaseInfo("b", "why b", 1.0)],
-            class_ids=["ada", "bob", "cyd", "dan", "eve", "fay", "gus"],
-            ids=["ada", "bob", "cyd", "dan", "eve", "fay", "gus"],
+            class_ids=["ada", "bob", "cyd", "dan", "eve", "fay", "gus", "hal", "ivy", "jo"],
+            ids=["ada", "bob", "cyd", "dan", "eve", "fay", "gus", "hal", "ivy", "jo"],
             sandbox="bwrap",
             seconds=1.5,
-            graded=6,
+            graded=9,
             settings={},
         ),
     )
     r = build(out)
     assert r.counts() == {
-        "submissions": 7,
-        "graded": 6,
+        "submissions": 10,
+        "graded": 9,
         "passed": 2,
-        "failed": 4,
+        "failed": 7,
         "not-graded": 1,
         "timed-out": 1,
         "crashed": 1,
     }
     assert r.not_graded == (("eve", "no .py file"),)
-    assert [(c.name, c.why, c.failed, c.how) for c in r.cases] == [
-        ("a", "why a", 3, (("wrong_answer", 2), ("crash", 1))),
-        ("b", "why b", 4, (("wrong_answer", 2), ("crash", 1), ("timeout", 1))),
+    # Each case's share is of the six answers that ran: the three whole files are apart.
+    assert [(c.name, c.why, c.failed, c.graded, c.how) for c in r.cases] == [
+        ("a", "why a", 3, 6, (("wrong_answer", 2), ("crash", 1))),
+        ("b", "why b", 4, 6, (("wrong_answer", 2), ("crash", 1), ("timeout", 1))),
     ]
+    assert r.whole_file == (("syntax_error", 2), ("missing_function", 1))
+    apart = (
+        "3 graded learners whose whole file failed (syntax_error 2, missing_function 1) fail "
+        "every case alike, counted apart: each share is of the 6 answers that ran"
+    )
+    write_class_report(out)
+    assert apart in " ".join((out / "report.md").read_text().replace("\\_", "_").split())
+    assert apart in (out / "report.html").read_text()
+    assert "- a: 3 of 6 failed (50%)" in (out / "report.md").read_text()
     assert [(m.code, m.ids, m.hint) for m in r.mistakes] == [
         ("swapped_sin_cos", ("bob", "fay"), HINTS["swapped_sin_cos"]),
         ("table_capped", ("fay",), HINTS["table_capped"]),
     ]
-    assert r.bars == (Bar("0", 0, 1, 3), Bar("1", 1, 2, 1), Bar("2", 2, 3, 2))
+    assert r.bars == (Bar("0", 0, 1, 6), Bar("1", 1, 2, 1), Bar("2", 2, 3, 2))
     assert r.examples_only == ("cyd", "fay")
     assert r.passed_all == ("ada",)  # gus passed, but its examples were not recorded
-    assert r.examples_unknown == 1
-    assert r.outcome_counts() == [("wrong_answer", 2), ("timeout", 1), ("crash", 1)]
+    assert r.examples_unknown == 4
+    assert r.outcome_counts() == [
+        ("wrong_answer", 2),
+        ("timeout", 1),
+        ("crash", 1),
+        ("syntax_error", 2),
+        ("missing_function", 1),
+    ]
 
 
 @pytest.fixture(scope="module")
@@ -174,8 +195,19 @@ def _csv_figures(out: Path) -> tuple[dict[str, int], dict[str, int], Counter[str
         "timed-out": sum(any(r[c] == "timeout" for c in cases) for r in graded),
         "crashed": sum(any(r[c] == "crash" for c in cases) for r in graded),
     }
-    failed = {c: sum(r[c] != "passed" for r in graded) for c in cases}
+    # A whole file that failed fails every case alike: the cases' shares count it apart.
+    ran = [r for r in graded if not {r[c] for c in cases} <= WHOLE_FILE]
+    failed = {c: sum(r[c] != "passed" for r in ran) for c in cases}
     return counts, failed, Counter(r["score"] for r in graded)
+
+
+def _whole_files(out: Path) -> int:
+    """Return how many graded rows of summary.csv ran no case: their whole file failed."""
+    with (out / "summary.csv").open(newline="", encoding="utf-8-sig") as handle:
+        reader = csv.DictReader(handle)
+        cases = [c for c in reader.fieldnames or () if c not in SUMMARY_COLUMNS]
+        rows = [r for r in reader if r["status"] != "not_graded"]
+    return sum({r[c] for c in cases} <= WHOLE_FILE for r in rows)
 
 
 def test_batch_writes_the_report(batch_out: Path) -> None:
@@ -199,8 +231,10 @@ def test_markdown_reads_in_a_terminal(batch_out: Path) -> None:
     )
     assert lines[header + 2] == "| " + " | ".join(str(v) for v in counts.values()) + " |"
     flat = " ".join(text.split())
+    ran = counts["graded"] - _whole_files(batch_out)
+    assert _whole_files(batch_out) == 1  # syntax.py
     for name, n in failed.items():
-        assert f"- {name}: {n} of {counts['graded']} failed" in flat
+        assert f"- {name}: {n} of {ran} failed" in flat
     for code in ("swapped_sin_cos", "transposed", "table_clamped", "low_precision_float16"):
         assert HINTS[code] in flat
     assert re.search(r"## Pass the visible examples, fail hidden cases \(\d+\)", text)
