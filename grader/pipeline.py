@@ -327,4 +327,6 @@ def _advice(probe: CaseResult) -> str:
     if probe.passed:
         return ""
     said = probe.diagnosis.hint if probe.diagnosis else probe.message.splitlines()[0]
+    if probe.diagnosis is not None and probe.diagnosis.measured:
+        said += f" (read back: {probe.diagnosis.measured})"  # a probe is public
     return f"on the public probe {probe.name}: {said}"

@@ -43,6 +43,8 @@ PUBLIC_NAMES = (
     "diagnose",
     "where",
     "same_rows",
+    "RAISED_HINTS",
+    "diagnose_raised",
 )
 
 
@@ -59,7 +61,9 @@ class Rules:
     item by item (a kit holding a hidden case's rows gives them away). ``formula``: a
     pattern the kit's code must not match (it would compute the answer); ``labels`` name
     the answer's rows and columns in pictures. ``diagnose``,
-    ``where`` and ``same_rows`` are the module's own functions, or None.
+    ``where`` and ``same_rows`` are the module's own functions, or None. ``raised_hints``:
+    the hints an exception can earn, each with the one exception name it goes with (on a
+    hidden case, one fixed sentence beside "raised NAME"); ``diagnose_raised`` names them.
     """
 
     exercise: Exercise
@@ -75,6 +79,8 @@ class Rules:
     diagnose: Callable[..., str | tuple[str, str] | None] | None = None
     where: Callable[[Mapping[str, Any], int, int], str] | None = None
     same_rows: Callable[[Mapping[str, Any], Mapping[str, Any]], bool] | None = None
+    raised_hints: Mapping[str, str] = field(default_factory=dict)
+    diagnose_raised: Callable[..., str | tuple[str, str] | None] | None = None
 
 
 def _package(root: Path) -> str:
@@ -116,13 +122,16 @@ def load_rules(root: Path) -> Rules:
         )
     hints = dict(found.get("HINTS", {}))
     shape_hints = frozenset(found.get("SHAPE_HINTS", ()))
+    raised_hints = dict(found.get("RAISED_HINTS", {}))
     rules = Rules(
         exercise=exercise,
         inputs=inputs,
         sentences=dict(found.get("SENTENCES", {})),
         hints=hints,
         shape_hints=shape_hints,
-        answer_hints=frozenset(found.get("ANSWER_HINTS", set(hints) - shape_hints)),
+        answer_hints=frozenset(
+            found.get("ANSWER_HINTS", set(hints) - shape_hints - set(raised_hints))
+        ),
         rows=found.get("ROWS"),
         row_inputs=tuple(found.get("ROW_INPUTS", ())),
         formula=found.get("FORMULA"),
@@ -130,6 +139,8 @@ def load_rules(root: Path) -> Rules:
         diagnose=found.get("diagnose"),
         where=found.get("where"),
         same_rows=found.get("same_rows"),
+        raised_hints=raised_hints,
+        diagnose_raised=found.get("diagnose_raised"),
     )
     _check_rules(rules)
     return rules
@@ -143,6 +154,12 @@ def _check_rules(rules: Rules) -> None:
         raise GraderError(f"{EXERCISE_FILE}: ROWS must name one of {names}")
     if not set(rules.row_inputs) <= set(names):
         raise GraderError(f"{EXERCISE_FILE}: ROW_INPUTS must name inputs among {names}")
+    if not set(rules.raised_hints) <= set(rules.hints) or rules.raised_hints.keys() & (
+        rules.shape_hints | rules.answer_hints
+    ):
+        raise GraderError(
+            f"{EXERCISE_FILE}: RAISED_HINTS must be codes of HINTS that no table can earn"
+        )
     if not (rules.shape_hints | rules.answer_hints) <= set(rules.hints):
         raise GraderError(f"{EXERCISE_FILE}: SHAPE_HINTS and ANSWER_HINTS must be codes of HINTS")
     if not all(isinstance(t, str) for t in (*rules.hints.values(), *rules.sentences.values())):

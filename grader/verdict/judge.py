@@ -194,6 +194,8 @@ class Judge:
             outcome, key, names = _classify(raw)
             message = _visible_message(raw, src, key, self.slots) if visible else ""
             message = message or self.words.sentence(key, **names)
+            if key == "raised":
+                diagnosis = self._raised(case, names["exception"], raw.info.get("message"))
         if visible and want is not None and outcome not in _SHOWN_ALREADY:
             # Show the expected table wherever the mismatch report has not already done so.
             if raw.array is not None:
@@ -201,11 +203,11 @@ class Judge:
             details.append("expected:\n" + fmt_table(want))
         if src.unsure:
             diagnosis = None  # the slice of a notebook may have changed the answer itself
-        if (
-            diagnosis is not None
-            and not visible
-            and diagnosis.code not in self.words.hints_for(outcome, frozenset({diagnosis.code}))
-        ):
+        raised = _exception_name(raw.info) if outcome is Outcome.EXCEPTION else None
+        allowed = self.words.hints_for(
+            outcome, frozenset({diagnosis.code}) if diagnosis else frozenset(), raised
+        )
+        if diagnosis is not None and not visible and diagnosis.code not in allowed:
             diagnosis = None  # a hint the vocabulary does not allow with this outcome
         rows = self.rules.rows
         return CaseResult(
@@ -261,6 +263,19 @@ class Judge:
         # included: kept on visible cases only, where the table is the learner's to see.
         code, measured = found if isinstance(found, tuple) else (found, "")
         if code is None or code not in rules.hints:
+            return None
+        return Diagnosis(code, rules.hints[code], str(measured) if case.visible else "")
+
+    def _raised(self, case: Case, exception: str, message: object) -> Diagnosis | None:
+        """Return the mistake the exercise names for raising ``exception`` on this case:
+        with what the message says on a visible case only (the learner's own words)."""
+        rules = self.rules
+        if rules.diagnose_raised is None or exception not in rules.raised_hints.values():
+            return None
+        said = str(message)[:200] if case.visible and isinstance(message, str) else ""
+        found = rules.diagnose_raised(case.inputs, exception, said)
+        code, measured = found if isinstance(found, tuple) else (found, "")
+        if code is None or rules.raised_hints.get(code) != exception:
             return None
         return Diagnosis(code, rules.hints[code], str(measured) if case.visible else "")
 

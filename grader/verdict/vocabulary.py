@@ -138,6 +138,10 @@ class Vocabulary:
         self.hints = rules.hints
         self.shape_hints = rules.shape_hints
         self.answer_hints = rules.answer_hints
+        # An exception's hint goes with one listed exception name, never "an exception".
+        self.raised_hints = {
+            code: name for code, name in rules.raised_hints.items() if name in EXCEPTIONS
+        }
 
     def sentence(self, key: str, **names: str) -> str:
         """Return the sentence ``key`` with its slots filled; names must come from the lists."""
@@ -147,12 +151,17 @@ class Vocabulary:
             raise ValueError(f"signal name outside the vocabulary: {names['signal']!r}")
         return self.sentences[key][1].format(**self.slots, **names)
 
-    def hints_for(self, outcome: Outcome, codes: frozenset[str]) -> frozenset[str]:
-        """Return the hint codes a hidden case with ``outcome`` may carry."""
+    def hints_for(
+        self, outcome: Outcome, codes: frozenset[str], exception: str | None = None
+    ) -> frozenset[str]:
+        """Return the hint codes a hidden case with ``outcome`` may carry (with the name of
+        what it raised, for an exception)."""
         if outcome is Outcome.WRONG_SHAPE:
             return codes & self.shape_hints
         if outcome is Outcome.WRONG_ANSWER:
             return codes & self.answer_hints
+        if outcome is Outcome.EXCEPTION and exception is not None:
+            return frozenset(c for c in codes if self.raised_hints.get(c) == exception)
         return frozenset()
 
     def hidden_blocks(self) -> Iterator[Block]:
@@ -167,7 +176,8 @@ class Vocabulary:
             for names in choices:
                 text = self.sentence(key, **names)
                 yield Block(outcome, text, None)
-                for code in sorted(self.hints_for(outcome, codes)):
+                raised = names.get("exception") if key == "raised" else None
+                for code in sorted(self.hints_for(outcome, codes, raised)):
                     yield Block(outcome, text, code)
 
 

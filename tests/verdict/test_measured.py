@@ -205,3 +205,31 @@ def test_a_log2_base_is_measured_and_confirmed() -> None:
         assert result.diagnosis is not None and result.diagnosis.code == "wrong_base"
         assert result.diagnosis.measured == ""
     assert measured >= 3
+
+
+def test_an_index_error_hint_is_one_block() -> None:
+    """table_precomputed goes with "raised IndexError" alone: one block of the vocabulary."""
+    blocks = [b for b in vocabulary("sub.py", Limits(), ROPE) if b.hint == "table_precomputed"]
+    assert len(blocks) == 1
+    assert blocks[0].outcome is Outcome.EXCEPTION and "raised IndexError" in blocks[0].sentence
+
+
+def test_an_index_error_names_the_table_on_a_visible_case_only() -> None:
+    """The table's length, from the visible message, is said on a visible case; a hidden
+    case with the same answer gets the fixed sentence; small positions get no hint."""
+    judge = _judge(ROPE)
+    checked = _checked(ROPE)
+    message = "index 4095 is out of bounds for axis 0 with size 2048"
+    raw = Raw(Kind.EXCEPTION, 0.0, None, "", info={"exc_type": "IndexError", "message": message})
+    probe = checked.problem.probes[0]
+    shown = judge(probe, raw, checked.expected[probe.name], Source("s.py", ""), static=Static(None))
+    assert shown.diagnosis is not None and "holds 2048 positions" in shown.diagnosis.measured
+    large = next(c for c in checked.problem.hidden if c.name == "large_positions")
+    hidden = judge(
+        large, raw, checked.expected[large.name], Source("s.py", ""), static=Static(None)
+    )
+    assert hidden.diagnosis is not None and hidden.diagnosis.code == "table_precomputed"
+    assert hidden.diagnosis.measured == "" and "2048" not in hidden.message
+    small = next(c for c in checked.problem.hidden if c.name == "single_pair")
+    none = judge(small, raw, checked.expected[small.name], Source("s.py", ""), static=Static(None))
+    assert none.diagnosis is None

@@ -136,7 +136,15 @@ HINTS = {
     "stored in float32, and its rounding is multiplied by the entries of x; keep the table "
     "in float64",
     **dict(_combinations()),
+    "table_precomputed": "an IndexError at large positions: is a sin/cos table precomputed "
+    "for a fixed number of positions (as GPT-J's max_position_embeddings) indexed past its "
+    "end? Compute the angles from the positions given, whatever their size",
 }
+# Hints an exception earns, each with the exception it goes with.
+RAISED_HINTS = {"table_precomputed": "IndexError"}
+# A table precomputed for fewer positions than this is no model's: an IndexError on a case
+# whose positions all stay below it has some other cause.
+TABLE_AT_LEAST = 512
 
 
 def where(inputs, row, column):
@@ -162,3 +170,21 @@ def diagnose(inputs, got, want, known):
     elif known is not None:
         tables = dict(known)
     return match(inputs["x"], inputs["positions"], got, want, tables, staff)
+
+
+def diagnose_raised(inputs, exception, message):
+    """Return table_precomputed for an IndexError on a case reaching past TABLE_AT_LEAST,
+    with the table's length where the (visible) message says it, or None."""
+    import re
+
+    largest = max(inputs["positions"])
+    if exception != "IndexError" or largest < TABLE_AT_LEAST:
+        return None
+    size = re.search(r"\bsize (\d+)", message)
+    if size is None or not 0 < int(size.group(1)) <= largest:
+        return "table_precomputed"
+    n = int(size.group(1))
+    return (
+        "table_precomputed",
+        f"the table holds {n} positions (0 to {n - 1}); this case reaches position {largest}",
+    )
