@@ -528,3 +528,17 @@ def test_check_names_two_cases_with_one_input(cli: Cli, tmp_path: Path) -> None:
     assert (
         "hidden_tests/11_copy.yaml: input: is the input of hidden_tests/01_single_pair.yaml" in err
     )
+
+
+@pytest.mark.parametrize("mode", ["run", "submit"])
+def test_a_missing_module_says_what_the_grader_offers(cli: Cli, tmp_path: Path, mode: str) -> None:
+    """`run` says what `submit` says of a module the grader does not offer, and both
+    statements say it before anyone tries."""
+    path = tmp_path / "uses_torch.py"
+    path.write_text("import torch\n\n\ndef sinusoidal_positions(positions, d_model):\n    pass\n")
+    code, out, _ = cli(mode, path)
+    assert code == 1
+    assert "(the grader offers the standard library and numpy only)" in out
+    for root in (ROOT, ROOT / "exercises" / "rope"):
+        statement = " ".join((root / "problem" / "statement.md").read_text().split())
+        assert "standard library and NumPy only" in statement

@@ -136,18 +136,24 @@ def load_failure(
         return Outcome.SYNTAX_ERROR, f"{src.name} could not be compiled in the sandbox"
     if failure is LoadFailure.MEMORY:
         return Outcome.MEMORY_LIMIT, f"importing {src.name} ran out of memory"
+    module = info.get("module")
+    # A module the file imports itself, missing here: say what the grader offers, on either.
+    imports = ("ModuleNotFoundError", "ImportError")
+    missing = info.get("exc_type") in imports and module in static.imports
     if visible:
-        return Outcome.IMPORT_ERROR, _exception_message(info, src, f"importing {src.name}")
+        text = _exception_message(info, src, f"importing {src.name}")
+        first, newline, frames = text.partition("\n")
+        return Outcome.IMPORT_ERROR, first + (f" {OFFERED}" if missing else "") + newline + frames
     name = src.cites(info.get("exc_type")) or "an exception"
     line = src.line(info.get("line"))
     message = f"importing {src.name} raised {name}" + (f" at {src.where(line)}" if line else "")
-    module = info.get("module")
-    if name in ("ModuleNotFoundError", "ImportError") and module in static.imports:
-        message += (
-            f": no module named {module!r} here (the grader offers the standard library and "
-            "numpy only)"
-        )
+    if missing and name in imports:
+        message += f": no module named {module!r} here {OFFERED}"
     return Outcome.IMPORT_ERROR, message
+
+
+# What a submission may import, said where an import of another module failed.
+OFFERED = "(the grader offers the standard library and numpy only)"
 
 
 class Judge:
