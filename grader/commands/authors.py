@@ -106,7 +106,7 @@ def _bundle(args: argparse.Namespace, root: Path, choice: Any) -> int:
     from grader.problem.cases import ProblemInvalid, check_problem
     from grader.ship.bundle import build_gradescope, build_learner
 
-    check_problem(root)  # every issue of the files first, before anything is graded
+    checked = check_problem(root)  # every issue of the files first, before anything is graded
     # Nothing ships whose cases correct code fails, graded as learners' files would be.
     unfit = suite_issues(root, limits=limits_of(args), choice=choice)
     if unfit:
@@ -127,6 +127,14 @@ def _bundle(args: argparse.Namespace, root: Path, choice: Any) -> int:
         print(f"Gradescope autograder written to {args.out}: {len(names)} files:")
     for name in names:
         print(f"  {name}")
+    if args.kind is Bundle.GRADESCOPE:
+        # Gradescope scales nothing: an assignment worth other points misreports every score.
+        hidden = checked.problem.hidden
+        total = sum(case.max_score for case in hidden)
+        print(
+            f"Set the assignment's total points on Gradescope to {total:g}, the suite's total "
+            f"({len(hidden)} hidden cases)."
+        )
     return EXIT_PASSED
 
 

@@ -1,4 +1,4 @@
-"""The Gradescope side: grade the one submitted file and write results/results.json."""
+"""The Gradescope side: grade what a learner uploaded and write results/results.json."""
 
 from __future__ import annotations
 
@@ -142,8 +142,9 @@ def _grade(root: Path, source: Path, limits: Limits, choice: Choice) -> Results:
 
 
 def autograde(*, root: Path, limits: Limits, choose: Callable[[], Choice]) -> Results:
-    """Grade root/submission/*.py with the problem in root/source; write the results file
-    in Gradescope's form and return the document it was made from.
+    """Grade root/submission/ (a .py, a notebook, a .zip, as a batch reads one learner's
+    folder) with the problem in root/source; write the results file in Gradescope's form
+    and return the document it was made from.
 
     Whatever goes wrong (the sandbox chosen by ``choose`` included), a valid results file
     says so: Gradescope shows a learner nothing at all for a run that left none.

@@ -958,3 +958,17 @@ def test_kit_of_a_latin1_starter_or_reference_is_built(cli: Cli, tmp_path: Path)
     code, out, err = cli("bundle", "learner", tmp_path / "kit", "--problem", problem)
     assert (code, err) == (0, ""), err
     assert "checked to hold no" in out
+
+
+def test_gradescope_bundle_says_the_points_to_set(cli: Cli, tmp_path: Path) -> None:
+    """The bundle's last line gives the suite's total, a case's max_score counted: the
+    points the TA sets the assignment to (Gradescope scales nothing)."""
+    problem = _problem_copy(tmp_path)
+    case = problem / "hidden_tests" / "01_single_pair.yaml"
+    case.write_text(case.read_text() + "max_score: 2.5\n")
+    code, out, err = cli("bundle", "gradescope", tmp_path / "ag.zip", "--problem", problem)
+    assert code == 0, err
+    assert out.splitlines()[-1] == (
+        "Set the assignment's total points on Gradescope to 11.5, the suite's total "
+        "(10 hidden cases)."
+    )
