@@ -21,7 +21,7 @@ import sys
 import tempfile
 from pathlib import Path
 
-from grader.child import tables
+from grader.child import allowlist
 
 LINE = re.compile(r"^(\d+)\s+(?:<\.\.\. (\w+) resumed>|(\w+)\()(.*)$")
 SPAWNING = ("clone", "clone3", "fork", "vfork")
@@ -48,8 +48,8 @@ def confined_calls(trace: Path) -> collections.Counter[str]:
 
 def allowed_names() -> set[str]:
     """Return every name the allowlist lets through, with or without checked arguments."""
-    names = {n for _, group in tables.ALLOWED for n in group.split()}
-    return names | set(tables.CHECKED) | set(tables.SIGNALLING.split())
+    names = {n for _, group in allowlist.ALLOWED for n in group.split()}
+    return names | set(allowlist.CHECKED) | set(allowlist.SIGNALLING.split())
 
 
 def main() -> None:

@@ -163,7 +163,7 @@ def answer(
     cases: Sequence[Case],
     checked: Checked | Future[Checked],
     rules: Rules,
-) -> Verdicts:
+) -> Answered:
     """Send ``cases`` to the session's child, unless the source alone decides the verdict
     (it does not compile, has no such function): what can be decided without running the
     code is decided here, and no input is sent to such a file.
@@ -177,7 +177,7 @@ def answer(
     run = session.run([] if static.outcome else inputs(cases, rules.inputs))
     if isinstance(checked, Future):
         checked = checked.result()
-    return Verdicts(run=run, src=src, static=static, checked=checked, limits=session.limits)
+    return Answered(run=run, src=src, static=static, checked=checked, limits=session.limits)
 
 
 def grade(
@@ -221,8 +221,8 @@ def grade(
             expected = helper.submit(
                 check_expected, problem, examples=run_mode, hidden=not run_mode
             )
-            verdicts = answer(session, src, cases, expected, problem.rules)
-        return judge_run(verdicts, mode=mode, began=began)
+            answered = answer(session, src, cases, expected, problem.rules)
+        return judge_run(answered, mode=mode, began=began)
 
 
 def grade_in_with_examples(
@@ -238,17 +238,17 @@ def grade_in_with_examples(
 
     problem = checked.problem
     hidden = problem.hidden
-    verdicts = answer(session, src, hidden + problem.examples, checked, problem.rules)
-    report = judge_run(verdicts, mode=Mode.SUBMIT, began=began)
+    answered = answer(session, src, hidden + problem.examples, checked, problem.rules)
+    report = judge_run(answered, mode=Mode.SUBMIT, began=began)
     examples = {
         result.name: result.outcome.value
-        for result in verdicts.of(problem.examples, start=len(hidden))
+        for result in answered.of(problem.examples, start=len(hidden))
     }
     return report, examples
 
 
-class Verdicts(NamedTuple):
-    """What judging a run's answers needs, for the cases sent in one request."""
+class Answered(NamedTuple):
+    """A run's answers, with what judging them needs, for the cases sent in one request."""
 
     run: Run
     src: Source
@@ -277,17 +277,17 @@ class Verdicts(NamedTuple):
         )
 
 
-def judge_run(verdicts: Verdicts, *, mode: Mode, began: float) -> Report:
+def judge_run(answered: Answered, *, mode: Mode, began: float) -> Report:
     """Judge every answer of a run against the checked problem; return the report."""
     from grader.records import Report
 
-    run, src, limits = verdicts.run, verdicts.src, verdicts.limits
-    problem = verdicts.checked.problem
+    run, src, limits = answered.run, answered.src, answered.limits
+    problem = answered.checked.problem
     cases = problem.examples if mode is Mode.RUN else problem.hidden
-    results = verdicts.of(cases)
+    results = answered.of(cases)
     advice: tuple[str, ...] = ()
     if mode is Mode.RUN and all(r.passed for r in results):
-        notes = (_advice(probe) for probe in verdicts.of(problem.probes, start=len(cases)))
+        notes = (_advice(probe) for probe in answered.of(problem.probes, start=len(cases)))
         advice = tuple(a for a in notes if a)
     warnings = [*src.notes, *run.notes]
     output = ""

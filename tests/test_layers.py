@@ -8,6 +8,7 @@ import ast
 import re
 import subprocess
 import sys
+from typing import Any
 
 from tests.conftest import ROOT
 
@@ -85,7 +86,7 @@ def _state_words() -> set[str]:
     a report's format and an input's kind."""
     from grader.author.audit import Meant
     from grader.batch.outdir import RowStatus
-    from grader.sandbox.answers import EndState, Kind, Stage
+    from grader.sandbox.answers import EndState, RawKind, Stage
     from grader.sandbox.conversation import Pipe
     from grader.sandbox.frames import Event, LoadFailure
     from grader.sandbox.template import Op
@@ -93,7 +94,7 @@ def _state_words() -> set[str]:
     from grader.states import Backend, Bundle, Format, Gradebook, Mode
 
     kinds = (
-        *(Event, EndState, Stage, Kind, LoadFailure, Backend, Fallback, Privilege, Mode),
+        *(Event, EndState, Stage, RawKind, LoadFailure, Backend, Fallback, Privilege, Mode),
         *(RowStatus, Gradebook, Op, Pipe, Meant, Bundle, Format),
     )
     words = {member.value for kind in kinds for member in kind if member.value}
@@ -264,3 +265,31 @@ def test_the_search_for_an_exercise_finds_it() -> None:
     code = "def f(d_model):\n    '''sinusoidal_positions'''\n    return x.positions\n"
     found = _words_named(ast.parse(code), EXERCISE_WORDS | INPUT_WORDS)
     assert found == {"d_model", "sinusoidal_positions", "positions"}
+
+
+def test_the_help_and_templates_name_no_exercise() -> None:
+    """The core is exercise-neutral: no command's help and no template names an exercise's
+    function or arguments; a kit's words come from its exercise, filled in."""
+    from grader.cli import COMMANDS, build_parser
+    from grader.problem.exercise import load_exercise
+
+    exercises = [ROOT, ROOT / "exercises" / "rope", ROOT / "tests" / "exercises" / "running_total"]
+    words = set()
+    for root in exercises:
+        exercise = load_exercise(root)
+        words |= {exercise.function, *(a for a in exercise.arguments if len(a) > 6)}
+    parser = build_parser(kit=False)
+    helps = [parser.format_help()]
+    for command in COMMANDS:
+        helps.append(_subparser(parser, command.name).format_help())
+    helps += [p.read_text(encoding="utf-8") for p in (PACKAGE / "templates").iterdir()]
+    found = sorted(w for w in words if any(w in text for text in helps))
+    assert len(helps) > 10 and not found
+
+
+def _subparser(parser: object, name: str) -> Any:
+    import argparse
+
+    assert isinstance(parser, argparse.ArgumentParser)
+    action = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
+    return action.choices[name]

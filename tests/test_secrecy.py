@@ -27,7 +27,7 @@ from grader.problem.cases import Checked, check_expected, load_problem
 from grader.problem.exercise import load_exercise
 from grader.problem.rules import load_rules
 from grader.records import Outcome
-from grader.sandbox.answers import Kind, Raw
+from grader.sandbox.answers import Raw, RawKind
 from grader.sandbox.limits import Limits
 from grader.submission.source import Source, Static
 from grader.verdict.judge import Judge
@@ -183,7 +183,7 @@ def test_extreme_tables_are_judged_in_silence(answer: tuple[Case, Array], dtype:
         warnings.simplefilter("error")
         result = judge(
             case,
-            Raw(Kind.OK, 0.0, table, dtype),
+            Raw(RawKind.OK, 0.0, table, dtype),
             _checked().expected[case.name],
             src,
             static=Static(None),

@@ -18,7 +18,7 @@ from grader.problem.cases import Checked, check_problem
 from grader.problem.layout import CORPUS_FILE, REFERENCE_FILE, protected_paths
 from grader.problem.yamlsafe import load_file
 from grader.records import Outcome
-from grader.sandbox.answers import NOT_ANSWERED, Kind
+from grader.sandbox.answers import NOT_ANSWERED, RawKind
 from grader.sandbox.capacity import usable_cpus
 from grader.sandbox.guard import guard
 from grader.sandbox.limits import Limits
@@ -164,16 +164,16 @@ def _row(variant: Variant, checked: Checked, limits: Limits, choice: Choice) -> 
     src = read_submission(variant.path, function=problem.exercise.function)
     cases = problem.hidden
     with start(src, Direct(choice, limits), limits, problem.exercise) as session:
-        verdicts = answer(session, src, cases, checked, problem.rules)
+        answered = answer(session, src, cases, checked, problem.rules)
     # A file whose static check failed ran nothing: it names no walls.
-    ran = verdicts.static.outcome is None
+    ran = answered.static.outcome is None
     cells = []
-    for i, verdict in enumerate(verdicts.of(cases)):
+    for i, verdict in enumerate(answered.of(cases)):
         want = checked.expected[cases[i].name]
-        raw = verdicts.run.results.get(i, NOT_ANSWERED)
-        ratio, max_abs = _distance(raw.array if raw.kind is Kind.OK else None, want, cases[i])
+        raw = answered.run.results.get(i, NOT_ANSWERED)
+        ratio, max_abs = _distance(raw.array if raw.kind is RawKind.OK else None, want, cases[i])
         cells.append(Cell(verdict.outcome, ratio, max_abs))
-    return Row(variant, tuple(cells), describe_backend(verdicts.run) if ran else "")
+    return Row(variant, tuple(cells), describe_backend(answered.run) if ran else "")
 
 
 def _distance(got: Array | None, want: Array, case: Case) -> tuple[float | None, float | None]:

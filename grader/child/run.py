@@ -195,7 +195,7 @@ def _holdable(shape: tuple[int, ...], max_elements: int) -> bool:
 
 
 CHILD_DIR = os.path.dirname(os.path.abspath(__file__))
-OWN_MODULES = ("confine", "tables", "run", "zygote")
+OWN_MODULES = ("confine", "allowlist", "run", "zygote")
 
 
 def _step_aside() -> None:
@@ -222,7 +222,7 @@ def _load(path: str, function: str, arity: int) -> Any:
         return {"kind": "syntax", **_exception(exc, path)}
     # The submission's own other modules (a utils.py handed in beside it) lie in its
     # folder: importable, after everything installed, which they cannot shadow. The
-    # child's own modules leave the way first: a learner's tables.py or run.py is theirs.
+    # child's own modules leave the way first: a learner's allowlist.py or run.py is theirs.
     _step_aside()
     sys.path.append(os.path.dirname(path))
     spec = importlib.util.spec_from_file_location("submission", path)

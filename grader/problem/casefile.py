@@ -10,7 +10,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from grader.problem.schema import Inputs, InputSchema, InvalidInputs, check_inputs
-from grader.problem.yamlsafe import closest_key, key_text, shown, unknown_key
+from grader.problem.yamlsafe import closest_key, key_text, shown_value, unknown_key
 from grader.records import Tolerance
 
 NAME_RE = re.compile(r"^[a-z0-9][a-z0-9_\-]{0,63}$")
@@ -119,7 +119,7 @@ def tolerance_of(raw: object, base: Tolerance, bads: list[Bad], prefix: str = ""
         return base
     where = f"{prefix}tolerance"
     if not isinstance(raw, dict):
-        bads.append(Bad(where, f"takes only rtol and atol, got {shown(raw)}"))
+        bads.append(Bad(where, f"takes only rtol and atol, got {shown_value(raw)}"))
         return base
     bads += unknown_keys(raw, TOLERANCE_KEYS, f"{where}.")
     values: dict[str, float] = {"rtol": base.rtol, "atol": base.atol}
@@ -128,7 +128,9 @@ def tolerance_of(raw: object, base: Tolerance, bads: list[Bad], prefix: str = ""
             continue
         number = _number(raw[key])
         if number is None or not 0 <= number < 1:
-            bads.append(Bad(f"{where}.{key}", f"must be a number in [0, 1), got {shown(raw[key])}"))
+            bads.append(
+                Bad(f"{where}.{key}", f"must be a number in [0, 1), got {shown_value(raw[key])}")
+            )
         else:
             values[key] = number
     return Tolerance(**values)
@@ -185,7 +187,9 @@ def parse_case(
     bads = unknown_keys(raw, allowed) + _missing(raw, REQUIRED_KEYS)
     name, why = raw.get("name"), raw.get("why")
     if "name" in raw and (not isinstance(name, str) or not NAME_RE.match(name)):
-        bads.append(Bad("name", f"must be lowercase letters, digits, _ or -, got {shown(name)}"))
+        bads.append(
+            Bad("name", f"must be lowercase letters, digits, _ or -, got {shown_value(name)}")
+        )
     bads += _sentence(raw, "why")
     inputs = _inputs(raw, bads, schema)
     expected = None
@@ -228,7 +232,7 @@ def _sentence(raw: dict[object, object], key: str, prefix: str = "") -> list[Bad
         return []
     text = raw[key]
     if not isinstance(text, str) or not text.strip():
-        return [Bad(f"{prefix}{key}", f"must be a non-empty sentence, got {shown(text)}")]
+        return [Bad(f"{prefix}{key}", f"must be a non-empty sentence, got {shown_value(text)}")]
     if len(text) > MAX_WHY:
         return [Bad(f"{prefix}{key}", f"must be at most {MAX_WHY} characters, got {len(text)}")]
     return []
@@ -261,7 +265,7 @@ def _max_score(raw: dict[object, object], bads: list[Bad]) -> float:
         bads.append(
             Bad(
                 "max_score",
-                f"must be a finite number > 0 and at most {MAX_SCORE}, got {shown(value)}",
+                f"must be a finite number > 0 and at most {MAX_SCORE}, got {shown_value(value)}",
             )
         )
         return 1.0
@@ -275,7 +279,7 @@ def _known_failing(raw: object, bads: list[Bad]) -> tuple[tuple[str, str], ...]:
             Bad(
                 "known_failing",
                 f"must be a list of at most {MAX_KNOWN_FAILING} mappings {{variant, why}}, "
-                f"got {shown(raw)}",
+                f"got {shown_value(raw)}",
             )
         )
         return ()
@@ -283,7 +287,7 @@ def _known_failing(raw: object, bads: list[Bad]) -> tuple[tuple[str, str], ...]:
     for i, entry in enumerate(raw):
         where = f"known_failing[{i}]"
         if not isinstance(entry, dict):
-            bads.append(Bad(where, f"must be a mapping {{variant, why}}, got {shown(entry)}"))
+            bads.append(Bad(where, f"must be a mapping {{variant, why}}, got {shown_value(entry)}"))
             continue
         wrong = unknown_keys(entry, ("variant", "why"), f"{where}.")
         wrong += _missing(entry, ("variant", "why"), f"{where}.") + _sentence(
@@ -294,11 +298,11 @@ def _known_failing(raw: object, bads: list[Bad]) -> tuple[tuple[str, str], ...]:
             wrong.append(
                 Bad(
                     f"{where}.variant",
-                    f"must be reference, correct/NAME or wrong/NAME, got {shown(variant)}",
+                    f"must be reference, correct/NAME or wrong/NAME, got {shown_value(variant)}",
                 )
             )
         elif variant in [v for v, _ in pairs]:
-            wrong.append(Bad(f"{where}.variant", f"{shown(variant)} is listed twice"))
+            wrong.append(Bad(f"{where}.variant", f"{shown_value(variant)} is listed twice"))
         bads += wrong
         if not wrong:
             pairs.append((str(variant), str(entry["why"]).strip()))

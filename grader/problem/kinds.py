@@ -19,7 +19,7 @@ from enum import Enum
 from typing import TYPE_CHECKING, Any, ClassVar, cast
 
 from grader.problem.forms import SHOWN_VALUE, Invalid, compact, multiple, type_of, whole
-from grader.problem.yamlsafe import cut, key_text, shown, unknown_key
+from grader.problem.yamlsafe import cut, key_text, shown_value, unknown_key
 
 if TYPE_CHECKING:
     from grader.compare import Array
@@ -141,14 +141,16 @@ class Integer(InputKind):
 
     def check(self, raw: object) -> int:
         if isinstance(raw, bool) or not isinstance(raw, int):
-            raise Invalid(self.name, f"{self.name} must be an integer, got {shown(raw)}")
+            raise Invalid(self.name, f"{self.name} must be an integer, got {shown_value(raw)}")
         if raw < self.low or raw % self.step:
             raise Invalid(
                 self.name,
-                f"{self.name} must be {multiple(self.step)} >= {self.low}, got {shown(raw)}",
+                f"{self.name} must be {multiple(self.step)} >= {self.low}, got {shown_value(raw)}",
             )
         if raw > self.high:
-            raise Invalid(self.name, f"{self.name} must be at most {self.high}, got {shown(raw)}")
+            raise Invalid(
+                self.name, f"{self.name} must be at most {self.high}, got {shown_value(raw)}"
+            )
         return raw
 
     def short(self, text: str) -> object:
@@ -196,15 +198,17 @@ class IntegerList(InputKind):
         # as this runs on every case of every submit.
         if not all(type(item) is int for item in raw):
             odd = next(item for item in raw if type(item) is not int)
-            raise Invalid(self.name, f"{self.name} must be integers, got {shown(odd)}")
+            raise Invalid(self.name, f"{self.name} must be integers, got {shown_value(odd)}")
         numbers = cast("Sequence[int]", raw)  # every item an int, as checked just above
         self._check_ends(min(numbers), max(numbers))
 
     def _check_ends(self, low: int, high: int) -> None:
         if low < self.low:
-            raise Invalid(self.name, f"{self.name} must be >= {self.low}, got {shown(low)}")
+            raise Invalid(self.name, f"{self.name} must be >= {self.low}, got {shown_value(low)}")
         if high > self.high:
-            raise Invalid(self.name, f"{self.name} must be at most {self.high}, got {shown(high)}")
+            raise Invalid(
+                self.name, f"{self.name} must be at most {self.high}, got {shown_value(high)}"
+            )
 
     def _range(self, raw: dict[object, object]) -> range:
         """Turn ``{range: [start, stop, step]}`` into a range, without expanding it."""
@@ -221,7 +225,7 @@ class IntegerList(InputKind):
             or (len(args) == 3 and args[2] == 0)
         ):
             raise Invalid(
-                f"{self.name}.range", f"needs 1 to 3 integers, step not 0; got {shown(args)}"
+                f"{self.name}.range", f"needs 1 to 3 integers, step not 0; got {shown_value(args)}"
             )
         return range(*args)
 
@@ -361,7 +365,8 @@ class FloatTable(InputKind):
             if key not in SEED_KEYS:
                 raise Invalid(
                     f"{self.name}.{key_text(key)}",
-                    f"unknown key {shown(key)} (a generated table takes {', '.join(SEED_KEYS)})",
+                    f"unknown key {shown_value(key)} "
+                    f"(a generated table takes {', '.join(SEED_KEYS)})",
                 )
         seed, shape = raw.get("seed"), raw.get("shape")
         if isinstance(seed, bool) or not isinstance(seed, int) or not 0 <= seed <= MAX_SEED:
@@ -371,7 +376,9 @@ class FloatTable(InputKind):
             and len(shape) == 2
             and all(isinstance(n, int) and not isinstance(n, bool) for n in shape)
         ):
-            raise Invalid(f"{self.name}.shape", f"must be [rows, columns], got {shown(shape)}")
+            raise Invalid(
+                f"{self.name}.shape", f"must be [rows, columns], got {shown_value(shape)}"
+            )
         self._check_shape(shape[0], shape[1])
         low = self._bound(raw, "low", DEFAULT_LOW)
         high = self._bound(raw, "high", DEFAULT_HIGH)
@@ -387,7 +394,7 @@ class FloatTable(InputKind):
             or not isinstance(value, int | float)
             or not math.isfinite(value)
         ):
-            raise Invalid(f"{self.name}.{key}", f"must be a number, got {shown(value)}")
+            raise Invalid(f"{self.name}.{key}", f"must be a number, got {shown_value(value)}")
         if not self.low <= value <= self.high:
             raise Invalid(
                 f"{self.name}.{key}", f"must be from {self.low:g} to {self.high:g}, got {value:g}"

@@ -58,7 +58,7 @@ def cut(text: str, most: int = SHOWN_CHARS) -> str:
     return f"{text[:most]}...[cut to {most} characters]"
 
 
-def shown(value: object) -> str:
+def shown_value(value: object) -> str:
     """Return a value as a message shows it: its repr, cut; a huge integer by its size."""
     if isinstance(value, int) and not isinstance(value, bool) and value.bit_length() > 640:
         # str() of an integer of thousands of digits is slow, and refused past 4300.
@@ -73,7 +73,7 @@ def key_text(key: object) -> str:
     """Return a mapping key as a field name shows it: plain names as they are, else quoted."""
     if isinstance(key, str) and _PLAIN_NAME.match(key):
         return key
-    return shown(key)
+    return shown_value(key)
 
 
 def closest_key(key: object, allowed: Sequence[str]) -> str | None:
@@ -90,8 +90,8 @@ def unknown_key(key: object, allowed: Sequence[str]) -> str:
     """Say that ``key`` is not allowed, and which allowed key it most looks like."""
     meant = closest_key(key, allowed)
     if meant is not None:
-        return f"unknown key {shown(key)}; did you mean {meant!r}?"
-    return f"unknown key {shown(key)} (allowed: {', '.join(allowed)})"
+        return f"unknown key {shown_value(key)}; did you mean {meant!r}?"
+    return f"unknown key {shown_value(key)} (allowed: {', '.join(allowed)})"
 
 
 @dataclass(slots=True)
@@ -292,7 +292,7 @@ class _Builder:
         assert isinstance(top.value, dict)
         if key in top.value:
             raise Refused(
-                f"duplicate key {shown(key)} (lines {top.place.lines[key]} and {line}); "
+                f"duplicate key {shown_value(key)} (lines {top.place.lines[key]} and {line}); "
                 "YAML would keep only the last value",
                 field=_join(self.field(), key),
                 line=line,
@@ -329,8 +329,8 @@ class _Builder:
         if kind is not None:
             raise self.refused(
                 event,
-                f"{cut(event.value, 40)!r} is {kind}: {shown(value)} in YAML 1.1, something "
-                f"else to YAML 1.2; write {shown(value)} as a plain decimal number",
+                f"{cut(event.value, 40)!r} is {kind}: {shown_value(value)} in YAML 1.1, something "
+                f"else to YAML 1.2; write {shown_value(value)} as a plain decimal number",
             )
         return value
 

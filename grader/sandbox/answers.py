@@ -38,7 +38,7 @@ class CaseInput:
         return max(4 * values, 4096)
 
 
-class Kind(Enum):
+class RawKind(Enum):
     """What became of one case in the child, before any comparison."""
 
     OK = "ok"
@@ -69,7 +69,7 @@ class Raw:
     for a case it never answered.
     """
 
-    kind: Kind
+    kind: RawKind
     seconds: float = 0.0
     array: Array | None = None
     dtype: str | None = None
@@ -82,7 +82,7 @@ class Raw:
 
 # Stands for the cases a run never got to, such as all of them when the parent found the
 # file cannot load before any case was sent.
-NOT_ANSWERED = Raw(Kind.NOT_RUN)
+NOT_ANSWERED = Raw(RawKind.NOT_RUN)
 
 
 @dataclass

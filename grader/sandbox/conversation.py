@@ -21,8 +21,8 @@ from grader.sandbox.answers import (
     CaseInput,
     Ending,
     EndState,
-    Kind,
     Raw,
+    RawKind,
     Run,
 )
 from grader.sandbox.frames import (
@@ -196,7 +196,7 @@ class _Talk:
         elif event is Event.LOAD_ERROR:
             failure = LoadFailure(header["kind"])  # one of them: frames checked it
             for c in self.cases:
-                self.run.results[c.id] = Raw(Kind.LOAD_ERROR, info=info, failure=failure)
+                self.run.results[c.id] = Raw(RawKind.LOAD_ERROR, info=info, failure=failure)
             self.ending = Ending(EndState.LOAD_ERROR)
         elif event is Event.LOADED:
             # Only now does the child learn any input; the first case runs from here on,
@@ -272,11 +272,11 @@ def _raw(
     timed = header.get("seconds")
     if isinstance(timed, float) and 0.0 <= timed <= seconds + 1.0:
         seconds = timed
-    kind = Kind(header["kind"])  # one of the result kinds: frames checked it
+    kind = RawKind(header["kind"])  # one of the result kinds: frames checked it
     info = {
         k: v for k, v in header.items() if k not in ("event", "case", "kind", "nbytes", "seconds")
     }
-    if kind is not Kind.OK:
+    if kind is not RawKind.OK:
         return Raw(kind, seconds, info=info)
     shape = header.get("shape")
     if (
@@ -297,7 +297,7 @@ def _raw(
     # Read-only, over bytes this function owns: nothing the child does can change it.
     array = np.frombuffer(payload, dtype=np.float64).reshape(shape)
     dtype = header.get("dtype")
-    return Raw(Kind.OK, seconds, array, dtype if isinstance(dtype, str) else None)
+    return Raw(RawKind.OK, seconds, array, dtype if isinstance(dtype, str) else None)
 
 
 @functools.lru_cache(maxsize=32)

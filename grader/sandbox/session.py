@@ -17,8 +17,8 @@ from grader.sandbox.answers import (
     CaseInput,
     Ending,
     EndState,
-    Kind,
     Raw,
+    RawKind,
     Run,
     Stage,
 )
@@ -110,7 +110,7 @@ class Session:
 
 def _not_run(run: Run, cases: Sequence[CaseInput]) -> None:
     for c in cases:
-        run.results.setdefault(c.id, Raw(Kind.NOT_RUN))
+        run.results.setdefault(c.id, Raw(RawKind.NOT_RUN))
 
 
 def _record(
@@ -126,14 +126,14 @@ def _record(
             # A file that loaded once and fails to load again did so on purpose or by
             # accident, after it had seen inputs: nothing of what it said is shown.
             for c in remaining:
-                run.results[c.id] = stopped(Kind.CRASH, stage=Stage.RELOAD)
+                run.results[c.id] = stopped(RawKind.CRASH, stage=Stage.RELOAD)
         return False
     if ending.case is None and state is EndState.BUDGET:
         _not_run(run, remaining)
         return False
     if not ending.loaded:
         # The child died or hung before it could run anything: at import time.
-        kind = Kind.TIMEOUT if state is EndState.TIMEOUT else Kind.CRASH
+        kind = RawKind.TIMEOUT if state is EndState.TIMEOUT else RawKind.CRASH
         stage = Stage.IMPORT if first else Stage.RELOAD
         for c in remaining:
             run.results[c.id] = stopped(kind, stage=stage)
@@ -141,9 +141,9 @@ def _record(
     if ending.case is None:
         # After every answer was in, a malformed frame: nothing more can be trusted.
         for c in remaining:
-            run.results.setdefault(c.id, stopped(Kind.CRASH, stage=Stage.CALL))
+            run.results.setdefault(c.id, stopped(RawKind.CRASH, stage=Stage.CALL))
         return False
-    kind = Kind.TIMEOUT if state in (EndState.TIMEOUT, EndState.BUDGET) else Kind.CRASH
+    kind = RawKind.TIMEOUT if state in (EndState.TIMEOUT, EndState.BUDGET) else RawKind.CRASH
     run.results[ending.case] = stopped(kind, stage=Stage.CALL)
     if state is EndState.BUDGET:
         _not_run(run, remaining)

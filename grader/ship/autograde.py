@@ -15,8 +15,7 @@ from grader.pipeline import check_limits, grade
 from grader.problem.cases import load_problem
 from grader.problem.exercise import load_exercise
 from grader.problem.layout import protected_paths, starter_text
-from grader.problem.yamlsafe import load_file, unknown_key
-from grader.problem.yamlsafe import shown as shown_value
+from grader.problem.yamlsafe import load_file, shown_value, unknown_key
 from grader.records import Cause
 from grader.report import to_results
 from grader.results import Results, not_graded

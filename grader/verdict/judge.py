@@ -20,7 +20,7 @@ from grader.problem.casefile import Case
 from grader.problem.rules import Rules
 from grader.problem.values import rendered
 from grader.records import LOAD_OUTCOMES, CaseResult, Diagnosis, Mismatch, Outcome
-from grader.sandbox.answers import EndState, Kind, Raw, Stage
+from grader.sandbox.answers import EndState, Raw, RawKind, Stage
 from grader.sandbox.frames import LoadFailure
 from grader.states import signal_name
 from grader.submission.source import Source, Static
@@ -187,12 +187,12 @@ class Judge:
         if visible:
             details.append(f"input: {rendered(case.inputs)}")
         failure = static_failure(static)
-        if failure is None and raw.kind is Kind.LOAD_ERROR:
+        if failure is None and raw.kind is RawKind.LOAD_ERROR:
             failure = load_failure(raw, src, static, visible, self.slots)
         if failure is not None:
             outcome, message = failure
             details = []
-        elif raw.kind is Kind.OK:
+        elif raw.kind is RawKind.OK:
             assert raw.array is not None and want is not None
             outcome, message, mismatch, diagnosis, more = self._table(case, raw.array, want)
             details += more
@@ -313,15 +313,15 @@ class Judge:
 def _classify(raw: Raw) -> tuple[Outcome, str, dict[str, str]]:
     """Return the outcome, the vocabulary key and its names for an answer that is no table."""
     info = raw.info
-    if raw.kind is Kind.EXCEPTION:
+    if raw.kind is RawKind.EXCEPTION:
         name = _exception_name(info)
         key = "raised_file_limit" if info.get("errno") == errno.EFBIG else "raised"
         return Outcome.EXCEPTION, key, {"exception": name}
-    if raw.kind is Kind.MEMORY:
+    if raw.kind is RawKind.MEMORY:
         return Outcome.MEMORY_LIMIT, "memory", {}
-    if raw.kind is Kind.NOT_RUN:
+    if raw.kind is RawKind.NOT_RUN:
         return Outcome.NOT_RUN, "not_run", {}
-    if raw.kind is Kind.BAD_VALUE:
+    if raw.kind is RawKind.BAD_VALUE:
         reason = info.get("reason")
         if reason == "shape":
             # A shape no table of numbers is sent for (five axes, or an enormous empty axis):
@@ -330,7 +330,7 @@ def _classify(raw: Raw) -> tuple[Outcome, str, dict[str, str]]:
         keys = {"none": "returned_none", "ragged": "ragged", "complex": "complex"}
         key = keys.get(str(reason), "too_large" if reason == "too_large" else "not_numbers")
         return Outcome.BAD_VALUE, key, {}
-    if raw.kind is Kind.TIMEOUT:
+    if raw.kind is RawKind.TIMEOUT:
         if raw.stage is Stage.RELOAD:
             return Outcome.CRASH, "reload_failed", {}
         return Outcome.TIMEOUT, "import_timeout" if raw.stage is Stage.IMPORT else "timeout", {}
@@ -361,14 +361,14 @@ def _crash_key(raw: Raw) -> tuple[str, dict[str, str]]:
 def _visible_message(raw: Raw, src: Source, key: str, slots: dict[str, str]) -> str:
     """Return the fuller message a visible example may show, or "" for the plain sentence."""
     info = raw.info
-    if raw.kind is Kind.EXCEPTION:
+    if raw.kind is RawKind.EXCEPTION:
         message = _exception_message(info, src, slots["function"])
         if key == "raised_file_limit":
             message += f"\n(it wrote a file larger than the limit of {slots['size']})"
         return message
-    if raw.kind is Kind.BAD_VALUE and key == "not_numbers":
+    if raw.kind is RawKind.BAD_VALUE and key == "not_numbers":
         return f"returned something that is not a table of numbers ({info.get('type')})"
-    if raw.kind is Kind.CRASH and key in CRASH_SENTENCES:
+    if raw.kind is RawKind.CRASH and key in CRASH_SENTENCES:
         rc = raw.returncode
         phase = "while being imported" if raw.stage is Stage.IMPORT else "during the call"
         if isinstance(rc, int) and rc < 0:

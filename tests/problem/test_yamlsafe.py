@@ -153,9 +153,11 @@ def test_lines_are_where_each_field_is_written() -> None:
 
 def test_values_shown_are_cut() -> None:
     """A value is shown in at most 200 characters and a marker; a huge integer by its size."""
-    assert yamlsafe.shown("x" * 10_000) == repr("x" * 200)[:200] + "...[cut to 200 characters]"
-    assert yamlsafe.shown(10**5000).startswith("an integer of about")
-    assert len(yamlsafe.shown(list(range(10**5)))) < 240
+    assert (
+        yamlsafe.shown_value("x" * 10_000) == repr("x" * 200)[:200] + "...[cut to 200 characters]"
+    )
+    assert yamlsafe.shown_value(10**5000).startswith("an integer of about")
+    assert len(yamlsafe.shown_value(list(range(10**5)))) < 240
 
 
 def _within_bounds(call: object, data: object) -> None:

@@ -18,7 +18,7 @@ from typing import Any
 
 import pytest
 
-from grader.child import confine, tables
+from grader.child import allowlist, confine
 from grader.sandbox import tasks
 from tests.conftest import CORPUS, Cli, attack_file, backends, received
 
@@ -336,7 +336,7 @@ def _libseccomp() -> ctypes.CDLL | None:
 
 
 @pytest.mark.skipif(_libseccomp() is None, reason="libseccomp is not installed")
-@pytest.mark.parametrize("machine", sorted(tables.ARCHES))
+@pytest.mark.parametrize("machine", sorted(allowlist.ARCHES))
 def test_syscall_numbers_match_libseccomp(machine: str) -> None:
     """Every number in the allowlist's tables is libseccomp's number for that architecture."""
     lib = _libseccomp()
@@ -344,7 +344,7 @@ def test_syscall_numbers_match_libseccomp(machine: str) -> None:
     lib.seccomp_arch_resolve_name.restype = ctypes.c_uint32
     lib.seccomp_syscall_resolve_name_arch.argtypes = [ctypes.c_uint32, ctypes.c_char_p]
     token = lib.seccomp_arch_resolve_name(machine.encode())
-    audit, numbers = tables.ARCHES[machine]
+    audit, numbers = allowlist.ARCHES[machine]
     assert token == audit
     wrong = {
         name: nr
@@ -356,16 +356,16 @@ def test_syscall_numbers_match_libseccomp(machine: str) -> None:
 
 def test_allowlist_names_are_known() -> None:
     """Each name in the allowlist has a number on x86_64, so none is silently dropped there."""
-    names = [n for _, group in tables.ALLOWED for n in group.split()]
-    names += [*tables.CHECKED, *tables.SIGNALLING.split()]
-    assert set(names) <= set(tables.ARCHES["x86_64"][1])
+    names = [n for _, group in allowlist.ALLOWED for n in group.split()]
+    names += [*allowlist.CHECKED, *allowlist.SIGNALLING.split()]
+    assert set(names) <= set(allowlist.ARCHES["x86_64"][1])
     assert confine.seccomp_program("riscv64", allow_signals=False) is None
 
 
 @pytest.mark.skipif(platform.machine() != "x86_64", reason="the filter is checked on x86_64")
 def test_unknown_architecture_is_said(monkeypatch: pytest.MonkeyPatch, cli: Cli) -> None:
     """Where the allowlist has no table for the machine, Landlock is refused, saying why."""
-    monkeypatch.setattr(tables, "ARCHES", {})
+    monkeypatch.setattr(allowlist, "ARCHES", {})
     code, _, err = cli("submit", CORPUS / "correct" / "lists.py", "--sandbox", "landlock")
     assert code == 2 and "the seccomp allowlist has no table for x86_64" in err
 

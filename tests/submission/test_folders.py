@@ -35,7 +35,7 @@ def test_data_files_beside_the_answer_are_no_obstacle(cli: Cli, tmp_path: Path) 
 
 
 USES_HELPERS = """
-from tables import BASE
+from allowlist import BASE
 from run import twice
 from confine import half
 import numpy as np
@@ -50,7 +50,7 @@ def sinusoidal_positions(positions, d_model):
     table[:, 1::2] = np.cos(angles)
     return table
 """
-HELPERS = {"tables.py": "BASE = 10000.0\n", "run.py": "def twice(n):\n    return 2 * n\n"}
+HELPERS = {"allowlist.py": "BASE = 10000.0\n", "run.py": "def twice(n):\n    return 2 * n\n"}
 HELPERS["confine.py"] = "def half(n):\n    return n // 2\n"
 
 
@@ -59,7 +59,7 @@ HELPERS["confine.py"] = "def half(n):\n    return n // 2\n"
 def test_a_learners_modules_may_share_the_childs_names(
     cli: Cli, tmp_path: Path, backend: str
 ) -> None:
-    """A learner's tables.py, run.py and confine.py are theirs: the child's own modules of
+    """A learner's allowlist.py, run.py and confine.py are theirs: the child's own modules of
     those names leave the way before the submission is imported, alone or in a batch."""
     folder = tmp_path / "class" / "ana"
     folder.mkdir(parents=True)

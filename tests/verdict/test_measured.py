@@ -19,7 +19,7 @@ from grader.problem.cases import Checked, check_problem
 from grader.problem.rules import import_module, load_rules
 from grader.problem.values import arguments
 from grader.records import Outcome
-from grader.sandbox.answers import Kind, Raw
+from grader.sandbox.answers import Raw, RawKind
 from grader.sandbox.limits import Limits
 from grader.submission.source import Source, Static
 from grader.verdict.judge import Judge
@@ -76,7 +76,7 @@ def test_numbers_read_stay_on_visible_cases(port: str) -> None:
     src = Source(name="sub.py", text="")
     named = 0
     for case, got, want in _answers(port):
-        result = judge(case, Raw(Kind.OK, 0.0, got, "float64"), want, src, static=Static(None))
+        result = judge(case, Raw(RawKind.OK, 0.0, got, "float64"), want, src, static=Static(None))
         if result.diagnosis is None:
             continue
         named += 1
@@ -94,7 +94,7 @@ def test_the_visible_example_names_llama3s_base() -> None:
     judge = _judge(ROPE)
     case, got, want = next(a for a in _answers("llama3_theta") if a[0].name == "two_pairs_d4")
     result = judge(
-        case, Raw(Kind.OK, 0.0, got, "float64"), want, Source("sub.py", ""), static=Static(None)
+        case, Raw(RawKind.OK, 0.0, got, "float64"), want, Source("sub.py", ""), static=Static(None)
     )
     assert result.outcome is Outcome.WRONG_ANSWER and result.diagnosis is not None
     assert result.diagnosis.code == "wrong_base"
@@ -200,7 +200,11 @@ def test_a_log2_base_is_measured_and_confirmed() -> None:
             measured += 1
             assert found[0] == "wrong_base" and "as with base 5" in found[1]
         result = judge(
-            case, Raw(Kind.OK, 0.0, got, "float64"), want, Source("s.py", ""), static=Static(None)
+            case,
+            Raw(RawKind.OK, 0.0, got, "float64"),
+            want,
+            Source("s.py", ""),
+            static=Static(None),
         )
         assert result.diagnosis is not None and result.diagnosis.code == "wrong_base"
         assert result.diagnosis.measured == ""
