@@ -224,7 +224,7 @@ def test_an_index_error_names_the_table_on_a_visible_case_only() -> None:
     judge = _judge(ROPE)
     checked = _checked(ROPE)
     message = "index 4095 is out of bounds for axis 0 with size 2048"
-    raw = Raw(Kind.EXCEPTION, 0.0, None, "", info={"exc_type": "IndexError", "message": message})
+    raw = Raw(RawKind.EXCEPTION, 0.0, None, "", info={"exc_type": "IndexError", "message": message})
     probe = checked.problem.probes[0]
     shown = judge(probe, raw, checked.expected[probe.name], Source("s.py", ""), static=Static(None))
     assert shown.diagnosis is not None and "holds 2048 positions" in shown.diagnosis.measured
