@@ -15,7 +15,7 @@ from typing import Any, NamedTuple
 
 from grader import results
 from grader.batch.discover import Entry
-from grader.batch.outdir import LOG_FILE, Row, RowStatus, result_path
+from grader.batch.outdir import LOG_FILE, Row, RowStatus, result_path, write_feedback_of
 from grader.errors import GraderError
 from grader.pipeline import grade_in_with_examples, start
 from grader.problem.cases import Checked
@@ -233,3 +233,4 @@ class Batch:
         if self.stop.is_set():
             raise Stopped  # graded while its children were being killed: not a verdict
         results.write(self.result_path(entry), doc)
+        write_feedback_of(self.out, entry.id, doc)

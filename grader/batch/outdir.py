@@ -61,25 +61,39 @@ def result_path(out: Path, entry_id: str) -> Path:
     return out / RESULTS_DIR / results_name(entry_id)
 
 
-def write_feedback(out: Path, ids: Iterable[str]) -> None:
-    """Write feedback/ID.md and feedback/ID.html for each of ``ids`` from its results
-    document: what `grader submit` shows that learner (grader.feedback), nothing more.
-    A batch and a merge both call it, once their results are in place."""
-    from grader import results
+def feedback_paths(out: Path, entry_id: str) -> tuple[Path, Path]:
+    """Return where a learner's feedback lies in ``out``: feedback/ID.md and ID.html."""
+    stem = results_name(entry_id).removesuffix(".json")
+    return out / FEEDBACK_DIR / f"{stem}.md", out / FEEDBACK_DIR / f"{stem}.html"
+
+
+def write_feedback_of(out: Path, entry_id: str, doc: Results) -> None:
+    """Write one learner's feedback/ID.md and ID.html from their results document: what
+    `grader submit` shows that learner (grader.feedback), nothing more. A batch calls it as
+    it writes each result, a merge (through write_feedback) once the results are in place."""
     from grader.feedback import to_html, to_markdown
 
-    folder = out / FEEDBACK_DIR
-    folder.mkdir(exist_ok=True)
-    if folder.is_symlink() or not folder.is_dir():  # it would carry every learner's away
-        raise GraderError(f"{shown(folder)!r} is a link, not a folder: remove it")
+    md, page = feedback_paths(out, entry_id)
+    md.parent.mkdir(exist_ok=True)
+    if md.parent.is_symlink():  # it would carry every learner's feedback away
+        raise OSError(errno.ENOTDIR, "a link, not a folder: remove it", str(md.parent))
+    atomic_write(md, to_markdown(doc))
+    atomic_write(page, to_html(doc))
+
+
+def write_feedback(out: Path, ids: Iterable[str], *, missing: bool = False) -> None:
+    """Write the feedback of each of ``ids`` from its results in ``out`` (with ``missing``,
+    only where it has none yet: results kept from a run of an older grader)."""
+    from grader import results
+
     for entry_id in ids:
+        if missing and feedback_paths(out, entry_id)[1].is_file():
+            continue
         try:
             doc = results.read(result_path(out, entry_id))
         except (OSError, ValueError):
             continue  # no results to speak of: summary.csv says why
-        stem = results_name(entry_id).removesuffix(".json")
-        atomic_write(folder / f"{stem}.md", to_markdown(doc))
-        atomic_write(folder / f"{stem}.html", to_html(doc))
+        write_feedback_of(out, entry_id, doc)
 
 
 class RowStatus(Word):

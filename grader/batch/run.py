@@ -31,6 +31,7 @@ from grader.batch.outdir import (
     RowStatus,
     locked,
     write_feedback,
+    write_feedback_of,
     write_summary,
 )
 from grader.errors import GraderError, NothingToGrade
@@ -273,7 +274,8 @@ def _write_outputs(
         layout=klass.layouts.names(),
     )
     write_manifest(out, manifest)
-    write_feedback(out, (r.id for r in rows))
+    # Each result's feedback was written with it; those kept from an older grader's run now.
+    write_feedback(out, (r.id for r in rows), missing=True)
     write_class_report(out)
 
 
@@ -315,5 +317,6 @@ def _still_unchanged(batch: Batch, entries: Sequence[Entry], rows: Sequence[Row]
         if stored is not None:
             if stored.fresh:  # what the export says now, in the file as in the row
                 results.write(batch.result_path(entry), stored.doc)
+                write_feedback_of(batch.out, entry.id, stored.doc)
             kept.append(row_from(stored.doc, entry, RowStatus.UNCHANGED))
     return kept
