@@ -49,7 +49,8 @@ def test_following_the_guide_gives_a_working_exercise(
         for line in block.splitlines()
         if line.strip()
     ]
-    assert len(commands) == 6 and all(c[0] == "grader" for c in commands)
+    # As the README installs it: a bare `grader` is "command not found" in a fresh shell.
+    assert len(commands) == 6 and all(c[0] == ".venv/bin/grader" for c in commands)
     for command in commands:
         code, out, err = cli(*command[1:])
         assert code == 0, (command, out, err)
@@ -57,3 +58,17 @@ def test_following_the_guide_gives_a_working_exercise(
     assert "graded on 5 hidden cases" in (tmp_path / FOLDER / "problem/statement.md").read_text()
     assert (tmp_path / "running_total_kit" / "problem" / "exercise.py").is_file()
     assert not (tmp_path / "running_total_kit" / "problem" / "staff.py").exists()
+
+
+def test_commands_are_written_as_the_readme_installs_them() -> None:
+    """The guide's command lines start as the README's do (a bare `grader` is "command not
+    found" in a fresh shell), and docs/shards/ says its scripts expect it on PATH."""
+    lines = [
+        line
+        for block in COMMANDS.findall(GUIDE.read_text(encoding="utf-8"))
+        for line in block.splitlines()
+        if line.strip()
+    ]
+    assert lines and all(line.startswith(".venv/bin/grader ") for line in lines)
+    shards = (ROOT / "docs" / "shards" / "README.md").read_text(encoding="utf-8")
+    assert "`PATH`" in shards and ". .venv/bin/activate" in shards
