@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import ast
 import difflib
+import re
+from dataclasses import dataclass
 
 
 def bound_names(body: list[ast.stmt]) -> dict[str, ast.AST]:
@@ -69,3 +71,57 @@ def imported(tree: ast.Module) -> frozenset[str]:
         elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
             names.add(node.module.split(".")[0])
     return frozenset(names)
+
+
+@dataclass(frozen=True)
+class Answer:
+    """What a file holds for the function: its definition as text ("" for a stub), or the
+    module it imports it from (`mylib.core`; "." for a relative import)."""
+
+    key: str
+    source: str | None = None
+
+
+def answer(tree: ast.Module, function: str) -> Answer | None:
+    """Return how ``tree`` defines ``function``, or None where its top level binds it not.
+
+    A `def` is its syntax tree; an assignment (`f = helper`) its own with those of the
+    functions it names, so that two files binding it to different code are two answers.
+    """
+    bound = bound_names(tree.body)
+    node = bound.get(function)
+    if node is None:
+        return None
+    if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+        return Answer("" if _stub(node) else ast.dump(node, include_attributes=False))
+    if isinstance(node, ast.ImportFrom):
+        return Answer(ast.dump(node), "." if node.level else node.module)
+    named = sorted({n.id for n in ast.walk(node) if isinstance(n, ast.Name)})
+    parts = [ast.dump(node, include_attributes=False)]
+    parts += [ast.dump(bound[n], include_attributes=False) for n in named if n in bound]
+    return Answer("\n".join(parts))
+
+
+def mentions(text: str, function: str) -> bool:
+    """Return True where text that does not parse still reads as defining ``function``:
+    a `def`, an assignment or an import of the name."""
+    name = re.escape(function)
+    pattern = rf"\bdef\s+{name}\b|^[ \t]*{name}[ \t]*=(?!=)|^[ \t]*from\b.*\bimport\b.*\b{name}\b"
+    return re.search(pattern, text, re.MULTILINE) is not None
+
+
+def _stub(node: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
+    """Return True for a body of a docstring, pass, ... and `raise NotImplementedError`."""
+    body = [
+        s
+        for s in node.body
+        if not (isinstance(s, ast.Expr) and isinstance(s.value, ast.Constant))
+        and not isinstance(s, ast.Pass)
+    ]
+    if not body:
+        return True
+    if len(body) != 1 or not isinstance(body[0], ast.Raise) or body[0].exc is None:
+        return False
+    exc = body[0].exc
+    name = exc.func if isinstance(exc, ast.Call) else exc
+    return isinstance(name, ast.Name) and name.id == "NotImplementedError"

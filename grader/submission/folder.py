@@ -22,6 +22,7 @@ from pathlib import Path
 from grader.errors import Refused
 from grader.files import read_bounded
 from grader.names import shown
+from grader.submission import defines
 from grader.submission.source import name_problem, on_compiler
 
 CRUFT_FOLDERS = frozenset(
@@ -107,20 +108,7 @@ def pick(
         )
     if not code:
         return Pick(None, problem=_nothing(folder, [p for p in files if not p.is_symlink()]))
-    answers: dict[str, list[Path]] = {}
-    stubs: list[Path] = []
-    for path in code:
-        try:
-            text = read(path)
-        except Exception:  # noqa: BLE001 - an unreadable file is no answer; its row says so if alone
-            continue
-        key = _answer(text, function, starter)
-        if key is None:
-            continue
-        if key == "":
-            stubs.append(path)
-        else:
-            answers.setdefault(key, []).append(path)
+    answers, stubs, importers = _answers(code, function, read, starter)
     if len(answers) > 1:
         names = ", ".join(_name(p, folder) for paths in answers.values() for p in paths[:1])
         return Pick(None, problem=f"several files define {function} differently ({names})")
@@ -133,6 +121,10 @@ def pick(
         return Pick(None, problem=f"no file defines {function} ({names})")
     (same,) = answers.values()
     chosen = min(same, key=lambda p: (p.suffix != ".py", len(p.parts), str(p)))
+    # Defined inside the learner's package, imported by a file beside it: that file runs.
+    outside = [p for p in importers if p.parent != chosen.parent and _importable(chosen, p.parent)]
+    if outside:
+        same, chosen = [], min(outside, key=lambda p: (len(p.parts), str(p)))
     notes = tuple(
         f"{_name(p, folder)} defines the same {function}; {_name(chosen, folder)} is graded"
         for p in same
@@ -159,47 +151,55 @@ def _importable(path: Path, folder: Path) -> bool:
     )
 
 
-def _answer(text: str, function: str, starter: str | None) -> str | None:
-    """Return the function's syntax tree as text, "" for the starter or a stub, None when
-    the file does not define it (a file that does not parse but defines it: its text)."""
-    if starter is not None and text.strip() == starter.strip():
-        return ""
-    try:
-        tree = on_compiler(_parse, text)
-    except (SyntaxError, ValueError, RecursionError, MemoryError):
-        return text if re.search(rf"\bdef\s+{re.escape(function)}\b", text) else None
-    found = [
-        node
-        for node in tree.body
-        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.name == function
-    ]
-    if not found:
-        return None
-    node = found[-1]
-    return "" if _stub(node) else ast.dump(node, include_attributes=False)
+def _answers(
+    code: list[Path], function: str, read: Callable[[Path], str], starter: str | None
+) -> tuple[dict[str, list[Path]], list[Path], list[Path]]:
+    """Return the files defining ``function``, grouped by definition; the stubs (and the
+    starter); and the files that import it from a module of the submission beside them
+    (`from solution import f` in a demo, `from mylib.core import f`): those are answers
+    only where no file defines it otherwise."""
+    answers: dict[str, list[Path]] = {}
+    stubs: list[Path] = []
+    importers: list[Path] = []
+    for path in code:
+        try:
+            text = read(path)
+        except Exception:  # noqa: BLE001 - an unreadable file is no answer; its row says so if alone
+            continue
+        if starter is not None and text.strip() == starter.strip():
+            stubs.append(path)
+            continue
+        try:
+            found = defines.answer(on_compiler(_parse, text), function)
+        except (SyntaxError, ValueError, RecursionError, MemoryError):
+            # A file that does not parse but defines it: an answer of its own, its text.
+            found = defines.Answer(text) if defines.mentions(text, function) else None
+        if found is None:
+            continue
+        if found.key == "":
+            stubs.append(path)
+        elif found.source is not None and _beside(found.source, path.parent):
+            importers.append(path)
+        else:
+            answers.setdefault(found.key, []).append(path)
+    if not answers and importers:
+        answers["imported"] = importers
+    return answers, stubs, importers
+
+
+def _beside(module: str, folder: Path) -> bool:
+    """Return True where ``module`` ("." for a relative import) is one of ``folder``'s."""
+    if module == ".":
+        return True
+    parts = module.split(".")
+    here = folder.joinpath(*parts)
+    return here.with_name(parts[-1] + ".py").is_file() or (here / "__init__.py").is_file()
 
 
 def _parse(text: str) -> ast.Module:
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # the learner's code: its warnings are not ours
         return ast.parse(text)
-
-
-def _stub(node: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
-    """Return True for a body of a docstring, pass, ... and `raise NotImplementedError`."""
-    body = [
-        s
-        for s in node.body
-        if not (isinstance(s, ast.Expr) and isinstance(s.value, ast.Constant))
-        and not isinstance(s, ast.Pass)
-    ]
-    if not body:
-        return True
-    if len(body) != 1 or not isinstance(body[0], ast.Raise) or body[0].exc is None:
-        return False
-    exc = body[0].exc
-    name = exc.func if isinstance(exc, ast.Call) else exc
-    return isinstance(name, ast.Name) and name.id == "NotImplementedError"
 
 
 def is_archive(path: Path) -> bool:

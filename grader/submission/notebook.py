@@ -25,7 +25,6 @@ from __future__ import annotations
 
 import ast
 import json
-import re
 import warnings
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -33,6 +32,7 @@ from dataclasses import dataclass
 from grader.errors import GraderError
 from grader.names import display
 from grader.submission import slicer
+from grader.submission.defines import mentions
 from grader.submission.ipython import python_of
 
 MAX_CELLS = 10_000
@@ -73,8 +73,7 @@ def to_module(data: bytes, function: str) -> Module:
     found = [s for cell in cells if cell.tree for s in slicer.statements(cell.number, cell.tree)]
     for order, statement in enumerate(found):
         statement.order = order
-    defines = re.compile(rf"\bdef\s+{re.escape(function)}\b")
-    broken = [c for c in cells if c.error and defines.search("\n".join(c.lines))]
+    broken = [c for c in cells if c.error and mentions("\n".join(c.lines), function)]
     target = slicer.last(found, function, len(found))
     if broken and (target is None or broken[-1].number > target.cell):
         # The function's own cell does not parse: the module holds it, and compiling

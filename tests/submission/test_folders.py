@@ -130,3 +130,50 @@ def test_a_learners_own_package_is_importable(cli: Cli, tmp_path: Path, backend:
     for learner in ("ana", "ben"):
         result = json.loads((out_dir / "results" / f"{learner}.json").read_text())
         assert result["score"] == 10.0, result
+
+
+REFERENCE = (CORPUS / "reference.py").read_text()
+ASSIGNED = REFERENCE.replace("def sinusoidal_positions(", "def positional_encoding(") + (
+    "\n\nsinusoidal_positions = positional_encoding\n"
+)
+LAYOUTS = {
+    "bound by assignment, beside a helper": {
+        "solution.py": ASSIGNED,
+        "notes.py": "WIDTH = 4\n",
+    },
+    "bound by assignment in a block": {
+        "solution.py": ASSIGNED.replace(
+            "\nsinusoidal_positions = positional_encoding\n",
+            "\nif True:\n    sinusoidal_positions = positional_encoding\n",
+        ),
+        "plot.py": "import matplotlib\n",
+    },
+    "imported from the learner's package, and by a demo": {
+        "solution.py": "from mylib.core import sinusoidal_positions\n",
+        "demo.py": "from solution import sinusoidal_positions\nprint(sinusoidal_positions)\n",
+        "mylib/__init__.py": "",
+        "mylib/core.py": REFERENCE,
+    },
+}
+
+
+@pytest.mark.parametrize("layout", LAYOUTS)
+@pytest.mark.parametrize("zipped", [False, True], ids=["folder", "zip"])
+def test_one_rule_for_what_defines_the_function(
+    cli: Cli, tmp_path: Path, layout: str, zipped: bool
+) -> None:
+    """Two or more code files, the function bound by assignment: "no file defines
+    sinusoidal_positions", where the same code as one file got 10/10. A file defines the
+    function when its top level binds the name, whatever the statement."""
+    folder = tmp_path / "work"
+    for name, text in LAYOUTS[layout].items():
+        (folder / name).parent.mkdir(parents=True, exist_ok=True)
+        (folder / name).write_text(text)
+    entry = folder
+    if zipped:
+        entry = tmp_path / "work.zip"
+        with zipfile.ZipFile(entry, "w") as archive:
+            for name, text in LAYOUTS[layout].items():
+                archive.writestr(name, text)
+    code, out, err = cli("submit", entry, "--format", "json")
+    assert (code, json.loads(out or "{}").get("score")) == (0, 10.0), err + out
