@@ -154,7 +154,7 @@ def test_crafted_tables_get_no_exception_and_no_hint_without_a_match(
     code = found[0]
     assert code in rules.hints
     measure = import_module(ROPE, "measure")
-    reading = measure.read(x, p, got)
+    reading = measure.read(x, p, got, want)
     length = np.sqrt(x[:, 0::2] ** 2 + x[:, 1::2] ** 2).max(axis=1)
     float32 = code.endswith("low_precision_float32")
     matches = [
@@ -237,3 +237,20 @@ def test_an_index_error_names_the_table_on_a_visible_case_only() -> None:
     small = next(c for c in checked.problem.hidden if c.name == "single_pair")
     none = judge(small, raw, checked.expected[small.name], Source("s.py", ""), static=Static(None))
     assert none.diagnosis is None
+
+
+def test_columns_the_right_answer_keeps_tell_nothing() -> None:
+    """x's last pair all zeros comes back unchanged by any rotation: a wrong base over every
+    pair is a wrong base, never a partial rotary."""
+    staff = import_module(ROPE, "staff")
+    rules = load_rules(ROPE)
+    rng = np.random.default_rng(3)
+    x = rng.uniform(-1, 1, (6, 8))
+    x[:, 6:] = 0.0
+    p = np.array([0, 1, 2, 5, 9, 30], dtype=np.float64)
+    mistral = staff.Proposal(("wrong_base",), "adjacent", 8, 1e6 ** (-np.arange(4) / 4), "")
+    got, want = staff.regenerate(x, p, mistral), staff.right(x, p)
+    inputs = {"x": x, "positions": tuple(int(v) for v in p)}
+    assert rules.diagnose is not None
+    found = rules.diagnose(inputs, got, want, staff)
+    assert isinstance(found, tuple) and found[0] == "wrong_base"

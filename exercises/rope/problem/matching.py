@@ -90,7 +90,7 @@ def diagnose(x, positions, got, want, tables, staff=None):
         return None
     from .measure import read
 
-    reading = read(x, p, got)
+    reading = read(x, p, got, want)
     return None if reading is None else staff.confirm(x, p, got, want, reading)
 
 

@@ -64,22 +64,26 @@ def pairs_of(layout: Layout, turned: int) -> tuple[np.ndarray, np.ndarray]:
     return np.arange(half), np.arange(half, turned)
 
 
-def unchanged_from(x: np.ndarray, got: np.ndarray) -> int:
+def unchanged_from(x: np.ndarray, got: np.ndarray, want: np.ndarray) -> int:
     """Return the first column from which every column came back as the input had it
-    (the width when the last one changed); always even."""
-    scale = np.maximum(1.0, np.abs(x).max(axis=0))
-    same = np.all(np.abs(got - x) <= SAME_TOL * scale, axis=0)
-    d = x.shape[1]
-    changed = np.flatnonzero(~same)
-    last = int(changed[-1]) + 1 if changed.size else 0
-    return min(d, last + last % 2)
+    where the right answer changes it (the width when the last one changed); always even.
+
+    A column the right answer leaves as it is (a pair of zeros, every position 0) tells
+    nothing: it counts as turned.
+    """
+    scale = SAME_TOL * np.maximum(1.0, np.abs(x).max(axis=0))
+    kept = np.all(np.abs(got - x) <= scale, axis=0)
+    neutral = np.all(np.abs(want - x) <= scale, axis=0)
+    turned = np.flatnonzero(~kept | neutral)
+    last = int(turned[-1]) + 1 if turned.size else 0
+    return min(x.shape[1], last + last % 2)
 
 
-def read(x: np.ndarray, p: np.ndarray, got: np.ndarray) -> Reading | None:
-    """Return what ``got`` did to ``x`` at positions ``p``, or None where no layout keeps
-    every pair's length (the answer is no rotation of pairs)."""
+def read(x: np.ndarray, p: np.ndarray, got: np.ndarray, want: np.ndarray) -> Reading | None:
+    """Return what ``got`` did to ``x`` at positions ``p`` (``want`` the right answer), or
+    None where no layout keeps every pair's length (the answer is no rotation of pairs)."""
     rows = fit_rows(p)
-    turned = unchanged_from(x, got)
+    turned = unchanged_from(x, got, want)
     if rows.size == 0 or turned == 0:
         return None
     for layout in Layout:
