@@ -33,6 +33,9 @@ from grader.results import Results
 from grader.states import Gradebook
 
 MAX_OVERRIDES_BYTES = 4 * 1024 * 1024
+# What begins the feedback export writes into a platform's comments: a later export may
+# replace its own, never a comment staff wrote.
+FEEDBACK_MARK = '<div class="grader-feedback">'
 
 
 @dataclass(frozen=True)
@@ -146,8 +149,7 @@ def _fill(
         if key in book.kept:
             done.lines.append(f"left as it was: {who}: {book.kept[key]}")
             continue
-        if book.feedback is not None and book.feedback < len(book.sheet.rows[row]):
-            book.sheet.set(row, book.feedback, to_html(doc, page=False))
+        _comment(book, row, doc, who, done)
         if not doc.graded or not doc.max_score or book.column >= len(book.sheet.rows[row]):
             why = "the grader" if doc.cause is not Cause.SUBMISSION else "its submission"
             done.lines.append(f"not written: {who}: not graded, because of {why}")
@@ -164,6 +166,19 @@ def _fill(
         book.sheet.set(row, book.column, points(value, book.mark))
         written += 1
     return written
+
+
+def _comment(book: Book, row: int, doc: Results, who: str, done: Exported) -> None:
+    """Write the learner's feedback into the feedback column, where the template has one:
+    into an empty cell, or over this grader's own from an earlier export; never over a
+    comment staff wrote."""
+    if book.feedback is None or book.feedback >= len(book.sheet.rows[row]):
+        return
+    held = book.sheet.value(row, book.feedback).strip()
+    if held and not held.startswith(FEEDBACK_MARK):
+        done.lines.append(f"feedback comments kept: {who}: the cell holds staff's own text")
+        return
+    book.sheet.set(row, book.feedback, f"{FEEDBACK_MARK}{to_html(doc, page=False)}</div>")
 
 
 def _zeros(book: Book, graded: set[str]) -> int:

@@ -72,7 +72,7 @@ MOODLE_EN = (
     '"Participant 1001","John Smith",john@example.edu,"Submitted for grading",,100.00,Yes,'
     '"Friday, 1 March 2024, 10:00 AM",-,\n'
     '"Participant 1002","Zoë O\'Brien",zoe@example.edu,"Submitted for grading",,100.00,'
-    'Yes,"Friday, 1 March 2024, 11:00 AM",-,\n'
+    'Yes,"Friday, 1 March 2024, 11:00 AM",-,"See me after class"\n'
     '"Participant 1003","Ann Lee",ann@example.edu,"Submitted for grading",,100.00,Yes,'
     '"Friday, 1 March 2024, 12:00 PM",-,\n'
     '"Participant 1004","Max Muster",max@example.edu,"No submission",,100.00,Yes,-,-,\n'
@@ -123,17 +123,33 @@ BLACKBOARD_ROWS = [
 ]
 
 
-def blackboard_download() -> bytes:
+Rows = list[list[str]]
+
+
+def blackboard_download(rows: Rows = BLACKBOARD_ROWS) -> bytes:
     """The Work Offline download: UTF-16 with its mark, tabs, every cell quoted, CRLF."""
-    text = "".join("\t".join(f'"{c}"' for c in row) + "\r\n" for row in BLACKBOARD_ROWS)
+    text = "".join("\t".join(f'"{c}"' for c in row) + "\r\n" for row in rows)
     return codecs.BOM_UTF16_LE + text.encode("utf-16-le")
 
 
-def blackboard_resaved() -> bytes:
+def blackboard_comma(rows: Rows = BLACKBOARD_ROWS) -> bytes:
+    """The download with Delimiter Type Comma: a `.csv`, every cell in quotes, as its help
+    asks of comma-delimited files."""
+    return "".join(",".join(f'"{c}"' for c in row) + "\r\n" for row in rows).encode()
+
+
+def blackboard_resaved(rows: Rows = BLACKBOARD_ROWS) -> bytes:
     """The download as a spreadsheet re-saves it as "CSV UTF-8": a mark, commas, quotes only
     where a cell needs them, CRLF."""
-    text = "".join(",".join(row) + "\r\n" for row in BLACKBOARD_ROWS)
+    text = "".join(",".join(row) + "\r\n" for row in rows)
     return codecs.BOM_UTF8 + text.encode("utf-8")
+
+
+def blackboard_unicode_text(rows: Rows = BLACKBOARD_ROWS) -> bytes:
+    """The download re-saved by a spreadsheet as "Unicode Text": UTF-16 with its mark, tabs,
+    no quotes."""
+    text = "".join("\t".join(row) + "\r\n" for row in rows)
+    return codecs.BOM_UTF16_LE + text.encode("utf-16-le")
 
 
 def graded(score: int, *, relpath: str = "", name: str = "", hint: bool = False) -> Results:

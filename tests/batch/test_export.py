@@ -18,8 +18,10 @@ from tests.batch.gradebooks import (
     MOODLE_EN,
     MOODLE_FR,
     batch_out,
+    blackboard_comma,
     blackboard_download,
     blackboard_resaved,
+    blackboard_unicode_text,
     graded,
     lost,
     semicolons,
@@ -201,6 +203,9 @@ def test_moodle_worksheet_in_two_languages(
     assert "<p>Not graded: online text only" in lines[3] and lines[3].count(",,") == 1
     assert "left as it was: moodle-1005" in stdout and "cannot be changed" in stdout
     assert "not written: moodle-1003: not graded, because of its submission" in stdout
+    if worksheet is MOODLE_EN:  # staff's own comment stays, named; the grade is written
+        assert lines[2].endswith(',"See me after class"') and ",100.00,100.00," in lines[2]
+        assert "feedback comments kept: moodle-1002" in stdout
     with zipfile.ZipFile(zipped) as archive:
         names = set(archive.namelist())
     assert "John Smith_1001_assignsubmission_file_/feedback.html" in names
@@ -226,27 +231,31 @@ def blackboard_out(tmp_path: Path) -> Path:
     )
 
 
-@pytest.mark.parametrize("form", ["download", "resaved"])
-def test_blackboard_download_and_its_spreadsheet_resave(
+BLACKBOARD_FORMS = {
+    "download": blackboard_download,
+    "comma": blackboard_comma,
+    "resaved": blackboard_resaved,
+    "unicode_text": blackboard_unicode_text,
+}
+
+
+@pytest.mark.parametrize("form", sorted(BLACKBOARD_FORMS))
+def test_blackboard_download_and_its_spreadsheet_resaves(
     cli: Cli, tmp_path: Path, form: str
 ) -> None:
-    """UTF-16 with tabs and quotes, or a re-saved UTF-8 CSV: written back in its own form,
-    the column scaled to its Total Pts; the calculated columns are never chosen."""
-    raw = blackboard_download() if form == "download" else blackboard_resaved()
+    """UTF-16 with tabs and quotes, the comma download, and a spreadsheet's UTF-8 and
+    Unicode Text saves: each written back in its own form, the column scaled to its Total
+    Pts; the calculated columns are never chosen."""
+    make = BLACKBOARD_FORMS[form]
     template = tmp_path / "gc_course_fullgc.xls"
-    template.write_bytes(raw)
+    template.write_bytes(make())
     code, stdout, dest = export(
         cli, blackboard_out(tmp_path), "blackboard", template, "--column", "HW 1 Sinusoid"
     )
     assert code == 0, stdout
     rows = [list(r) for r in BLACKBOARD_ROWS]
     rows[1][8], rows[2][8] = "7.00", "10.00"
-    if form == "download":
-        text = "".join("\t".join(f'"{c}"' for c in row) + "\r\n" for row in rows)
-        assert dest.read_bytes() == codecs.BOM_UTF16_LE + text.encode("utf-16-le")
-    else:
-        text = "".join(",".join(row) + "\r\n" for row in rows)
-        assert dest.read_bytes() == codecs.BOM_UTF8 + text.encode("utf-8")
+    assert dest.read_bytes() == make(rows)
     code, _, err = cli(
         "export", blackboard_out(tmp_path / "2"), "--to", "blackboard", "--template", template,
         "--column", "Total", "-o", tmp_path / "x.xls",
@@ -343,3 +352,23 @@ def test_each_export_in_the_docs_runs_as_written(
     if "--feedback-zip" in args:
         with zipfile.ZipFile(tmp_path / args[args.index("--feedback-zip") + 1]) as archive:
             assert len(archive.namelist()) == 6
+
+
+def test_formula_like_cells_are_kept_as_text_and_never_written(cli: Cli, tmp_path: Path) -> None:
+    """Cells of the template beginning with = + - @ stay byte for byte; one in the column
+    gets the score; nothing export writes begins with one (a quote goes first)."""
+    from grader.batch.platforms.sheet import read_sheet
+
+    text = CANVAS.replace("jdoe,Section A,,5.00,", 'jdoe,Section A,-x,"=1+1",').replace(
+        "Section B,@note,", "Section B,+cmd|' /C calc'!A0,"
+    )
+    template = tmp_path / "grades.csv"
+    template.write_text(text)
+    _, _, dest = export(cli, canvas_out(tmp_path), "canvas", template, "--column", HW1)
+    written = dest.read_text()
+    assert 'jdoe,Section A,-x,"20.00",' in written
+    assert "Section B,+cmd|' /C calc'!A0,8.00," in written and '"=Student, Two"' in written
+    sheet = read_sheet(b"a,b\n1,2\n", "t")
+    for value in ("=cmd", "+1", "-1", "@x"):
+        sheet.set(1, 1, value)
+        assert sheet.to_bytes() == f"a,b\n1,'{value}\n".encode()
