@@ -293,3 +293,18 @@ def _subparser(parser: object, name: str) -> Any:
     assert isinstance(parser, argparse.ArgumentParser)
     action = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
     return action.choices[name]
+
+
+def test_submission_suffixes_are_defined_once() -> None:
+    """What a learner hands in is known by its suffix in one place, submission/source.py:
+    no other module that reads submissions (or grades a class of them) writes one out."""
+    suffixes = {".py", ".ipynb", ".zip"}
+    found = [
+        f"{path.relative_to(PACKAGE)}:{node.lineno}"
+        for folder in ("submission", "batch", "sandbox")
+        for path in (PACKAGE / folder).rglob("*.py")
+        if path.name != "source.py"
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8")))
+        if isinstance(node, ast.Constant) and node.value in suffixes
+    ]
+    assert not found

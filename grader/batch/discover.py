@@ -19,9 +19,9 @@ from grader.batch.platforms import Student, detect, is_entry, items_of, owner_of
 from grader.errors import GraderError, Refused
 from grader.files import read_bounded
 from grader.names import make_ids, shown
-from grader.submission.archive import EXPORT, ZIP_SUFFIX, unpack
-from grader.submission.folder import CODE_SUFFIXES, is_archive, is_cruft, not_unpacked
-from grader.submission.source import link_problem, protected_files
+from grader.submission.archive import EXPORT, unpack
+from grader.submission.folder import is_archive, is_cruft, not_unpacked
+from grader.submission.source import SUBMISSION_SUFFIXES, ZIP_SUFFIX, link_problem, protected_files
 
 
 @dataclass(frozen=True)
@@ -350,7 +350,7 @@ def _folder(
 
 
 # What a class folder's entries may be, besides folders: read when graded.
-GRADED_SUFFIXES = (*CODE_SUFFIXES, ZIP_SUFFIX)
+GRADED_SUFFIXES = (*SUBMISSION_SUFFIXES, ZIP_SUFFIX)
 
 
 def _not_gradable(item: Path) -> str:

@@ -36,6 +36,7 @@ from grader.sandbox.walls import (
     read_paths,
 )
 from grader.states import Backend
+from grader.submission.source import SUBMISSION_SUFFIX
 
 CHILD_SCRIPT = CHILD_DIR / "run.py"
 P = ParamSpec("P")
@@ -246,7 +247,7 @@ def spawn_child(
     modules = [
         path
         for path in (os.path.join(tmp, name) for name in sorted(os.listdir(tmp)))
-        if path != submission and (path.endswith(".py") or os.path.isdir(path))
+        if path != submission and (path.endswith(SUBMISSION_SUFFIX) or os.path.isdir(path))
     ]
     if privilege_plan(backend) is Privilege.UID:
         for path in (tmp, submission, *modules):

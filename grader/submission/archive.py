@@ -24,9 +24,8 @@ from typing import IO, NamedTuple
 from grader.errors import GraderError
 from grader.names import display
 from grader.submission.folder import NOT_UNPACKED, STAND_IN_MARK, is_cruft
+from grader.submission.source import ZIP_SUFFIX
 from grader.submission.zipdir import count_entries
-
-ZIP_SUFFIX = ".zip"
 
 
 def _damage_errors() -> tuple[type[Exception], ...]:

@@ -23,13 +23,17 @@ from grader.errors import Refused
 from grader.files import read_bounded
 from grader.names import shown
 from grader.submission import defines
-from grader.submission.source import name_problem, on_compiler
+from grader.submission.source import (
+    SUBMISSION_SUFFIX,
+    SUBMISSION_SUFFIXES,
+    name_problem,
+    on_compiler,
+)
 
 CRUFT_FOLDERS = frozenset(
     {"__MACOSX", ".git", ".github", "__pycache__", ".ipynb_checkpoints", ".idea", ".vscode"}
 )
 CRUFT_FILES = frozenset({".DS_Store", "Thumbs.db", "desktop.ini"})
-CODE_SUFFIXES = (".py", ".ipynb")
 OWN_TESTS = re.compile(r"^(?:test_.*|.*_test|conftest)\.py$")
 ARCHIVE_SUFFIXES = (".rar", ".7z", ".tar", ".tgz", ".gz", ".bz2", ".xz", ".tar.gz")
 MAX_DEPTH = 4  # folders below the submission's own
@@ -94,7 +98,7 @@ def pick(
     cannot read counts as one that defines nothing.
     """
     files = list(files_of(folder))  # a folder that cannot be listed: said by the reader
-    code = [p for p in files if p.suffix in CODE_SUFFIXES and not OWN_TESTS.match(p.name)]
+    code = [p for p in files if p.suffix in SUBMISSION_SUFFIXES and not OWN_TESTS.match(p.name)]
     # The file graded may lie past those looked at: say so, never "no file defines it".
     if len(files) > MAX_LISTED:
         return Pick(None, problem=f"over {MAX_LISTED} files in it; hand in the code alone")
@@ -120,7 +124,7 @@ def pick(
         names = ", ".join(_name(p, folder) for p in code[:5])
         return Pick(None, problem=f"no file defines {function} ({names})")
     (same,) = answers.values()
-    chosen = min(same, key=lambda p: (p.suffix != ".py", len(p.parts), str(p)))
+    chosen = min(same, key=lambda p: (p.suffix != SUBMISSION_SUFFIX, len(p.parts), str(p)))
     # Defined inside the learner's package, imported by a file beside it: that file runs.
     outside = [p for p in importers if p.parent != chosen.parent and _importable(chosen, p.parent)]
     if outside:
@@ -139,10 +143,12 @@ def pick(
 def _importable(path: Path, folder: Path) -> bool:
     """Return True for a module Python imports from ``folder``: a .py there whose name is
     an identifier, or one inside its packages (folders with an `__init__.py`, all the way)."""
-    if not path.is_relative_to(folder) or path.is_symlink() or path.suffix != ".py":
+    if not path.is_relative_to(folder) or path.is_symlink() or path.suffix != SUBMISSION_SUFFIX:
         return False
     *packages, name = path.relative_to(folder).parts
-    if not (name[: -len(".py")].isidentifier() and all(p.isidentifier() for p in packages)):
+    if not (
+        name[: -len(SUBMISSION_SUFFIX)].isidentifier() and all(p.isidentifier() for p in packages)
+    ):
         return False
     if not packages:
         return not OWN_TESTS.match(name)
@@ -193,7 +199,9 @@ def _beside(module: str, folder: Path) -> bool:
         return True
     parts = module.split(".")
     here = folder.joinpath(*parts)
-    return here.with_name(parts[-1] + ".py").is_file() or (here / "__init__.py").is_file()
+    return (
+        here.with_name(parts[-1] + SUBMISSION_SUFFIX).is_file() or (here / "__init__.py").is_file()
+    )
 
 
 def _parse(text: str) -> ast.Module:

@@ -14,13 +14,13 @@ from pathlib import Path
 from grader.errors import GraderError
 from grader.names import shown
 from grader.submission.source import (
+    SUBMISSION_SUFFIXES,
+    ZIP_SUFFIX,
     Source,
     protected_files,
     read_submission,
     read_untrusted,
 )
-
-ZIP_SUFFIX = ".zip"  # archive.ZIP_SUFFIX, without importing the unpacker for it
 
 
 def read(
@@ -80,7 +80,7 @@ def _from_folder(
         except OSError as exc:  # its permissions, say: this entry's row, not the machine's
             raise GraderError(f"the folder cannot be read ({exc.strerror or exc})") from None
         zips = [p for p in files if p.suffix.lower() == ZIP_SUFFIX]
-        if zips and not any(p.suffix in folder.CODE_SUFFIXES for p in files):
+        if zips and not any(p.suffix in SUBMISSION_SUFFIXES for p in files):
             if len(zips) > 1:
                 names = ", ".join(shown(p.name) for p in zips[:5])
                 raise GraderError(f"several .zip files ({names}); hand in one")

@@ -28,9 +28,11 @@ if TYPE_CHECKING:  # the pipeline imports this before it starts the child: keep 
 T = TypeVar("T")
 COMPILER_NAME = "compile-check"
 MAX_SUBMISSION_BYTES = 1024 * 1024
+# What a learner hands in, by suffix: defined here once, for every reader of submissions.
 SUBMISSION_SUFFIX = ".py"
 NOTEBOOK_SUFFIX = ".ipynb"
 SUBMISSION_SUFFIXES = (SUBMISSION_SUFFIX, NOTEBOOK_SUFFIX)
+ZIP_SUFFIX = ".zip"
 # A notebook of plots is tens of megabytes of images; the code made of it has the .py bound.
 MAX_NOTEBOOK_BYTES = 32 * 1024 * 1024
 IDENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]{0,59}$")
