@@ -18,6 +18,7 @@ import io
 import logging
 import os
 import sys
+import threading
 from collections.abc import Iterator, Mapping
 from pathlib import Path
 
@@ -54,6 +55,8 @@ def setup(environ: Mapping[str, str] = os.environ) -> None:
         for handler in [h for h in held.handlers if isinstance(h, _Own)]:
             held.removeHandler(handler)
     logging.getLogger().addHandler(_Dropped())
+    # A thread's uncaught exception is a bug of the grader too: logged, not printed.
+    threading.excepthook = _thread_failed
     if debugging(environ):
         handler = _Stderr(sys.stderr)
         handler.setFormatter(logging.Formatter(FORMAT))
@@ -61,6 +64,17 @@ def setup(environ: Mapping[str, str] = os.environ) -> None:
         logger.setLevel(logging.DEBUG)
     else:
         logger.setLevel(logging.NOTSET)
+
+
+def _thread_failed(args: threading.ExceptHookArgs) -> None:
+    if args.exc_type is SystemExit:  # as Python's own hook: a thread's way to end
+        return
+    name = args.thread.name if args.thread is not None else "a thread"
+    logging.getLogger(ROOT).error(
+        "a bug of the grader in %s",
+        name,
+        exc_info=args.exc_value,
+    )
 
 
 class _Kept(logging.FileHandler):

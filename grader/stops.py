@@ -75,8 +75,16 @@ def _stop(signum: int, frame: FrameType | None) -> None:
 
 def _unraisable(hook: UnraisableHookArgs) -> None:
     # A stop lost in a finalizer is already recorded in _stopped_by: no traceback for it.
-    if not isinstance(hook.exc_value, KeyboardInterrupt):
-        sys.__unraisablehook__(hook)
+    if isinstance(hook.exc_value, KeyboardInterrupt) or hook.exc_type is None:
+        return
+    # Anything else is logged (grader.logs): stderr may reach a learner, a log does not.
+    import logging
+
+    logging.getLogger(__name__).error(
+        "an exception Python could not raise, in %r",
+        hook.object,
+        exc_info=hook.exc_value,
+    )
 
 
 def stopped_by() -> int:

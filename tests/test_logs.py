@@ -122,3 +122,20 @@ def test_an_autograder_bug_shows_its_type_only(
     assert "the autograder failed (KeyError); please tell the course staff" in written
     (record,) = [r for r in caplog.records if r.name == "grader.ship.autograde"]
     assert record.exc_info is not None
+
+
+def test_a_thread_bug_is_logged_not_printed(
+    capsys: pytest.CaptureFixture[str], caplog: pytest.LogCaptureFixture
+) -> None:
+    """An exception a thread of the grader does not catch goes to the log, not to stderr."""
+    logs.setup({})
+
+    def broken() -> None:
+        raise KeyError(SECRET)
+
+    thread = threading.Thread(target=broken, name="reader")
+    thread.start()
+    thread.join()
+    assert capsys.readouterr().err == ""
+    (record,) = [r for r in caplog.records if r.getMessage() == "a bug of the grader in reader"]
+    assert record.exc_info is not None and record.exc_info[0] is KeyError
