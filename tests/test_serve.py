@@ -664,3 +664,18 @@ def test_command_refuses_a_statement_it_cannot_serve(tmp_path: Path) -> None:
         "grader: error: problem/statement.md: not a regular file (a FIFO); "
         "problem files must be plain files\n"
     )
+
+
+def test_a_port_in_use_suggests_another(cli: Cli) -> None:
+    """A second `grader serve` on a taken port says how to have two: --port."""
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        code, out, err = cli("serve", "--port", port, "--no-browser")
+    assert (code, out) == (2, "")
+    assert err.strip() == (
+        f"grader: error: cannot listen on 127.0.0.1:{port}: Address already in use; another "
+        "program (a `serve` already running?) has it: use --port N for another port, or "
+        "--port 0 for any free one"
+    )

@@ -3,6 +3,7 @@ very same pipeline as `grader run` and `grader submit`; then the server that car
 
 from __future__ import annotations
 
+import errno
 import html
 import json
 import math
@@ -157,7 +158,12 @@ def make_server(
     try:
         httpd = Listener(("127.0.0.1", port), handler)
     except OSError as exc:
-        raise GraderError(f"cannot listen on 127.0.0.1:{port}: {exc.strerror}") from None
+        said = f"cannot listen on 127.0.0.1:{port}: {exc.strerror}"
+        if exc.errno == errno.EADDRINUSE:
+            # Most often a page served already, in another terminal: say how to have two.
+            said += "; another program (a `serve` already running?) has it: use --port N"
+            said += " for another port, or --port 0 for any free one"
+        raise GraderError(said) from None
     app.port = httpd.server_address[1]
     return httpd, app
 
