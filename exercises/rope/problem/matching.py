@@ -41,6 +41,9 @@ REGENERATED_EPS = 2.0
 APART = 4.0
 # Below this, a row's error is within the grading tolerance whatever the row holds.
 ABS_FLOOR = 1e-6
+# Rows compared first, before whole tables are computed and compared: enough to rule most
+# mistakes out, few enough to stay cheap on a table of a million values.
+SAMPLE_ROWS = 16
 # What float64 arithmetic can leave on a row of zeros or near-zeros.
 TINY = 1e-12
 # The mistakes whose rows are turned by their row number rather than their position.
@@ -79,6 +82,8 @@ def diagnose(x, positions, got, want, tables, staff=None):
     length = np.sqrt(x[:, 0::2] ** 2 + x[:, 1::2] ** 2).max(axis=1)
     # The mistakes that are no rotation of a pair by a position's angle keep their
     # generators, and are tried first: a table that one of them explains is that mistake.
+    if tables is None and staff is not None:
+        tables = _known_on_demand(staff, x, p, length, got)
     if tables:
         code = _known_mistake(tables, p, length, got, want)
         if code is not None:
@@ -98,6 +103,48 @@ def _row_err(a, b):
     return np.abs(a - b).max(axis=1)
 
 
+def sample_rows(p):
+    """Return rows spread over the table, with those of the smallest and largest position."""
+    spread = np.linspace(0, p.size - 1, min(p.size, SAMPLE_ROWS)).astype(np.intp)
+    return np.unique(np.concatenate([spread, [np.argmin(p), np.argmax(p)]]).astype(np.intp))
+
+
+def _slack(p, length, in_float32, turned_by=None):
+    """Return each row's slack: MATCH_TOL times its length when that is below 1, and with
+    ``in_float32`` the error of angles computed in float32 (growing with the position the
+    row is turned by: ``turned_by``, the positions unless said)."""
+    slack = MATCH_TOL * np.minimum(1.0, length) + TINY
+    if in_float32:
+        turned_by = p if turned_by is None else turned_by
+        slack = slack + _allowance(turned_by, length, FLOAT32_EPS) * length
+    return slack
+
+
+def fits_rows(table, p, length, got, in_float32=False):
+    """Return True if ``table`` explains these rows of ``got`` (a sample: no telling asked)."""
+    return bool(np.all(_row_err(got, table) <= _slack(p, length, in_float32)))
+
+
+def _known_on_demand(staff, x, p, length, got):
+    """Return the staff module's known tables, whole, of the mistakes that explain the
+    sampled rows (as computed or in float32): most are ruled out there, cheaply."""
+    rows = sample_rows(p)
+    sampled = staff.known_tables(x, p, rows)
+    index = rows.astype(np.float64)
+    keep = [
+        key
+        for key, table in sampled.items()
+        if np.all(
+            _row_err(got[rows], table)
+            <= _slack(p[rows], length[rows], True, index if code_of(key) in ROW_INDEX_MISTAKES else None)
+        )
+    ]
+    if not keep:
+        return {}
+    whole = staff.known_tables(x, p)
+    return {key: whole[key] for key in keep}
+
+
 def _allowance(p, length, eps):
     """Return the error each row can get from computing with epsilon ``eps``, relative to its length."""
     return ANGLE_EPS * eps * (1.0 + p) + FLOOR_EPS * eps
@@ -113,10 +160,7 @@ def fits_known(table, p, length, got, want, in_float32=False, turned_by=None):
     by (``turned_by``, the positions unless said).
     """
     unit = np.maximum(1.0, length)
-    slack = MATCH_TOL * np.minimum(1.0, length) + TINY
-    if in_float32:
-        turned_by = p if turned_by is None else turned_by
-        slack = slack + _allowance(turned_by, length, FLOAT32_EPS) * length
+    slack = _slack(p, length, in_float32, turned_by)
     apart = _row_err(table, want)
     # A mistake that changes nothing on this input (the base when d = 2, say), or only on
     # rows where any value would fit, cannot be told from the right answer.
@@ -187,10 +231,21 @@ def _precision(x, p, length, got, want, staff):
         return None
     if staff is None:
         return None if flat else "low_precision_float32"
-    table = _regenerated(staff, "low_precision_float32_table", x, p, length, got)
-    angles = _regenerated(staff, "low_precision_float32", x, p, length, got)
+    # Told apart on the sampled rows; the one named is then checked on every row.
+    rows = sample_rows(p)
+    sample = (x[rows], p[rows], length[rows], got[rows])
+    table = _regenerated(staff, "low_precision_float32_table", *sample)
+    angles = _regenerated(staff, "low_precision_float32", *sample)
+    code = None
     if flat and table <= REGENERATED_EPS and angles > APART * max(table, 0.5):
-        return "low_precision_float32_table"
-    if grows and (not flat or table > APART * max(angles, 0.5)):
-        return "low_precision_float32"
-    return None
+        code = "low_precision_float32_table"
+    elif grows and (not flat or table > APART * max(angles, 0.5)):
+        code = "low_precision_float32"
+    if code is None:
+        return None
+    if code == "low_precision_float32_table":
+        return code if _regenerated(staff, code, x, p, length, got) <= REGENERATED_EPS else None
+    # Float32 angles: every row within what they can be off by.
+    table = staff.precision_table(x, p, code)
+    slack = _allowance(p, length, FLOAT32_EPS) * length + ABS_FLOOR
+    return code if np.all(_row_err(got, table) <= slack) else None

@@ -65,13 +65,17 @@ def right(x, p):
     return _adjacent(x, np.cos(a), np.sin(a))
 
 
-def known_tables(x, positions):
-    """Return {code: table} for every same-shape known mistake, each float64 (n, d).
+def known_tables(x, positions, rows=None):
+    """Return {code: table} for every same-shape known mistake, each float64 (n, d), or
+    on ``rows`` alone (their tables as the whole table has them).
 
     x is a float64 array (n, d), positions a float64 array (n,).
     """
     x = np.asarray(x, dtype=np.float64)
     p = np.asarray(positions, dtype=np.float64).reshape(-1)
+    index = np.arange(x.shape[0], dtype=np.float64)
+    if rows is not None:
+        x, p, index = x[rows], p[rows], index[rows]
     n, d = x.shape
     theta = _pair_angles(p, d)
     adj = _repeat(theta)
@@ -84,8 +88,8 @@ def known_tables(x, positions):
     out["halves_with_interleaved_angles"] = _halves(x, np.cos(adj), np.sin(adj))
     i_over_d = _repeat(_pair_angles(p, d, exponent="i/d"))
     out["exponent_i_over_d"] = _adjacent(x, np.cos(i_over_d), np.sin(i_over_d))
-    rows = _repeat(_pair_angles(np.arange(n, dtype=np.float64), d))
-    out["row_index_not_position"] = _adjacent(x, np.cos(rows), np.sin(rows))
+    by_row = _repeat(_pair_angles(index, d))
+    out["row_index_not_position"] = _adjacent(x, np.cos(by_row), np.sin(by_row))
     for base in WRONG_BASES:
         a = _repeat(_pair_angles(p, d, base=base))
         out[f"wrong_base@{base:g}"] = _adjacent(x, np.cos(a), np.sin(a))
@@ -229,15 +233,20 @@ def regenerate(x: Any, p: Any, proposal: Proposal, *, float32: bool = False) -> 
 def confirm(x: Any, p: Any, got: Any, want: Any, reading: Any) -> tuple[str, str] | None:
     """Return the code of the one proposal whose regenerated table matches ``got`` (with
     the numbers read, for a visible example), or None: never a guess."""
-    from .matching import fits_known
+    from .matching import fits_known, fits_rows, sample_rows
 
     length = np.sqrt(x[:, 0::2] ** 2 + x[:, 1::2] ** 2).max(axis=1)
     found: dict[str, str] = {}
     proposals = propose(reading, x.shape[1])
     if len(proposals) > MOST_PROPOSALS:
         return None
+    rows = sample_rows(p)
     for proposal in proposals:
         for float32 in (False, True):
+            # The sampled rows first: most proposals are ruled out there, cheaply.
+            some = regenerate(x[rows], p[rows], proposal, float32=float32)
+            if not fits_rows(some, p[rows], length[rows], got[rows], float32):
+                continue
             table = regenerate(x, p, proposal, float32=float32)
             if fits_known(table, p, length, got, want, in_float32=float32):
                 code = "+".join((*proposal.parts, *(("low_precision_float32",) * float32)))
