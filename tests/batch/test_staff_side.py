@@ -227,6 +227,10 @@ def test_a_grader_bug_keeps_its_traceback_for_staff_only(
     assert merged.startswith("== shard ") and f": {holder} ==\n" in merged
     assert merged.endswith((holder / "grader.log").read_text())
     assert f"tracebacks of grader bugs: {tmp_path / 'all' / 'grader.log'}" in stdout
+    monkeypatch.setenv("GRADER_DEBUG", "1")
+    code, _, err = cli("batch", klass, "--out", tmp_path / "debugged")
+    assert code == 3 and "ERROR grader.batch.grading: bob.py: a bug of the grader" in err
+    assert "Traceback (most recent call last)" in err
 
 
 BROKEN_SUBMIT = """
