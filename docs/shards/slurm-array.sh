@@ -6,12 +6,17 @@
 #   jobid=$(sbatch --parsable slurm-array.sh)
 #   sbatch --dependency=afterok:$jobid --wrap 'grader merge out/shard-* --out out/all'
 #
+# A task requeued (a node lost, a pre-emption) runs again and resumes its share: every
+# learner already graded is kept. Its log is appended to, not replaced.
 #SBATCH --job-name=grade-class
 #SBATCH --array=1-8
 #SBATCH --cpus-per-task=2
 #SBATCH --mem=4G
 #SBATCH --time=01:00:00
 #SBATCH --output=grade-%A_%a.log
+#SBATCH --open-mode=append
+#SBATCH --requeue
 set -eu
-grader batch class/ --out "out/shard-$SLURM_ARRAY_TASK_ID" --shard auto \
+# exec: the grader replaces the shell, so a signal to the step reaches it.
+exec grader batch class/ --out "out/shard-$SLURM_ARRAY_TASK_ID" --shard auto \
     --jobs "${SLURM_CPUS_PER_TASK:-2}" --no-progress

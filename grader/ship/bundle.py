@@ -32,6 +32,8 @@ from grader.ship.kit.vendor import rename_problem, vendor
 from grader.ship.kitcheck import HOME_FILES, public_files, verify_learner
 
 GRADESCOPE_CONFIG = "gradescope.yaml"
+# The grading stack pinned with hashes, which the autograder installs (docs/shards/README.md).
+LOCK_FILE = "requirements.lock"
 # Where the grader itself lives: its package and how to install it, whatever exercise ships.
 HOME = PACKAGE.parent
 
@@ -164,7 +166,8 @@ def build_gradescope(
     with tempdirs.claimed("grader-bundle-") as tmp:
         stage = Path(tmp) / "autograder"
         stage.mkdir()
-        _copy(HOME, stage, [*HOME_FILES, *_package_files()])
+        # The grading stack's lock too, which setup.sh installs from (a learner kit has none).
+        _copy(HOME, stage, [*HOME_FILES, LOCK_FILE, *_package_files()])
         staff = [STAFF_FILE] if (root / STAFF_FILE).is_file() else []
         _copy(root, stage, [*public_files(root), *staff, *hidden, REFERENCE_FILE])
         for script in ("setup.sh", "run_autograder"):

@@ -344,7 +344,8 @@ DOCS = ROOT / "docs" / "shards"
 
 def test_kubernetes_job_covers_every_share() -> None:
     """The Indexed Job's pods, with the variables it gives them, take each share once."""
-    job = yaml.safe_load((DOCS / "kubernetes-job.yaml").read_text())
+    documents = yaml.safe_load_all((DOCS / "kubernetes-job.yaml").read_text())
+    job = next(d for d in documents if d["kind"] == "Job")  # beside its volumes' claims
     spec = job["spec"]
     container = spec["template"]["spec"]["containers"][0]
     env = {e["name"]: e["value"] for e in container["env"]}
