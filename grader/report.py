@@ -9,6 +9,7 @@ from typing import TextIO
 
 from grader.records import LOAD_OUTCOMES, SCHEMA_VERSION, CaseResult, Report
 from grader.results import CaseEntry, Results
+from grader.stack import versions
 from grader.states import Mode
 
 GREEN, RED, YELLOW, DIM, RESET = "\033[32m", "\033[31m", "\033[33m", "\033[2m", "\033[0m"
@@ -158,6 +159,7 @@ def to_results(report: Report) -> Results:
             "mode": report.mode.value,
             "submission": report.submission,
             "sandbox": report.backend,
+            "stack": versions(),
             "tolerance": report.tolerance,
             "limits": report.limits,
             "warnings": list(report.warnings),

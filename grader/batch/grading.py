@@ -86,10 +86,11 @@ def grading_settings(checked: Checked, limits: Limits, backend: str) -> dict[str
     """Return everything a result depends on besides the file itself, by name.
 
     Every limit (a new one joins without anyone listing it), the walls that actually held,
-    the tolerance, the examples and the suite, and the grader's version. Not --jobs, --out
-    or --no-progress, which change no verdict.
+    the tolerance, the examples and the suite, the grader's version and the Python, numpy
+    and PyYAML it runs on. Not --jobs, --out or --no-progress, which change no verdict.
     """
     from grader import __version__
+    from grader.stack import versions
 
     return {
         **{name: f"{value:g}" for name, value in limits._asdict().items()},
@@ -98,6 +99,7 @@ def grading_settings(checked: Checked, limits: Limits, backend: str) -> dict[str
         "examples": suite_digest(checked, examples=True),
         "suite": suite_digest(checked),
         "grader": __version__,
+        **versions(),
     }
 
 
