@@ -105,6 +105,7 @@ def _bundle(args: argparse.Namespace, root: Path, choice: Any) -> int:
     from grader.author.add_case import suite_issues
     from grader.problem.cases import ProblemInvalid, check_problem
     from grader.ship.bundle import build_gradescope, build_learner
+    from grader.ship.worktree import staff_bundle_warning
 
     checked = check_problem(root)  # every issue of the files first, before anything is graded
     # Nothing ships whose cases correct code fails, graded as learners' files would be.
@@ -135,6 +136,9 @@ def _bundle(args: argparse.Namespace, root: Path, choice: Any) -> int:
             f"Set the assignment's total points on Gradescope to {total:g}, the suite's total "
             f"({len(hidden)} hidden cases)."
         )
+        warning = staff_bundle_warning(args.out)
+        if warning:
+            print(f"warning: {warning}", file=sys.stderr)
     return EXIT_PASSED
 
 
