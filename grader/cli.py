@@ -16,7 +16,7 @@ from typing import Any
 
 from grader import logs
 from grader.commands import authors, learner, staff
-from grader.commands.args import Parser
+from grader.commands.args import Command, Parser
 from grader.errors import EXIT_INTERNAL, EXIT_PASSED, EXIT_USAGE, GraderError
 from grader.files import PROG
 from grader.stops import exit_status, hand_over, signal_of, stopped_line
@@ -209,7 +209,20 @@ def _dispatch(args: argparse.Namespace) -> int:
             raise GraderError(IN_KIT)
         given.append(root)
     if "choice" in command.needs:
-        from grader.sandbox.walls import resolve_backend
-
-        given.append(resolve_backend(args.sandbox, require=args.require_sandbox))
+        given.append(_choose(args, command, kit=bool(given) and is_learner_bundle(given[0])))
     return command.handler(args, *given)
+
+
+def _choose(args: argparse.Namespace, command: Command, *, kit: bool) -> Any:
+    """Resolve --sandbox: where no wall can start, a kit (no secret) and an author's own
+    files run without one, after one line saying so; a learner's submission beside hidden
+    cases is refused (exit 2) unless --sandbox none says so."""
+    from grader.sandbox.walls import Unwalled, resolve_backend
+    from grader.states import Backend
+
+    allowed = kit or command.own_files
+    unwalled = Unwalled.ALLOW if allowed else Unwalled.REFUSE
+    choice = resolve_backend(args.sandbox, require=args.require_sandbox, unwalled=unwalled)
+    if command.own_files and choice.backend is Backend.NONE:
+        print(f"{PROG}: no sandbox: the author's own files run without walls", file=sys.stderr)
+    return choice

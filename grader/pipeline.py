@@ -36,6 +36,11 @@ if TYPE_CHECKING:
 
 
 PRINTED_WARNING = "your file printed output; it is not shown for hidden cases"
+# Where the system has no walls (macOS, Windows): a learner kit's, or --sandbox none's.
+UNWALLED_WARNING = (
+    "no walls: this system has none, so the file ran as a plain Python process of its own, "
+    "stopped at the time limit"
+)
 
 
 def describe_backend(run: Run) -> str:
@@ -300,7 +305,9 @@ def judge_run(answered: Answered, *, mode: Mode, began: float) -> Report:
     elif run.stdout.data or run.stderr.data or run.stdout.dropped or run.stderr.dropped:
         # One fixed sentence, whatever and however much was printed.
         warnings.append(PRINTED_WARNING)
-    if run.backend is Backend.NONE:
+    if run.confinement.get("unwalled"):
+        warnings.append(UNWALLED_WARNING)
+    elif run.backend is Backend.NONE:
         warnings.append("no sandbox: the submission ran as a plain child process")
     elif run.confinement.get("seccomp") is False:
         warnings.append("no seccomp filter: the allowlist has no table for this architecture")

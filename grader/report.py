@@ -7,6 +7,7 @@ import os
 from collections import Counter
 from typing import TextIO
 
+from grader.files import PROG
 from grader.records import LOAD_OUTCOMES, SCHEMA_VERSION, CaseResult, Report
 from grader.results import CaseEntry, Results
 from grader.stack import versions
@@ -47,7 +48,7 @@ def render_text(report: Report, *, colour: bool = False) -> str:
 
     what = "visible examples" if report.mode is Mode.RUN else "hidden cases"
     lines = [
-        f"grader {report.mode}: {report.submission} on {len(report.cases)} {what}",
+        f"{PROG} {report.mode}: {report.submission} on {len(report.cases)} {what}",
         f"sandbox: {report.backend}; tolerance: {report.tolerance}",
         *([limits_line(report.limits)] if report.limits else []),
         *([_walls_line(report.extra["walls"])] if report.extra.get("walls") else []),

@@ -24,7 +24,10 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from sys import UnraisableHookArgs
 
-STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
+# Those this system has: Windows has no SIGHUP.
+STOP_SIGNALS = tuple(
+    getattr(signal, name) for name in ("SIGINT", "SIGTERM", "SIGHUP") if hasattr(signal, name)
+)
 
 
 class Stop(KeyboardInterrupt):

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import csv
 import errno
-import fcntl
 import io
 import os
 import socket
@@ -20,6 +19,11 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+
+try:
+    import fcntl
+except ImportError:  # Windows: no flock; see locked()
+    fcntl = None  # type: ignore[assignment]
 
 from grader.errors import GraderError
 from grader.files import atomic_write
@@ -184,8 +188,13 @@ def locked(out: Path, command: str = "batch") -> Iterator[None]:
     """Hold ``out``'s lock for a whole batch or merge (``command``); refuse at once, naming
     the holder, if another has it.
 
-    An flock dies with its process, so a batch that was killed leaves no stale lock.
+    An flock dies with its process, so a batch that was killed leaves no stale lock. Where
+    the system has none (Windows), nothing is locked: two commands there must not share
+    an --out.
     """
+    if fcntl is None:
+        yield
+        return
     path = out / LOCK_FILE
     try:
         fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW, 0o644)

@@ -17,7 +17,6 @@ import json
 import mmap
 import os
 import site
-import struct
 import sys
 import time
 import traceback
@@ -32,9 +31,13 @@ if __name__ == "__main__":
 
 import numpy as np
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-# Found through the line above, inside or outside the sandbox.
-import confine  # type: ignore[import-not-found]
+if __package__:  # imported by the parent, as part of the grader (a kit's check, the tests)
+    from grader.child.channel import Channel
+else:
+    # A script: `channel` and `confine` are found beside it, inside the sandbox or not.
+    # `confine` is imported only where the parent asks for walls (Linux's C library).
+    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+    from channel import Channel  # type: ignore[import-not-found,no-redef]
 
 MAX_TEXT = 2000
 # Address space set aside while the submission is imported, then given back: see serve().
@@ -67,45 +70,6 @@ def _text(value: object) -> str:
 def _clean(text: str) -> str:
     # A lone surrogate ("\ud800") is a valid str but no UTF-8: the parent refuses it.
     return text if text.isascii() else text.encode("utf-8", "replace").decode("utf-8")
-
-
-class Channel:
-    """Write frames on the result descriptor."""
-
-    def __init__(self, fd: int) -> None:
-        self.fd = fd
-
-    def send(self, header: dict[str, Any], payload: memoryview | bytes = b"") -> None:
-        self.write(self.frame(header, payload))
-
-    def frame(self, header: dict[str, Any], payload: memoryview | bytes = b"") -> list[memoryview]:
-        """Encode one frame: its length and header, then its payload, as it lies."""
-        payload = memoryview(payload).cast("B")
-        header["nbytes"] = payload.nbytes
-        # UTF-8 rather than \u escapes: a character outside the BMP is then 4 bytes, not 12,
-        # and every field's bound in characters keeps the header under the parent's bound
-        # in bytes (frames.MAX_HEADER).
-        head = json.dumps(header, ensure_ascii=False).encode()
-        # Padded so that every frame, and so its payload of float64s, starts 8-aligned: the
-        # parent then reads the table where it lies instead of numpy working around it.
-        head += b" " * (-(4 + len(head)) % 8)
-        # Header and table go out in one call, the table from where it lies: joining them
-        # first would copy half a megabyte into fresh memory, page by page, for each case.
-        return [memoryview(struct.pack(">I", len(head)) + head), payload]
-
-    def write(self, parts: list[memoryview]) -> None:
-        written = os.writev(self.fd, parts)
-        if written == sum(part.nbytes for part in parts):
-            return  # the usual case, with nothing more to allocate
-        parts = list(parts)
-        while True:
-            while parts and written >= parts[0].nbytes:
-                written -= parts[0].nbytes
-                parts.pop(0)
-            if not parts:
-                return
-            parts[0] = parts[0][written:]
-            written = os.writev(self.fd, parts)
 
 
 def _name(value: str) -> str:
@@ -195,7 +159,7 @@ def _holdable(shape: tuple[int, ...], max_elements: int) -> bool:
 
 
 CHILD_DIR = os.path.dirname(os.path.abspath(__file__))
-OWN_MODULES = ("confine", "allowlist", "run", "zygote")
+OWN_MODULES = ("channel", "confine", "allowlist", "run", "zygote")
 
 
 def _step_aside() -> None:
@@ -256,6 +220,8 @@ def _confine(config: dict[str, Any]) -> dict[str, Any]:
 
     The parent says yes or no to each wall: nothing here reads a backend's name.
     """
+    import confine  # type: ignore[import-not-found]
+
     applied: dict[str, Any] = {"backend": config["backend"]}
     if config.get("cgroup_fd") is not None:
         confine.join_task_limit(config["cgroup_fd"])
@@ -304,7 +270,17 @@ def _confine(config: dict[str, Any]) -> dict[str, Any]:
 
 
 def main() -> None:
-    serve(int(sys.argv[1]), sys.argv[2], sys.argv[3], json.loads(sys.argv[4]))
+    config = json.loads(sys.argv[4])
+    serve(_channel(sys.argv[1], config), sys.argv[2], sys.argv[3], config)
+
+
+def _channel(given: str, config: dict[str, Any]) -> int:
+    """Return the result channel's descriptor: given as one, or on Windows as a handle."""
+    if config.get("handle") and sys.platform == "win32":
+        import msvcrt
+
+        return msvcrt.open_osfhandle(int(given), os.O_WRONLY)
+    return int(given)
 
 
 def serve(fd: int, path: str, function: str, config: dict[str, Any]) -> None:
@@ -324,22 +300,17 @@ def serve(fd: int, path: str, function: str, config: dict[str, Any]) -> None:
 
 def _serve(fd: int, path: str, function: str, config: dict[str, Any]) -> None:
     channel = Channel(fd)
-    try:
-        applied = _confine(config)
-    except OSError as exc:
-        channel.send({"event": "confine_error", "message": f"the walls failed: {_text(exc)}"})
-        return
-    # An import may take every byte the memory limit allows and keep it. This much address
-    # space is set aside (not touched, so it costs nothing) and given back once the import
-    # is over, so that this process can still read its inputs and answer "memory" instead
-    # of dying in its own code. Before anything of the submission runs: a limit too low for
-    # it is the settings' failure, never the submission's.
-    try:
-        reserve = mmap.mmap(-1, RESERVE_BYTES, flags=mmap.MAP_PRIVATE)
-    except OSError as exc:
-        message = f"its own {RESERVE_BYTES >> 20} MB reserve does not fit the memory limit"
-        channel.send({"event": "confine_error", "message": f"{message} ({_text(exc)})"})
-        return
+    if config.get("confine", True):
+        started = _walls(channel, config)
+        if started is None:
+            return
+        applied, reserve = started
+    else:
+        # No walls and no limits on this system (macOS, Windows): the parent stops this
+        # process at the time limit, and memory is the machine's.
+        reserve = mmap.mmap(-1, 1)  # a reserve of one byte: there is no limit to keep it for
+        applied = {"backend": config["backend"], "tasks": config["tasks_rule"]}
+        applied |= {"writes": config["writes_rule"], "unwalled": True}
     channel.send({"event": "confined", **applied})
     # The request arrives on the original stdin; the submission gets an empty one.
     requests = os.dup(0)
@@ -362,6 +333,28 @@ def _serve(fd: int, path: str, function: str, config: dict[str, Any]) -> None:
         return
     channel.send({"event": "loaded"})
     _answer(channel, requests, loaded, path)
+
+
+def _walls(channel: Channel, config: dict[str, Any]) -> tuple[dict[str, Any], Any] | None:
+    """Apply the walls and limits, and set the memory reserve aside; None once it has said
+    why it cannot start."""
+    try:
+        applied = _confine(config)
+    except OSError as exc:
+        channel.send({"event": "confine_error", "message": f"the walls failed: {_text(exc)}"})
+        return None
+    # An import may take every byte the memory limit allows and keep it. This much address
+    # space is set aside (not touched, so it costs nothing) and given back once the import
+    # is over, so that this process can still read its inputs and answer "memory" instead
+    # of dying in its own code. Before anything of the submission runs: a limit too low for
+    # it is the settings' failure, never the submission's.
+    try:
+        reserve = mmap.mmap(-1, RESERVE_BYTES, flags=mmap.MAP_PRIVATE)
+    except OSError as exc:
+        message = f"its own {RESERVE_BYTES >> 20} MB reserve does not fit the memory limit"
+        channel.send({"event": "confine_error", "message": f"{message} ({_text(exc)})"})
+        return None
+    return applied, reserve
 
 
 def _answer(channel: Channel, requests: int, loaded: Any, path: str) -> None:

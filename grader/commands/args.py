@@ -157,7 +157,9 @@ class Command(NamedTuple):
     ``handler`` is called with the parsed arguments, then with what ``needs`` names, in
     that order: "root" (the problem folder, found from --problem) and "choice" (the
     sandbox backend, resolved from --sandbox). Only commands with ``in_bundle`` run in a
-    learner bundle, which has no hidden cases.
+    learner bundle, which has no hidden cases. ``own_files``: the command runs only the
+    author's own files (the reference, the corpus), which may run without walls where
+    none can start; every other command runs learners' submissions, which may not.
     """
 
     name: str
@@ -166,3 +168,4 @@ class Command(NamedTuple):
     handler: Callable[..., int]
     needs: tuple[str, ...] = ("root", "choice")
     in_bundle: bool = False
+    own_files: bool = False

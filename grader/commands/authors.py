@@ -155,10 +155,13 @@ def _add_case(args: argparse.Namespace, root: Path) -> int:
     inputs = given_inputs(load_rules(root).inputs, args.inputs, args.inputs_file)
     path = add_case(root, inputs=inputs, name=args.name, why=args.why)
     if not args.no_audit:
-        from grader.sandbox.walls import resolve_backend
+        from grader.sandbox.walls import Unwalled, resolve_backend
 
         try:
-            choice = resolve_backend(args.sandbox, require=args.require_sandbox)
+            # The corpus is the author's own: it runs without walls where none can start.
+            choice = resolve_backend(
+                args.sandbox, require=args.require_sandbox, unwalled=Unwalled.ALLOW
+            )
             text, failing = new_case_report(root, path, limits=limits_of(args), choice=choice)
         except BaseException:
             path.unlink()  # nothing written unless the case was judged (or judging was skipped)
@@ -192,18 +195,21 @@ CHECK = Command(
     "validate the problem files, and grade the reference and correct variants on them (authors)",
     (problem_args, grading_args),
     _check,
+    own_files=True,
 )
 AUDIT = Command(
     "audit",
     "grade the solution corpus on the hidden cases: kill matrix and margins (authors)",
     (problem_args, format_args, grading_args, jobs_args("variants")),
     _audit,
+    own_files=True,
 )
 BUNDLE = Command(
     "bundle",
     "build a learner bundle or a Gradescope autograder zip",
     (problem_args, _bundle_args, grading_args),
     _bundle,
+    own_files=True,
 )
 ADD_CASE = Command(
     "add-case",

@@ -16,6 +16,7 @@ from enum import Enum
 from typing import Any
 
 from grader.errors import GraderError
+from grader.sandbox import pipes
 from grader.sandbox.answers import (
     Budget,
     CaseInput,
@@ -98,11 +99,11 @@ class _Talk:
         self.allowed = {c.id: c for c in cases}
         self.reader = FrameReader(payload_cap=max(c.max_elements for c in cases) * 8)
         self.order = Conversation([c.id for c in cases])
-        self.sel = selectors.DefaultSelector()
+        self.sel = pipes.selector()
         self.sel.register(child.results_fd, selectors.EVENT_READ, Pipe.RESULTS)
         self.sel.register(proc.stdout, selectors.EVENT_READ, Pipe.STDOUT)
         self.sel.register(proc.stderr, selectors.EVENT_READ, Pipe.STDERR)
-        os.set_blocking(proc.stdin.fileno(), False)
+        pipes.set_nonblocking(proc.stdin.fileno())
         self.pending = memoryview(b"")
         limits = child.limits
         self.deadline = child.started + limits.startup_seconds
@@ -217,7 +218,7 @@ class _Talk:
                 self.sel.register(self.child.proc.stdin, selectors.EVENT_WRITE, Pipe.REQUEST)
         elif event is Event.RESULT:
             cid = header["case"]
-            self.run.results[cid] = _raw(
+            self.run.results[cid] = raw_answer(
                 header, frame.payload, self.allowed[cid], now - self.case_started
             )
             self.case_started = now  # the next case runs from here on
@@ -255,12 +256,11 @@ class _Talk:
         assert proc.stdout and proc.stderr
         for stream, capture in ((proc.stdout, self.run.stdout), (proc.stderr, self.run.stderr)):
             with contextlib.suppress(OSError, ValueError):
-                os.set_blocking(stream.fileno(), False)
-                while not capture.dropped and (chunk := os.read(stream.fileno(), 1 << 20)):
+                while not capture.dropped and (chunk := pipes.read_now(stream.fileno(), 1 << 20)):
                     capture.feed(chunk)
 
 
-def _raw(
+def raw_answer(
     header: Mapping[str, Any], payload: bytes | memoryview, case: CaseInput, seconds: float
 ) -> Raw:
     """Validate a result frame into a Raw, with the payload as a fresh float64 array.

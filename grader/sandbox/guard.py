@@ -35,11 +35,19 @@ def guard(protected: Sequence[Path], backend: Backend) -> None:
 
 
 def forbid_memory_reads() -> None:
-    """Make this process non-dumpable, so no same-user process can read its memory."""
+    """Make this process non-dumpable, so no same-user process can read its memory.
+
+    Where the C library has no prctl (macOS, Windows), there is no /proc to read it from
+    either, and nothing to do.
+    """
     import ctypes
 
     pr_set_dumpable = 4
-    ctypes.CDLL(None).prctl(pr_set_dumpable, 0, 0, 0, 0)
+    try:
+        prctl = ctypes.CDLL(None).prctl
+    except (OSError, TypeError, AttributeError):  # no C library by that name, or no prctl
+        return
+    prctl(pr_set_dumpable, 0, 0, 0, 0)
 
 
 @functools.cache

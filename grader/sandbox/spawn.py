@@ -6,24 +6,20 @@ starts the child first and imports the rest while the child's interpreter starts
 
 from __future__ import annotations
 
-import contextlib
-import fcntl
 import json
 import os
-import queue
-import signal
 import subprocess
 import tempfile
-import threading
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from pathlib import Path
-from typing import IO, Any, NamedTuple, ParamSpec, Protocol, TypeVar
+from typing import Any, Protocol
 
 from grader.sandbox import allowed, tasks, tempdirs
 from grader.sandbox.limits import Limits
+from grader.sandbox.plain import CHILD_SCRIPT, spawn_unwalled, walled
+from grader.sandbox.process import Popen, Process, Started, on_keeper, widen_pipe
 from grader.sandbox.walls import (
-    CHILD_DIR,
     SANDBOX_UID,
     Choice,
     Privilege,
@@ -38,113 +34,14 @@ from grader.sandbox.walls import (
 from grader.states import Backend
 from grader.submission.source import SUBMISSION_SUFFIX
 
-CHILD_SCRIPT = CHILD_DIR / "run.py"
-P = ParamSpec("P")
-T = TypeVar("T")
-
-
-class Process(Protocol):
-    """What a Child needs of its process, whether started by Popen or forked by a template."""
-
-    pid: int
-    stdin: IO[bytes] | None
-    stdout: IO[bytes] | None
-    stderr: IO[bytes] | None
-    returncode: int | None
-
-    def wait(self, timeout: float | None = None) -> int: ...
-
-    def kill_tree(self) -> None: ...
+# Re-exported: where the rest of the sandbox has always found them.
+__all__ = ["Process", "Started", "on_keeper", "widen_pipe"]
 
 
 def parent_pid(backend: Backend) -> int:
     """Return the pid a child started now sees as its parent: this process, or bwrap's init."""
     # Inside bwrap's PID namespace the command is pid 2, a child of bwrap's own init.
     return 1 if backend is Backend.BWRAP else os.getpid()
-
-
-class _Keeper:
-    """One thread, alive as long as the process, that starts the children of other threads.
-
-    A child's death signal fires when the *thread* that started it ends, not the process:
-    a child started from a worker or a request's thread would be killed when that thread
-    finished, or, for a template, between two submissions.
-    """
-
-    def __init__(self) -> None:
-        self.lock = threading.Lock()
-        self.jobs: queue.SimpleQueue[Callable[[], None]] = queue.SimpleQueue()
-        self.thread: threading.Thread | None = None
-
-    def call(self, fn: Callable[P, T], *args: P.args, **kwargs: P.kwargs) -> T:
-        with self.lock:
-            if self.thread is None:
-                self.thread = threading.Thread(target=self._serve, name="spawner", daemon=True)
-                self.thread.start()
-        done = threading.Event()
-        box: list[Any] = []
-
-        def job() -> None:
-            try:
-                box.append((True, fn(*args, **kwargs)))
-            except BaseException as exc:  # noqa: BLE001 - handed back to the caller's thread
-                box.append((False, exc))
-            done.set()
-
-        self.jobs.put(job)
-        done.wait()
-        ok, value = box[0]
-        if not ok:
-            raise value
-        return value  # type: ignore[no-any-return]
-
-    def _serve(self) -> None:
-        while True:
-            self.jobs.get()()
-
-
-_keeper = _Keeper()
-
-
-def on_keeper(fn: Callable[P, T], *args: P.args, **kwargs: P.kwargs) -> T:
-    """Call ``fn`` (which starts a process) on a thread that lives as long as the process."""
-    if threading.current_thread() is threading.main_thread():
-        return fn(*args, **kwargs)
-    return _keeper.call(fn, *args, **kwargs)
-
-
-def widen_pipe(fd: int) -> None:
-    """Let a pipe hold 1 MiB, so a large table crosses in a few reads rather than dozens."""
-    with contextlib.suppress(OSError):  # refused above /proc/sys/fs/pipe-max-size: harmless
-        fcntl.fcntl(fd, fcntl.F_SETPIPE_SZ, 1 << 20)
-
-
-# bwrap does not die of its command's signal: it exits with 128 + the signal's number,
-# as a shell reports it. Read back as that signal, a CPU or file-size limit, or a crash in
-# C code, reads the same under every backend. (A file that exits with such a status itself
-# is read as that signal, as a shell would: a crash either way.)
-SIGNAL_STATUS = range(129, 129 + 64)
-
-
-class _Popen(subprocess.Popen[bytes]):
-    group: tasks.TaskGroup | None = None
-    # True when bwrap stands between this process and the child (see SIGNAL_STATUS).
-    signal_as_status = False
-
-    def kill_tree(self) -> None:
-        """Kill the child's whole process group (its own session, so nothing else)."""
-        with contextlib.suppress(ProcessLookupError, PermissionError):
-            os.killpg(self.pid, signal.SIGKILL)
-
-    def wait(self, timeout: float | None = None) -> int:
-        """Wait as Popen does, then remove the child's task group."""
-        code = super().wait(timeout)
-        if self.signal_as_status and code in SIGNAL_STATUS:
-            self.returncode = code = 128 - code
-        if self.group is not None:
-            group, self.group = self.group, None
-            tasks.release(group.path)
-        return code
 
 
 def tasks_rule(limits: Limits, group: tasks.TaskGroup | None, backend: Backend) -> str:
@@ -231,14 +128,6 @@ def _private(tmp: str, size: int, user_namespace: bool | None) -> dict[str, Any]
     }
 
 
-class Started(NamedTuple):
-    """A child process just started: the process, its result pipe, and when it started."""
-
-    proc: Process
-    results_fd: int
-    at: float
-
-
 def spawn_child(
     *, tmp: str, submission: str, function: str, arity: int, limits: Limits, backend: Backend
 ) -> Started:
@@ -249,6 +138,8 @@ def spawn_child(
         for path in (os.path.join(tmp, name) for name in sorted(os.listdir(tmp)))
         if path != submission and (path.endswith(SUBMISSION_SUFFIX) or os.path.isdir(path))
     ]
+    if not walled(backend):
+        return spawn_unwalled(tmp=tmp, submission=submission, function=function, arity=arity)
     if privilege_plan(backend) is Privilege.UID:
         for path in (tmp, submission, *modules):
             _chown_tree(path)
@@ -298,11 +189,11 @@ def _walls_command(
     )
 
 
-def _start(cmd: list[str], tmp: str, write_fd: int, group: tasks.TaskGroup | None) -> _Popen:
+def _start(cmd: list[str], tmp: str, write_fd: int, group: tasks.TaskGroup | None) -> Popen:
     """Start the child's process, in a session of its own, from the keeper thread."""
     try:
         return on_keeper(
-            _Popen,
+            Popen,
             cmd,
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,

@@ -5,13 +5,13 @@ A pid written in the folder proves nothing where containers share TMPDIR (anothe
 container's grader may have the same pid, and its /proc is not ours); an flock is held by
 the open file itself and vanishes with its holder, whoever and wherever that was. The lock
 is taken on the folder itself rather than a file inside it: a child that writes in its
-folder could delete a file, but cannot remove the folder it works in.
+folder could delete a file, but cannot remove the folder it works in. Where the system
+has no flock (Windows), folders are made and removed as usual, and none is swept.
 """
 
 from __future__ import annotations
 
 import contextlib
-import fcntl
 import functools
 import os
 import stat
@@ -21,6 +21,13 @@ import time
 from collections.abc import Iterator
 
 from grader.files import delete
+
+try:
+    import fcntl
+except ImportError:  # Windows: no flock, so no folder can be told abandoned
+    LOCKS = False
+else:
+    LOCKS = hasattr(os, "O_DIRECTORY")
 
 PREFIX = "grader-"
 # A folder younger than this is never swept: between mkdtemp and the lock that follows it,
@@ -35,6 +42,8 @@ _claims_lock = threading.Lock()
 def claim(prefix: str = PREFIX, root: str | None = None) -> str:
     """Make a fresh folder and hold its lock until `release`; return its path."""
     path = tempfile.mkdtemp(prefix=prefix, dir=root)
+    if not LOCKS:
+        return path
     fd = os.open(path, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC)
     fcntl.flock(fd, fcntl.LOCK_EX)
     with _claims_lock:
@@ -82,6 +91,8 @@ def sweep() -> int:
     is left for the next start.
     """
     removed = 0
+    if not LOCKS:
+        return 0
     top = tempfile.gettempdir()
     try:
         entries = list(os.scandir(top))

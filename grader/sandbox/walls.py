@@ -38,6 +38,26 @@ class Fallback(Word):
 
     ANY = "landlock, else none"
     REQUIRED = "landlock, else stop"  # --require-sandbox
+    WALLED = "landlock, else refuse"  # a learner's submission beside hidden cases
+
+
+class Unwalled(Word):
+    """What `--sandbox auto` does where no wall can start (macOS, Windows, a Linux without
+    bubblewrap or Landlock)."""
+
+    # A learner's submission beside hidden cases: never without walls, unless
+    # `--sandbox none` says so (exit 2).
+    REFUSE = "refuse"
+    # A learner kit (it holds no secret), or an author's own files: run without walls,
+    # and say so.
+    ALLOW = "allow"
+
+
+NO_WALLS = (
+    "no sandbox can start here (bubblewrap, or Landlock with seccomp, on Linux), and a "
+    "submission beside hidden cases never runs without one; give --sandbox none to run it "
+    "anyway, as a plain process that could read the hidden cases"
+)
 
 
 class Privilege(Word):
@@ -51,6 +71,25 @@ class Privilege(Word):
 def python_command() -> list[str]:
     """Return how a child interpreter starts: isolated, no bytecode files, no site."""
     return [sys.executable, "-I", "-S", "-B"]
+
+
+def unwalled_command() -> list[str]:
+    """Return how a child starts where it cannot confine itself (macOS, Windows): isolated,
+    its pipes in UTF-8 whatever the system's code page (a Windows pipe is cp1252), with
+    site, which a Windows or conda numpy may need to find its libraries."""
+    return [sys.executable, "-I", "-X", "utf8", "-B"]
+
+
+@functools.cache
+def confinable() -> bool:
+    """Return True where a child can confine itself (limits, namespaces, Landlock): where
+    the child's confine module loads, which needs Linux's C library and `resource`."""
+    try:
+        from grader.child import confine  # noqa: F401 - loading it is the probe
+    except (ImportError, OSError, AttributeError, TypeError):
+        # No resource module (Windows), no C library by that name, no prctl (macOS).
+        return False
+    return True
 
 
 @functools.cache
@@ -172,6 +211,8 @@ def bwrap_usable() -> bool:
 
 def landlock_usable() -> bool:
     """Return True when the kernel has Landlock and seccomp knows this architecture."""
+    if not confinable():
+        return False
     from grader.child import confine  # ctypes: loaded only where Landlock is in play
 
     return confine.landlock_abi() >= 1 and confine.seccomp_supported()
@@ -184,18 +225,24 @@ class Choice(NamedTuple):
     fallback: Fallback | None = None
 
 
-def resolve_backend(requested: str, *, require: bool) -> Choice:
+def resolve_backend(
+    requested: str, *, require: bool, unwalled: Unwalled = Unwalled.REFUSE
+) -> Choice:
     """Turn auto|bwrap|landlock|none into the backend that will run, or say why not.
 
     In auto mode bubblewrap is tried for real by the first child rather than probed
     beforehand, which would cost a whole extra interpreter start on every grading; what to
-    fall back to is settled only if it fails.
+    fall back to is settled only if it fails. Where no wall can start, ``unwalled`` says
+    whether auto may run without one.
     """
     if requested != AUTO:
         return Choice(_usable(Backend(requested), require=require))
     if shutil.which(BWRAP_PROGRAM) is not None:
-        return Choice(Backend.BWRAP, fallback=Fallback.REQUIRED if require else Fallback.ANY)
-    return Choice(second_choice(require))
+        fallback = Fallback.REQUIRED if require else Fallback.ANY
+        if fallback is Fallback.ANY and unwalled is Unwalled.REFUSE:
+            fallback = Fallback.WALLED
+        return Choice(Backend.BWRAP, fallback=fallback)
+    return Choice(second_choice(require, unwalled))
 
 
 def _usable(backend: Backend, *, require: bool) -> Backend:
@@ -204,6 +251,8 @@ def _usable(backend: Backend, *, require: bool) -> Backend:
         raise GraderError("--sandbox none contradicts --require-sandbox")
     if backend is Backend.BWRAP and shutil.which(BWRAP_PROGRAM) is None:
         raise GraderError("--sandbox bwrap: bubblewrap (bwrap) is not installed")
+    if backend is Backend.LANDLOCK and not confinable():
+        raise GraderError("--sandbox landlock: Landlock is Linux's, and this system has none")
     if backend is Backend.LANDLOCK and not landlock_usable():
         from grader.child import confine
 
@@ -215,8 +264,9 @@ def _usable(backend: Backend, *, require: bool) -> Backend:
     return backend
 
 
-def second_choice(require: bool) -> Backend:
-    """Return the backend to use without bubblewrap: Landlock, else none unless required."""
+def second_choice(require: bool, unwalled: Unwalled = Unwalled.ALLOW) -> Backend:
+    """Return the backend to use without bubblewrap: Landlock, else none unless required
+    or refused."""
     if landlock_usable():
         return Backend.LANDLOCK
     if require:
@@ -224,6 +274,8 @@ def second_choice(require: bool) -> Backend:
             "no sandbox is available (install bubblewrap, or use a kernel with Landlock; "
             f"in a container, {allowed.WHAT_TO_ALLOW}) and --require-sandbox was given"
         )
+    if unwalled is Unwalled.REFUSE:
+        raise GraderError(NO_WALLS)
     return Backend.NONE
 
 
@@ -242,7 +294,10 @@ def fall_back(fallback: Fallback | None, why: str, *, failed: str) -> tuple[Back
         allowed.use_own_proc(True)
     if fallback is None:
         raise GraderError(f"{failed} could not start: {why}")
-    second = second_choice(require=fallback is Fallback.REQUIRED)
+    second = second_choice(
+        require=fallback is Fallback.REQUIRED,
+        unwalled=Unwalled.REFUSE if fallback is Fallback.WALLED else Unwalled.ALLOW,
+    )
     return second, f"bubblewrap could not start here ({why}); used {second}"
 
 

@@ -3,111 +3,26 @@ package, and both install into one fresh venv and run there."""
 
 from __future__ import annotations
 
-import os
 import re
-import site
 import subprocess
-import sys
 import zipfile
 from collections.abc import Sequence
 from pathlib import Path
-from typing import NamedTuple
 
 import pytest
 
 from grader.cli import main
 from grader.problem.exercise import load_exercise
-from tests.conftest import CORPUS, ROOT, ROPE
+from tests.conftest import ROPE
+from tests.ship.kits import KITS, Kit, Venv, install_kits, run_kit
 
 pytestmark = pytest.mark.slow
-
-OFFLINE = ["--no-deps", "--no-build-isolation", "--no-index", "--quiet"]
-
-
-class Kit(NamedTuple):
-    """One exercise's kit: its names, its zip, a correct and a wrong file for it."""
-
-    root: Path
-    command: str
-    package: str
-    title: str
-    correct: Path
-    wrong: Path
-
-
-KITS = (
-    Kit(
-        ROOT,
-        "sinusoidal-positions-kit",
-        "sinusoidal_positions_kit",
-        "Sinusoidal position encodings",
-        CORPUS / "correct" / "lists.py",
-        CORPUS / "wrong" / "swapped.py",
-    ),
-    Kit(
-        ROPE,
-        "rope-kit",
-        "rope_kit",
-        "Rotary position embeddings (RoPE)",
-        ROPE / "solutions" / "correct" / "plain_loops.py",
-        ROPE / "solutions" / "wrong" / "rotate_half.py",
-    ),
-)
-
-
-class Venv(NamedTuple):
-    """A fresh venv holding both kits, installed from their zips as pip installs them."""
-
-    python: Path
-    bin: Path
-    site: Path
-    zips: dict[str, Path]
-
-
-def make_venv(path: Path) -> Path:
-    """Make a venv that borrows this one's packages (numpy, yaml), so that installing needs
-    no network; return its python."""
-    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(path)], check=True)
-    version = f"python{sys.version_info.major}.{sys.version_info.minor}"
-    # A .pth line adds a folder but runs none of its .pth files: this project's own
-    # editable install (the full grader) stays out of the new venv.
-    (path / "lib" / version / "site-packages" / "borrowed.pth").write_text(
-        "\n".join(site.getsitepackages()) + "\n"
-    )
-    return path / "bin" / "python"
 
 
 @pytest.fixture(scope="session")
 def both_kits(tmp_path_factory: pytest.TempPathFactory) -> Venv:
     """Build both exercises' kits with the real CLI, as zips, and install both into one venv."""
-    base = tmp_path_factory.mktemp("kits")
-    zips = {}
-    for kit in KITS:
-        zips[kit.command] = base / f"{kit.command}.zip"
-        assert main(["bundle", "learner", str(zips[kit.command]), "--problem", str(kit.root)]) == 0
-    python = make_venv(base / "venv")
-    subprocess.run(
-        [sys.executable, "-m", "pip", "--python", str(python), "install", *OFFLINE, *zips.values()],
-        check=True,
-    )
-    version = f"python{sys.version_info.major}.{sys.version_info.minor}"
-    return Venv(python, python.parent, base / "venv" / "lib" / version / "site-packages", zips)
-
-
-def run_kit(
-    venv: Venv, command: str, *args: str | Path, env: dict[str, str] | None = None
-) -> subprocess.CompletedProcess[str]:
-    """Run a kit's console command from a neutral folder."""
-    base = {k: v for k, v in os.environ.items() if k not in ("GRADER_PROBLEM", "PYTHONPATH")}
-    return subprocess.run(
-        [str(venv.bin / command), *map(str, args)],
-        cwd=venv.site.parent,
-        capture_output=True,
-        text=True,
-        env=base | (env or {}),
-        check=False,
-        timeout=300,
-    )
+    return install_kits(tmp_path_factory.mktemp("kits"))
 
 
 def test_exercises_name_their_kits() -> None:
