@@ -77,10 +77,10 @@ def _md_text(line: Line) -> str:
     return MARKDOWN.sub(r"\\\1", text) if line.learners else text
 
 
-def to_markdown(doc: Results) -> str:
-    """Return the learner's feedback as Markdown."""
+def to_markdown(doc: Results, lines: list[Line] | None = None) -> str:
+    """Return the learner's feedback as Markdown (from ``lines``, its view, where given)."""
     out = []
-    for line in view(doc):
+    for line in view(doc) if lines is None else lines:
         text = _md_text(line)
         if line.kind == "title":
             out += [f"# {text}", ""]
@@ -93,10 +93,10 @@ def to_markdown(doc: Results) -> str:
     return "\n".join(out).replace("\n\n\n", "\n\n").strip() + "\n"
 
 
-def to_html(doc: Results, *, page: bool = True) -> str:
+def to_html(doc: Results, *, page: bool = True, lines: list[Line] | None = None) -> str:
     """Return the learner's feedback as HTML: a page, or (``page`` False) a fragment."""
     body, cases = [], []
-    for line in view(doc):
+    for line in view(doc) if lines is None else lines:
         text = html.escape(display(line.text))
         if line.kind == "case":
             cases.append(f"<li>{text}")

@@ -75,14 +75,15 @@ def write_feedback_of(out: Path, entry_id: str, doc: Results) -> None:
     """Write one learner's feedback/ID.md and ID.html from their results document: what
     `grader submit` shows that learner (grader.feedback), nothing more. A batch calls it as
     it writes each result, a merge (through write_feedback) once the results are in place."""
-    from grader.feedback import to_html, to_markdown
+    from grader.feedback import to_html, to_markdown, view
 
     md, page = feedback_paths(out, entry_id)
     md.parent.mkdir(exist_ok=True)
     if md.parent.is_symlink():  # it would carry every learner's feedback away
         raise OSError(errno.ENOTDIR, "a link, not a folder: remove it", str(md.parent))
-    atomic_write(md, to_markdown(doc))
-    atomic_write(page, to_html(doc))
+    lines = view(doc)
+    atomic_write(md, to_markdown(doc, lines))
+    atomic_write(page, to_html(doc, lines=lines))
 
 
 def write_feedback(out: Path, ids: Iterable[str], *, missing: bool = False) -> None:
