@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import ast
 import json
+import re
 import warnings
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -38,6 +39,20 @@ from grader.submission.ipython import python_of
 MAX_CELLS = 10_000
 # The code cells together, before any is parsed: the bound of a .py submission.
 MAX_CODE_BYTES = 1024 * 1024
+# The most lists and objects, and values of any kind, a notebook's JSON may hold: a
+# notebook of a thousand cells with their outputs holds a tenth of either.
+MAX_CONTAINERS = 100_000
+MAX_VALUES = 1_000_000
+# Escapes in its strings: a newline in every line of code and output is one.
+MAX_ESCAPES = 4_000_000
+_PAST_BOUNDS = (
+    f"its JSON holds over {MAX_VALUES:,} values, {MAX_CONTAINERS:,} lists and objects or "
+    f"{MAX_ESCAPES:,} escapes, far past a notebook's cells and outputs (clear its outputs "
+    "and save it)"
+)
+# A JSON string, escapes and all; one left open runs to the end, so that the scan never
+# starts again inside it (it is one pass, whatever the text).
+JSON_STRING = re.compile(rb'"[^"\\]*(?:\\.?[^"\\]*)*(?:"|\Z)', re.DOTALL)
 # How many left-out cells a report names before it says "and N more".
 SHOWN_LEFT_OUT = 8
 
@@ -88,6 +103,7 @@ def to_module(data: bytes, function: str) -> Module:
 
 
 def _parse(data: bytes) -> dict[str, object]:
+    _bounded(data)
     try:
         doc = json.loads(data.decode("utf-8-sig"))
     except UnicodeDecodeError:
@@ -105,6 +121,29 @@ def _parse(data: bytes) -> dict[str, object]:
             f"a notebook of nbformat {shown}; only nbformat 4 is read (save it from Jupyter 4+)"
         )
     return doc
+
+
+def _bounded(data: bytes) -> None:
+    """Refuse JSON that would build more objects than a notebook needs, before it is built.
+
+    The parser makes a Python object of every list, object and value: 31 MiB of `[],`
+    made the grader's own process 850 MB. The C parser offers no hook on a list, so the
+    structure is counted before it runs: first every bracket, comma and colon of the file,
+    strings included (a notebook of cells and images is far inside the bounds so); past
+    that, the strings are cut out and what remains counted, once the strings and escapes
+    that the cutting goes through one by one are known to be few enough.
+    """
+    containers = data.count(b"[") + data.count(b"{")
+    values = containers + data.count(b",") + data.count(b":")
+    if containers <= MAX_CONTAINERS and values <= MAX_VALUES:
+        return
+    if data.count(b'"') > 2 * MAX_VALUES or data.count(b"\\") > MAX_ESCAPES:
+        raise NotANotebook(_PAST_BOUNDS)
+    skeleton = JSON_STRING.sub(b"", data)
+    containers = skeleton.count(b"[") + skeleton.count(b"{")
+    values = containers + skeleton.count(b",") + skeleton.count(b":")
+    if containers > MAX_CONTAINERS or values > MAX_VALUES:
+        raise NotANotebook(_PAST_BOUNDS)
 
 
 def _cells(doc: dict[str, object]) -> list[_Cell]:

@@ -185,6 +185,11 @@ NOT_NOTEBOOKS = {
     "nbformat 3": json.dumps({"nbformat": 3, "cells": [], "worksheets": []}).encode(),
     "not UTF-8": b'{"cells": "\xff\xfe"}',
     "cells not a list": json.dumps({"nbformat": 4, "cells": {"a": 1}}).encode(),
+    # Each would make the grader's own process hundreds of megabytes at 31 MiB.
+    "200,000 empty lists": (
+        b'{"nbformat": 4, "cells": [], "metadata": {"x": [' + b"[]," * 200_000 + b"[]]}}"
+    ),
+    "1,100,000 numbers": b'{"nbformat": 4, "cells": [], "x": [' + b"0," * 1_100_000 + b"0]}",
     "a source that is not text": json.dumps(
         {"nbformat": 4, "cells": [{"cell_type": "code", "source": [1, 2]}]}
     ).encode(),
@@ -224,6 +229,30 @@ def test_any_cells_make_a_module_or_a_refusal(cells: list[str]) -> None:
 def test_any_bytes_read_or_are_refused(data: bytes) -> None:
     with contextlib.suppress(GraderError):
         to_module(data, FUNCTION)
+
+
+def test_a_notebook_of_many_values_is_refused_in_one_line(tmp_path: Path) -> None:
+    """31 MiB of tiny JSON arrays drove the grader's own process to 850 MB: a notebook is
+    bounded by its JSON structure, counted before the parser builds any of it."""
+    path = tmp_path / "answer.ipynb"
+    path.write_bytes(NOT_NOTEBOOKS["200,000 empty lists"])
+    done = grader_process("submit", path)
+    assert (done.returncode, done.stdout) == (2, "")
+    assert done.stderr == (
+        "grader: error: answer.ipynb: its JSON holds over 1,000,000 values, 100,000 lists and "
+        "objects or 4,000,000 escapes, far past a notebook's cells and outputs (clear its "
+        "outputs and save it)\n"
+    )
+
+
+def test_brackets_in_a_notebooks_text_are_no_structure(cli: Cli, tmp_path: Path) -> None:
+    """Over a million brackets, commas and colons inside the cells' text (a table printed
+    in an output) are text, not lists: the notebook is graded."""
+    printed = {"output_type": "stream", "name": "stdout", "text": "[1, 2]: {3, 4}," * 300_000}
+    path = tmp_path / "answer.ipynb"
+    path.write_text(notebook(IMPORTS, RIGHT, outputs=[printed]))
+    code, out, _ = cli("submit", path, "--format", "json")
+    assert (code, json.loads(out)["score"]) == (0, 10.0)
 
 
 def test_code_cells_over_the_bound_are_refused_before_parsing(tmp_path: Path) -> None:
