@@ -8,6 +8,7 @@ import math
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import NamedTuple
 
 from grader.problem.schema import Inputs, InputSchema, InvalidInputs, check_inputs
 from grader.problem.yamlsafe import closest_key, key_text, shown_value, unknown_key
@@ -23,6 +24,27 @@ VARIANT_RE = re.compile(r"^(?:reference|(?:correct|wrong)/[A-Za-z0-9_][A-Za-z0-9
 MAX_ISSUES_PER_FILE = 20
 
 
+class Origin(NamedTuple):
+    """Where a case was read, taken as it is read: its file, its field in that file
+    ("examples[0]"; "" for a case file's whole document), and the line each of its keys
+    starts on, for the issues found once it is loaded (a stored table, a name used twice)."""
+
+    file: str
+    field: str = ""
+    lines: tuple[tuple[str, int], ...] = ()
+
+    def __str__(self) -> str:
+        return f"{self.file}: {self.field}" if self.field else self.file
+
+    def of(self, key: str) -> str:
+        """Return the dotted field of one of the case's keys, as its file holds it."""
+        return f"{self.field}.{key}" if self.field else key
+
+    def line(self, key: str) -> int | None:
+        """Return the line where one of the case's keys starts, if it has that key."""
+        return next((line for name, line in self.lines if name == key), None)
+
+
 @dataclass(frozen=True)
 class Case:
     """One graded call: its inputs, where it came from, and how it is checked.
@@ -36,10 +58,15 @@ class Case:
     shape: tuple[int, ...]  # the shape a correct answer has
     tolerance: Tolerance
     visible: bool
-    source: str
+    origin: Origin
     expected: Expected | None = None
     max_score: float = 1.0
     known_failing: tuple[tuple[str, str], ...] = ()
+
+    @property
+    def source(self) -> str:
+        """Return where the case was read, as messages name it: its file, and its field."""
+        return str(self.origin)
 
     @property
     def held(self) -> int:
@@ -174,7 +201,7 @@ class Bads(Exception):
 def parse_case(
     raw: object,
     *,
-    where: str,
+    origin: Origin,
     visible: bool,
     base: Tolerance,
     schema: InputSchema,
@@ -214,7 +241,7 @@ def parse_case(
         shape=schema.shape(inputs),
         tolerance=tolerance,
         visible=visible,
-        source=where,
+        origin=origin,
         expected=expected,
         max_score=max_score,
         known_failing=known,

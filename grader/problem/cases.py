@@ -6,8 +6,9 @@ import importlib.util
 import os
 import stat
 import sys
-from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field, replace
+from collections.abc import Callable
+from dataclasses import dataclass
+from enum import Enum
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -19,6 +20,7 @@ from grader.problem.casefile import (
     Bad,
     Bads,
     Case,
+    Origin,
     kind_of,
     parse_case,
     tolerance_of,
@@ -60,8 +62,6 @@ class Problem:
     hidden: tuple[Case, ...]
     # Public inputs that `run` also tries, never scored: see the statement's "Public probes".
     probes: tuple[Case, ...] = ()
-    # Where each case's keys start, by file: the lines of issues found after loading.
-    places: Mapping[str, Place] = field(default_factory=dict, compare=False, repr=False)
 
     @property
     def exercise(self) -> Exercise:
@@ -93,17 +93,6 @@ class Issue:
         return f"{where}: {cut(self.field)}: {cut(self.message, 600)}"
 
 
-def _with_lines(places: Mapping[str, Place], issues: list[Issue]) -> list[Issue]:
-    """Add the line of each issue's field in its YAML file, where the issue has none yet."""
-    located = []
-    for issue in issues:
-        place = places.get(issue.file)
-        if issue.line is None and place is not None:
-            issue = replace(issue, line=line_of(place, issue.field))
-        located.append(issue)
-    return located
-
-
 def _by_file(issues: list[Issue]) -> list[Issue]:
     """Return the issues grouped by file, files in the order they first come, stable."""
     files = {issue.file: n for n, issue in reversed(list(enumerate(issues)))}
@@ -122,12 +111,6 @@ class ProblemInvalid(GraderError):
         )
 
 
-# What is kept of a file's places once its own issues are located. Later issues (a stored
-# table the reference disagrees with, a name used twice) are about a case's own keys: a
-# case file's top, and in examples.yaml two levels down (examples, [i], the case's keys).
-PLACES_KEPT = {EXAMPLES_FILE: 2}
-
-
 def _read(path: Path) -> Loaded:
     """Load one YAML file of the problem; Bad, with its field and line, if it cannot be."""
     try:
@@ -139,17 +122,24 @@ def _read(path: Path) -> Loaded:
     return loaded
 
 
-def _located(
-    name: str, loaded: Loaded | None, found: list[Issue], places: dict[str, Place]
-) -> list[Issue]:
-    """Return a file's issues with their lines, and keep what later issues need of its places.
+def _issue(file: str, bad: Bad, place: Place | None, prefix: str = "") -> Issue:
+    """Return one issue of a file, with the line its field starts on, found in the file's
+    places as it is read (``prefix``: the field of the case the issue is in)."""
+    line = bad.line
+    if line is None and place is not None:
+        line = line_of(place, f"{prefix}{bad.field}")
+    return Issue(file, f"{prefix}{bad.field}", str(bad), line)
 
-    One file at a time: a file's whole places (a collection may have 200 000) never pile up.
-    """
-    if loaded is not None:
-        found = _with_lines({name: loaded.place}, found)
-        places[name] = loaded.place.pruned(PLACES_KEPT.get(name, 0))
-    # In the order of the file's lines, as an author reads it.
+
+def _origin(file: str, field: str, place: Place | None) -> Origin:
+    """Return a case's origin: its file and field, and where its keys start."""
+    lines = () if place is None else tuple((str(k), n) for k, n in place.lines.items())
+    return Origin(file, field, lines)
+
+
+def _in_order(name: str, found: list[Issue]) -> list[Issue]:
+    """Return a file's issues in the order of its lines, as an author reads it, cut past
+    the most one file lists."""
     found = sorted(found, key=lambda issue: issue.line or 0)
     if len(found) > MAX_ISSUES_PER_FILE:
         more = Issue(name, "(file)", "more issues, not listed: fix these first")
@@ -160,49 +150,59 @@ def _located(
 EXAMPLES_KEYS = ("tolerance", "examples", "probes")
 
 
-def _examples_file(
-    root: Path,
-) -> tuple[Tolerance, list[object], list[object], list[Issue], Loaded | None]:
-    """Read examples.yaml's top: the tolerance, the examples and the probes, and its issues."""
+class Public(Enum):
+    """The two lists of public cases in examples.yaml, by their key."""
+
+    EXAMPLES = "examples"  # graded by `run`, with their expected answers
+    PROBES = "probes"  # tried by `run` too, never scored
+
+
+def _examples_file(root: Path) -> tuple[Tolerance, list[Issue], Loaded | None]:
+    """Read examples.yaml's top: the tolerance, and its issues; the file, if it reads."""
     base = Tolerance(DEFAULT_RTOL, DEFAULT_ATOL)
     try:
         loaded = _read(root / EXAMPLES_FILE)
     except Bad as bad:
-        return base, [], [], [Issue(EXAMPLES_FILE, bad.field, str(bad), bad.line)], None
+        return base, [_issue(EXAMPLES_FILE, bad, None)], None
     top = loaded.data
     if not isinstance(top, dict):
         message = f"must be a mapping with the keys {', '.join(EXAMPLES_KEYS)}, got {kind_of(top)}"
-        return base, [], [], [Issue(EXAMPLES_FILE, "(top)", message)], loaded
+        return base, [Issue(EXAMPLES_FILE, "(top)", message)], None
     bads = unknown_keys(top, EXAMPLES_KEYS)
     base = tolerance_of(top.get("tolerance"), base, bads)
     examples = top.get("examples")
     if not isinstance(examples, list) or not examples:
         bads.append(Bad("examples", "must be a non-empty list"))
-        examples = []
-    probes = top.get("probes") or []
-    if not isinstance(probes, list):
+    if not isinstance(top.get("probes") or [], list):
         bads.append(Bad("probes", "must be a list"))
-        probes = []
-    issues = [Issue(EXAMPLES_FILE, b.field, str(b)) for b in bads]
-    return base, examples, probes, issues, loaded
+    return base, [_issue(EXAMPLES_FILE, b, loaded.place) for b in bads], loaded
 
 
 def _public_cases(
-    raws: list[object], kind: str, base: Tolerance, schema: InputSchema, issues: list[Issue]
+    loaded: Loaded | None,
+    kind: Public,
+    base: Tolerance,
+    schema: InputSchema,
+    issues: list[Issue],
 ) -> list[Case]:
     """Validate the examples or probes of examples.yaml; add every issue to ``issues``."""
+    top = loaded.data if loaded is not None else None
+    raws = top.get(kind.value) if isinstance(top, dict) else None
+    if not isinstance(raws, list):
+        return []  # said by _examples_file
+    place = loaded.place if loaded is not None else None
+    listed = place.inner.get(kind.value) if place is not None else None
     cases: list[Case] = []
     for i, raw in enumerate(raws):
-        where = f"{EXAMPLES_FILE}: {kind}[{i}]"
-        probe = kind == "probes"
+        field = f"{kind.value}[{i}]"
+        origin = _origin(EXAMPLES_FILE, field, listed.inner.get(i) if listed else None)
+        probe = kind is Public.PROBES
         try:
             cases.append(
-                parse_case(raw, where=where, visible=True, base=base, schema=schema, probe=probe)
+                parse_case(raw, origin=origin, visible=True, base=base, schema=schema, probe=probe)
             )
         except Bads as bads:
-            issues += [
-                Issue(EXAMPLES_FILE, f"{kind}[{i}].{bad.field}", str(bad)) for bad in bads.bads
-            ]
+            issues += [_issue(EXAMPLES_FILE, bad, place, f"{field}.") for bad in bads.bads]
     return cases
 
 
@@ -237,11 +237,7 @@ def case_files(folder: Path) -> tuple[list[Path], list[Issue]]:
 
 
 def _hidden_cases(
-    root: Path,
-    base: Tolerance,
-    schema: InputSchema,
-    places: dict[str, Place],
-    issues: list[Issue],
+    root: Path, base: Tolerance, schema: InputSchema, issues: list[Issue]
 ) -> list[Case]:
     """Validate every hidden case file; add every issue of every file to ``issues``."""
     hidden_dir = root / HIDDEN_DIR
@@ -261,17 +257,19 @@ def _hidden_cases(
             break
         where = f"{HIDDEN_DIR}/{display(path.name)}"
         found: list[Issue] = []
-        loaded = None
+        place = None
         try:
             loaded = _read(path)
-            case = parse_case(loaded.data, where=where, visible=False, base=base, schema=schema)
+            place = loaded.place
+            origin = _origin(where, "", place)
+            case = parse_case(loaded.data, origin=origin, visible=False, base=base, schema=schema)
             hidden.append(case)
             held += case.held
         except Bad as bad:
-            found.append(Issue(where, bad.field, str(bad), bad.line))
+            found.append(_issue(where, bad, None))
         except Bads as bads:
-            found += [Issue(where, bad.field, str(bad)) for bad in bads.bads]
-        issues += _located(where, loaded, found, places)
+            found += [_issue(where, bad, place) for bad in bads.bads]
+        issues += _in_order(where, found)
     return hidden
 
 
@@ -280,21 +278,19 @@ def load_problem(root: Path) -> Problem:
 
     Raises ProblemInvalid listing every issue found, every one of every file.
     """
-    places: dict[str, Place] = {}
     rules = load_rules(root)
     schema = rules.inputs
-    base, raw_examples, raw_probes, found, loaded = _examples_file(root)
-    examples = _public_cases(raw_examples, "examples", base, schema, found)
-    probes = _public_cases(raw_probes, "probes", base, schema, found)
-    issues = _located(EXAMPLES_FILE, loaded, found, places)
-    hidden = _hidden_cases(root, base, schema, places, issues)
+    base, found, loaded = _examples_file(root)
+    examples = _public_cases(loaded, Public.EXAMPLES, base, schema, found)
+    probes = _public_cases(loaded, Public.PROBES, base, schema, found)
+    issues = _in_order(EXAMPLES_FILE, found)
+    hidden = _hidden_cases(root, base, schema, issues)
     seen: dict[str, str] = {}
     for case in examples + probes + hidden:
         if case.name in seen:
-            file, prefix = _where(case)
-            issues.append(
-                Issue(file, f"{prefix}name", f"{case.name!r} is already used by {seen[case.name]}")
-            )
+            origin = case.origin
+            said = f"{case.name!r} is already used by {seen[case.name]}"
+            issues.append(Issue(origin.file, origin.of("name"), said, origin.line("name")))
         seen.setdefault(case.name, case.source)
     problem = Problem(
         root=root,
@@ -303,10 +299,9 @@ def load_problem(root: Path) -> Problem:
         examples=tuple(examples),
         hidden=tuple(hidden),
         probes=tuple(probes),
-        places=places,
     )
     if issues:
-        raise ProblemInvalid(_by_file(_with_lines(places, issues)), partial=problem)
+        raise ProblemInvalid(_by_file(issues), partial=problem)
     return problem
 
 
@@ -363,12 +358,6 @@ class Checked:
     expected: dict[str, Array]
 
 
-def _where(case: Case) -> tuple[str, str]:
-    """Return (file, field prefix) of a case, e.g. ("examples.yaml", "examples[0].")."""
-    file, _, item = case.source.partition(": ")
-    return file, f"{item}." if item else ""
-
-
 def check_problem(root: Path, *, examples: bool = True, hidden: bool = True) -> Checked:
     """Load the problem, run the reference on the chosen cases, and check every stored table.
 
@@ -417,7 +406,6 @@ def check_expected(problem: Problem, *, examples: bool = True, hidden: bool = Tr
     expected: dict[str, Array] = {}
     function = (str(REFERENCE_FILE), problem.exercise.function)  # where its issues are
     for case in cases:
-        file, prefix = _where(case)
         try:
             args = arguments(problem.rules.inputs, case.inputs)
             ref = np.asarray(reference(*args), dtype=np.float64)
@@ -434,16 +422,17 @@ def check_expected(problem: Problem, *, examples: bool = True, hidden: bool = Tr
             if m is not None:
                 issues.append(
                     Issue(
-                        file,
-                        f"{prefix}expected",
+                        case.origin.file,
+                        case.origin.of("expected"),
                         f"disagrees with the reference in {m.wrong} of {m.total} values; "
                         f"row {m.worst_row}, column {m.worst_col}: stored {m.worst_got:.6g}, "
                         f"reference {m.worst_want:.6g} ({case.tolerance.describe()})",
+                        case.origin.line("expected"),
                     )
                 )
         table = stored if stored is not None else np.array(ref)
         table.setflags(write=False)  # shared by every judgement of a batch: see compare.bound
         expected[case.name] = table
     if issues:
-        raise ProblemInvalid(_with_lines(problem.places, issues))
+        raise ProblemInvalid(issues)
     return Checked(problem=problem, expected=expected)

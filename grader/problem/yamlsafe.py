@@ -107,12 +107,6 @@ class Place:
     lines: dict[object, int] = field(default_factory=dict)
     inner: dict[object, Place] = field(default_factory=dict)
 
-    def pruned(self, depth: int) -> Place:
-        """Return this place with the places of collections ``depth`` levels down at most."""
-        if depth <= 0:
-            return Place(self.line, self.lines)
-        return Place(self.line, self.lines, {k: v.pruned(depth - 1) for k, v in self.inner.items()})
-
 
 # How many items of a sequence have their lines noted.
 ITEM_LINES = 64

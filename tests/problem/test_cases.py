@@ -244,3 +244,25 @@ def test_a_duplicate_name_points_at_the_second_one(problem_copy: Path) -> None:
         load_problem(problem_copy)
     [issue] = info.value.issues
     assert str(issue).startswith("hidden_tests/99_again.yaml:2: name: 'single_pair' is already")
+
+
+def test_a_cases_origin_carries_the_lines_of_its_keys(problem_copy: Path) -> None:
+    """A case's origin is read with the case: its file, its field and where its keys start,
+    so that issues found once it is loaded (a name used twice, a stored table the reference
+    disagrees with) name the line, in examples.yaml as in a case file."""
+    examples = problem_copy / "examples.yaml"
+    first = load_problem(problem_copy).examples[0]
+    assert first.origin.file == "examples.yaml" and first.origin.field == "examples[0]"
+    assert first.source == "examples.yaml: examples[0]"
+    lines = examples.read_text().splitlines()
+    expected_line = next(n for n, line in enumerate(lines, 1) if "expected:" in line)
+    assert first.origin.line("expected") == expected_line
+    (problem_copy / "hidden_tests" / "11_twice.yaml").write_text(
+        f"why: b\ninput: {{positions: [1], d_model: 2}}\nname: {first.name}\n"
+        "expected: [[0.5, 0.5]]\n"
+    )
+    with pytest.raises(ProblemInvalid) as info:
+        check_problem(problem_copy)
+    said = {(i.file, i.field, i.line) for i in info.value.issues}
+    assert ("hidden_tests/11_twice.yaml", "name", 3) in said
+    assert ("hidden_tests/11_twice.yaml", "expected", 4) in said
