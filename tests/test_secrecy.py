@@ -312,11 +312,16 @@ def test_batch_survives_the_attacks(backend: str, cli: Cli, tmp_path: Path) -> N
     with (tmp_path / "out" / "summary.csv").open(newline="", encoding="utf-8-sig") as handle:
         rows = {row["submission"]: row for row in csv.DictReader(handle)}
     assert set(rows) == set(SECRECY)
+    for attack in rows:  # each learner's feedback files: the same vocabulary, nothing more
+        assert_feedback_closed(tmp_path / "out", attack, f"{attack}.py", limits)
+        for kind in ("md", "html"):
+            assert_no_hidden_numbers(
+                (tmp_path / "out" / "feedback" / f"{attack}.{kind}").read_text()
+            )
     for attack, row in rows.items():
         assert row["status"] == "graded"
         doc = json.loads((tmp_path / "out" / "results" / f"{attack}.json").read_text())
         assert_closed(doc, f"{attack}.py", limits, batch=True)
-        assert_feedback_closed(tmp_path / "out", attack, f"{attack}.py", limits)
         del doc["extra_data"]["batch"]  # digests: hex digits, not the submission's
         assert_no_hidden_numbers(json.dumps(doc))
         if "score" in SECRECY[attack]:

@@ -68,6 +68,11 @@ def export(
     """Fill a copy of ``template`` with the class in ``out``; write it to ``dest``."""
     if feedback_zip is not None and to is not Gradebook.MOODLE:
         raise GraderError("--feedback-zip is Moodle's (its upload of feedback files in a zip)")
+    for path in (dest, feedback_zip):
+        if path is not None and not path.absolute().parent.is_dir():
+            raise GraderError(
+                f"{shown(path)}: no folder {shown(path.absolute().parent)} to write in"
+            )
     docs, others = _class(out, to)
     changed = _overrides(overrides, docs) if overrides else {}
     try:

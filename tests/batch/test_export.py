@@ -156,6 +156,22 @@ def test_malformed_canvas_templates_are_refused(
     assert not (tmp_path / "x.csv").exists()
 
 
+def test_a_file_into_no_folder_or_a_zip_for_another_platform_is_refused(
+    cli: Cli, tmp_path: Path
+) -> None:
+    """-o into a folder that is not there, or Moodle's feedback zip asked of Canvas: said in
+    one line, exit 2, nothing written."""
+    template = tmp_path / "grades.csv"
+    template.write_text(CANVAS)
+    out = canvas_out(tmp_path)
+    for extra in (
+        ["-o", str(tmp_path / "no" / "x.csv")],
+        ["-o", "x.csv", "--feedback-zip", "f.zip"],
+    ):
+        code, _, err = cli("export", out, "--to", "canvas", "--template", template, *extra)
+        assert code == 2 and err.count("\n") == 1, err
+
+
 def test_an_out_of_another_platform_is_refused(cli: Cli, tmp_path: Path) -> None:
     """A class read from Moodle has no Canvas ids to match."""
     out = batch_out(tmp_path / "out", "moodle", {"moodle-1001": graded(5)})
