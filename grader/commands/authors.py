@@ -96,8 +96,12 @@ def _audit(args: argparse.Namespace, root: Path, choice: Any) -> int:
 
 def _check(args: argparse.Namespace, root: Path, choice: Any) -> int:
     from grader.author.check import check
+    from grader.ship.kitcheck import verify_public
 
-    print(check(root, limits=limits_of(args), choice=choice))
+    sound = check(root, limits=limits_of(args), choice=choice)
+    # A public file that gives a hidden case away is the problem's issue before any kit.
+    verify_public(root)
+    print(sound)
     return EXIT_PASSED
 
 

@@ -4,6 +4,8 @@ table of a hidden case, in any file, written out or as data."""
 from __future__ import annotations
 
 import re
+import shutil
+import tempfile
 from collections.abc import Callable, Mapping, Sequence
 from importlib.util import decode_source
 from pathlib import Path
@@ -152,6 +154,22 @@ def verify_learner(root: Path, bundle: Path) -> list[str]:
                 f"(it matches {formula!r}): the kit must carry no implementation of it"
             )
     return names
+
+
+def verify_public(root: Path) -> None:
+    """Check the exercise's public files, as a learner kit carries them, for every
+    exercise's secrets: what `check` asks before any kit is built (the kit's stored tables
+    of known mistakes are the bundle's own check)."""
+    with tempfile.TemporaryDirectory(prefix="grader-public-") as folder:
+        stage = Path(folder)
+        for name in public_files(root):
+            (stage / name).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copyfile(root / name, stage / name)
+        try:
+            verify_learner(root, stage)
+        except GraderError as leak:
+            # The kit check speaks of a bundle; here no bundle exists yet.
+            raise GraderError(f"`bundle learner` would refuse this problem: {leak}") from None
 
 
 def _check_secrets(

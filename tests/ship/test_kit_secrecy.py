@@ -62,11 +62,16 @@ def test_rope_example_of_a_hidden_case_reversed_and_padded_is_refused(
     _add(problem, "examples", {**entry, "expected": np.asarray(expected).tolist()})
     code, out, err = _bundle(cli, problem, tmp_path / "kit")
     assert (code, out) == (2, "") and len(err.splitlines()) == 1
-    assert err == (
-        f"grader: error: learner bundle holds the input x of {CASE}: each of its rows is in "
+    said = (
+        f"learner bundle holds the input x of {CASE}: each of its rows is in "
         "examples.yaml (examples[2].input.x)"
     )
+    assert err == f"grader: error: {said}"
     assert not (tmp_path / "kit").exists()
+    # `check` says so too, before any kit is built.
+    code, out, err = cli("check", "--problem", problem)
+    assert (code, out) == (2, "")
+    assert err.strip() == f"grader: error: `bundle learner` would refuse this problem: {said}"
 
 
 @pytest.mark.parametrize(
