@@ -38,10 +38,6 @@ MACHINE_ERRORS = frozenset(
     }
 )
 
-# Commands that grade one submission: stopped half-way, they say it was not graded.
-GRADES_ONE = ("run", "submit", "autograde")
-
-
 # In the order `grader --help` lists them.
 COMMANDS = (
     learner.RUN,
@@ -119,9 +115,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         # Ctrl-C, SIGTERM or SIGHUP: the signal outranks every other status. A grading
         # stopped half-way prints and writes no score at all, not a partial one.
         signum = signal_of(exc)
-        tail = "; not graded" if command in GRADES_ONE else ""
-        if command == "batch":  # stopped before its grading began: nothing is lost
-            tail = "; run the same command again to grade (finished results are kept)"
+        tail = COMMAND[command].stopped if command in COMMAND else ""
         print(f"{PROG}: {stopped_line(signum)}{tail}", file=sys.stderr)
         return exit_status(signum)
     except BrokenPipeError:

@@ -20,10 +20,20 @@ from typing import Any
 from grader.errors import Refused
 from grader.files import atomic_write, read_bounded
 from grader.records import SCHEMA_VERSION, Cause, Outcome
-from grader.states import Mode
+from grader.states import Mode, Word
 
 # A results file is a few kilobytes; anything far larger was not written by the grader.
 MAX_BYTES = 4 * 1024 * 1024
+
+
+class Status(Word):
+    """A case's status in the document, as Gradescope reads it."""
+
+    PASSED = "passed"
+    FAILED = "failed"
+
+
+_STATUSES = {status.value: status for status in Status}
 
 
 class Unreadable(ValueError):
@@ -54,7 +64,7 @@ class CaseEntry:
             extra["mismatch"] = dict(self.mismatch)
         return {
             "name": self.name,
-            "status": "passed" if self.passed else "failed",
+            "status": (Status.PASSED if self.passed else Status.FAILED).value,
             "score": self.score,
             "max_score": self.max_score,
             "output": self.output,
@@ -69,7 +79,7 @@ class CaseEntry:
         seconds = extra.get("seconds")
         return cls(
             name=_text(doc["name"], "a test's name"),
-            passed=doc.get("status") == "passed",
+            passed=_STATUSES.get(str(doc.get("status"))) is Status.PASSED,
             score=_score(doc["score"]),
             max_score=_score(doc["max_score"]),
             output=str(doc.get("output", "")),

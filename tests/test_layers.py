@@ -83,9 +83,12 @@ def _state_words() -> set[str]:
     it stopped, what became of a case, why a load failed, the backend, the fallback, how
     root is left, the mode, how a batch came by a row, a gradebook, what the template
     process is asked and tells, which pipe is ready, a corpus variant's folder, a bundle,
-    a report's format and an input's kind."""
+    a report's format, a case's status in a results document, a list of public cases and
+    an input's kind."""
     from grader.author.audit import Meant
     from grader.batch.outdir import RowStatus
+    from grader.problem.cases import Public
+    from grader.results import Status
     from grader.sandbox.answers import EndState, RawKind, Stage
     from grader.sandbox.conversation import Pipe
     from grader.sandbox.frames import Event, LoadFailure
@@ -95,7 +98,7 @@ def _state_words() -> set[str]:
 
     kinds = (
         *(Event, EndState, Stage, RawKind, LoadFailure, Backend, Fallback, Privilege, Mode),
-        *(RowStatus, Gradebook, Op, Pipe, Meant, Bundle, Format),
+        *(RowStatus, Gradebook, Op, Pipe, Meant, Bundle, Format, Status, Public),
     )
     words = {member.value for kind in kinds for member in kind if member.value}
     from grader.problem.schema import KINDS  # and the input kinds' words, as Field takes them

@@ -160,6 +160,7 @@ class Command(NamedTuple):
     learner bundle, which has no hidden cases. ``own_files``: the command runs only the
     author's own files (the reference, the corpus), which may run without walls where
     none can start; every other command runs learners' submissions, which may not.
+    ``stopped``: what a stop signal leaves of its work, said after the stop's own line.
     """
 
     name: str
@@ -169,3 +170,10 @@ class Command(NamedTuple):
     needs: tuple[str, ...] = ("root", "choice")
     in_bundle: bool = False
     own_files: bool = False
+    stopped: str = ""
+
+
+# What a stop signal leaves: a grading of one submission stopped half-way prints and writes
+# no score at all, not a partial one; a batch keeps every result it finished.
+NOT_GRADED = "; not graded"
+RESUMABLE = "; run the same command again to grade (finished results are kept)"

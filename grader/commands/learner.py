@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from grader.commands.args import (
+    NOT_GRADED,
     Command,
     format_args,
     grading_args,
@@ -121,8 +122,11 @@ RUN = Command(
     (*GRADE, _plot_args),
     _grade,
     in_bundle=True,
+    stopped=NOT_GRADED,
 )
-SUBMIT = Command("submit", "grade a submission on the hidden cases", GRADE, _grade)
+SUBMIT = Command(
+    "submit", "grade a submission on the hidden cases", GRADE, _grade, stopped=NOT_GRADED
+)
 SERVE = Command(
     "serve",
     "serve the practice page on 127.0.0.1: statement, widget, editor, Run (and Submit "

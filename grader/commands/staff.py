@@ -11,6 +11,8 @@ from pathlib import Path
 from typing import Any
 
 from grader.commands.args import (
+    NOT_GRADED,
+    RESUMABLE,
     Command,
     grading_args,
     jobs_args,
@@ -305,6 +307,7 @@ BATCH = Command(
         _shard_args,
     ),
     _batch,
+    stopped=RESUMABLE,
 )
 REPORT = Command(
     "report",
@@ -333,4 +336,5 @@ AUTOGRADE = Command(
     (grading_args, _autograde_args),
     _autograde,
     needs=(),
+    stopped=NOT_GRADED,
 )
