@@ -21,7 +21,13 @@ from grader.files import read_bounded
 from grader.names import make_ids, shown
 from grader.submission.archive import EXPORT, unpack
 from grader.submission.folder import is_archive, is_cruft, not_unpacked
-from grader.submission.source import SUBMISSION_SUFFIXES, ZIP_SUFFIX, link_problem, protected_files
+from grader.submission.source import (
+    SUBMISSION_SUFFIXES,
+    ZIP_SUFFIX,
+    link_problem,
+    misnamed,
+    protected_files,
+)
 
 
 @dataclass(frozen=True)
@@ -343,8 +349,10 @@ def _folder(
         elif item.suffix.lower() in GRADED_SUFFIXES:
             found.append(Found(name, item, rel, link_problem(item, protected)))
         elif item.is_file():
-            found.append(Found(name, None, rel, _not_gradable(item)))
-            if strays is not None:
+            # Python under another name (zoe.py.txt) is code: its row says to rename it.
+            renamed = misnamed(item, protected)
+            found.append(Found(name, None, rel, renamed or _not_gradable(item)))
+            if strays is not None and not renamed:
                 strays.append(rel)
     return found
 

@@ -15,7 +15,7 @@ import ast
 import os
 import re
 import warnings
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -26,6 +26,7 @@ from grader.submission import defines
 from grader.submission.source import (
     SUBMISSION_SUFFIX,
     SUBMISSION_SUFFIXES,
+    misnamed,
     name_problem,
     on_compiler,
 )
@@ -34,11 +35,12 @@ CRUFT_FOLDERS = frozenset(
     {"__MACOSX", ".git", ".github", "__pycache__", ".ipynb_checkpoints", ".idea", ".vscode"}
 )
 CRUFT_FILES = frozenset({".DS_Store", "Thumbs.db", "desktop.ini"})
-OWN_TESTS = re.compile(r"^(?:test_.*|.*_test|conftest)\.py$")
+OWN_TESTS = re.compile(r"^(?:test_.*|.*_test|conftest)\.(?i:py)$")
 ARCHIVE_SUFFIXES = (".rar", ".7z", ".tar", ".tgz", ".gz", ".bz2", ".xz", ".tar.gz")
 MAX_DEPTH = 4  # folders below the submission's own
 MAX_FILES = 500  # code files, each read to see what it defines
 MAX_LISTED = 10_000  # files of any kind, listed only
+MAX_LOOKED_INTO = 20  # files of no code's name, read for Python under another name
 # Modules handed in beside the graded file: how many, and how large in all.
 MAX_BESIDE = 50
 MAX_BESIDE_BYTES = 4 * 1024 * 1024
@@ -90,7 +92,12 @@ def files_of(folder: Path) -> Iterator[Path]:
 
 
 def pick(
-    folder: Path, function: str, *, read: Callable[[Path], str], starter: str | None = None
+    folder: Path,
+    function: str,
+    *,
+    read: Callable[[Path], str],
+    starter: str | None = None,
+    protected: Sequence[Path] = (),
 ) -> Pick:
     """Choose the file of ``folder`` to grade for ``function``.
 
@@ -98,7 +105,9 @@ def pick(
     cannot read counts as one that defines nothing.
     """
     files = list(files_of(folder))  # a folder that cannot be listed: said by the reader
-    code = [p for p in files if p.suffix in SUBMISSION_SUFFIXES and not OWN_TESTS.match(p.name)]
+    code = [
+        p for p in files if p.suffix.lower() in SUBMISSION_SUFFIXES and not OWN_TESTS.match(p.name)
+    ]
     # The file graded may lie past those looked at: say so, never "no file defines it".
     if len(files) > MAX_LISTED:
         return Pick(None, problem=f"over {MAX_LISTED} files in it; hand in the code alone")
@@ -111,7 +120,8 @@ def pick(
             None, problem=f"{_name(links[0], folder)} is a symbolic link; links are not followed"
         )
     if not code:
-        return Pick(None, problem=_nothing(folder, [p for p in files if not p.is_symlink()]))
+        files = [p for p in files if not p.is_symlink()]
+        return Pick(None, problem=_nothing(folder, files, protected))
     answers, stubs, importers = _answers(code, function, read, starter)
     if len(answers) > 1:
         names = ", ".join(_name(p, folder) for paths in answers.values() for p in paths[:1])
@@ -124,7 +134,7 @@ def pick(
         names = ", ".join(_name(p, folder) for p in code[:5])
         return Pick(None, problem=f"no file defines {function} ({names})")
     (same,) = answers.values()
-    chosen = min(same, key=lambda p: (p.suffix != SUBMISSION_SUFFIX, len(p.parts), str(p)))
+    chosen = min(same, key=lambda p: (p.suffix.lower() != SUBMISSION_SUFFIX, len(p.parts), str(p)))
     # Defined inside the learner's package, imported by a file beside it: that file runs.
     outside = [p for p in importers if p.parent != chosen.parent and _importable(chosen, p.parent)]
     if outside:
@@ -143,7 +153,9 @@ def pick(
 def _importable(path: Path, folder: Path) -> bool:
     """Return True for a module Python imports from ``folder``: a .py there whose name is
     an identifier, or one inside its packages (folders with an `__init__.py`, all the way)."""
-    if not path.is_relative_to(folder) or path.is_symlink() or path.suffix != SUBMISSION_SUFFIX:
+    if not path.is_relative_to(folder) or path.is_symlink():
+        return False
+    if path.suffix.lower() != SUBMISSION_SUFFIX:
         return False
     *packages, name = path.relative_to(folder).parts
     if not (
@@ -227,10 +239,14 @@ NOT_UNPACKED = ".not-unpacked"
 STAND_IN_MARK = os.urandom(16).hex()
 
 
-def _nothing(folder: Path, files: list[Path]) -> str:
+def _nothing(folder: Path, files: list[Path], protected: Sequence[Path]) -> str:
     """Say, for a TA, why a folder holds nothing to grade."""
     if not files:
         return "no .py or .ipynb file in it"
+    for path in files[:MAX_LOOKED_INTO]:  # Python under another name: rename to .py
+        hint = misnamed(path, protected)
+        if hint:
+            return hint
     left_out = [p for p in files if p.name.endswith(NOT_UNPACKED) and _stands_in(p)]
     if left_out:
         name = _name(left_out[0], folder).removesuffix(NOT_UNPACKED)

@@ -14,6 +14,7 @@ from pathlib import Path
 from grader.errors import GraderError
 from grader.names import shown
 from grader.submission.source import (
+    SUBMISSION_SUFFIX,
     SUBMISSION_SUFFIXES,
     ZIP_SUFFIX,
     Source,
@@ -80,13 +81,15 @@ def _from_folder(
         except OSError as exc:  # its permissions, say: this entry's row, not the machine's
             raise GraderError(f"the folder cannot be read ({exc.strerror or exc})") from None
         zips = [p for p in files if p.suffix.lower() == ZIP_SUFFIX]
-        if zips and not any(p.suffix in SUBMISSION_SUFFIXES for p in files):
+        if zips and not any(p.suffix.lower() in SUBMISSION_SUFFIXES for p in files):
             if len(zips) > 1:
                 names = ", ".join(shown(p.name) for p in zips[:5])
                 raise GraderError(f"several .zip files ({names}); hand in one")
             return read(zips[0], function=function, protected=protected, starter=starter)
 
-    chosen = folder.pick(root, function, read=lambda p: load(p).text, starter=starter)
+    chosen = folder.pick(
+        root, function, read=lambda p: load(p).text, starter=starter, protected=protected
+    )
     if chosen.file is None:
         # A folder is named by the row or the upload it is; a zip's name says which file.
         raise GraderError(f"{shown(label)}: {chosen.problem}" if label else chosen.problem)
@@ -99,7 +102,9 @@ def _from_folder(
         if total > folder.MAX_BESIDE_BYTES:
             break
         # As imported: `utils.py`, or a package's `mylib/core.py`.
-        beside.append((path.relative_to(chosen.file.parent).as_posix(), data))
+        # Named .py whatever the case it was handed in with (Utils.PY), as Python imports it.
+        module = path.relative_to(chosen.file.parent).with_suffix(SUBMISSION_SUFFIX)
+        beside.append((module.as_posix(), data))
     inner = shown(chosen.file.relative_to(root))
     name = f"{shown(label)}/{inner}" if label else inner
     notes = (*chosen.notes, *src.notes)

@@ -118,12 +118,53 @@ def name_problem(path: Path) -> str:
 
     One rule for every way in (command line, batch, Gradescope): a Python file, `.py`.
     """
-    if path.suffix not in SUBMISSION_SUFFIXES:
+    if path.suffix.lower() not in SUBMISSION_SUFFIXES:  # Yusuf.PY is a .py
         return (
             f"{shown(path.name)} is not a Python file: a submission is a {SUBMISSION_SUFFIX}, "
             f"a notebook ({NOTEBOOK_SUFFIX}), or a .zip or folder of them"
         )
     return ""
+
+
+def misnamed(path: Path, protected: Sequence[Path]) -> str:
+    """Return what to do with a file named as no code that holds Python nonetheless
+    (zoe.py.txt): "rename to .py"; or "" where it holds none, or may not be read.
+
+    Python here is text that parses and defines, assigns or imports something at its top
+    level: a line of prose may parse, but defines nothing.
+    """
+    if not name_problem(path) or link_problem(path, protected):
+        return ""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+    except OSError:
+        return ""
+    with os.fdopen(fd, "rb") as handle:
+        info = os.fstat(handle.fileno())
+        if not stat.S_ISREG(info.st_mode) or info.st_size > MAX_SUBMISSION_BYTES:
+            return ""
+        if protected and (info.st_dev, info.st_ino) in protected_files(protected):
+            return ""
+        data = handle.read(MAX_SUBMISSION_BYTES + 1)
+    if not on_compiler(_holds_python, data):
+        return ""
+    stem = path.name.rpartition(".")[0] if "." in path.name[1:] else path.name
+    renamed = stem if stem.lower().endswith(SUBMISSION_SUFFIX) else stem + SUBMISSION_SUFFIX
+    return (
+        f"{shown(path.name)} holds Python under another name: rename to "
+        f"{SUBMISSION_SUFFIX} ({shown(renamed)})"
+    )
+
+
+def _holds_python(data: bytes) -> bool:
+    import ast
+
+    try:
+        tree = ast.parse(data.decode("utf-8-sig"))
+    except (SyntaxError, ValueError, RecursionError, MemoryError):  # UnicodeDecodeError too
+        return False
+    kinds = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Import, ast.ImportFrom)
+    return any(isinstance(node, (*kinds, ast.Assign)) for node in tree.body)
 
 
 def link_problem(path: Path, protected: Sequence[Path]) -> str:
@@ -171,7 +212,7 @@ def read_submission(path: Path, *, function: str) -> Source:
         raise GraderError(f"no such file: {str(path)!r}")
     if not path.is_file():
         raise GraderError(f"not a file: {str(path)!r}")
-    problem = name_problem(path)
+    problem = misnamed(path, ()) or name_problem(path)
     if problem:
         raise GraderError(problem)
     bound = _bound(path)
@@ -186,18 +227,18 @@ def read_submission(path: Path, *, function: str) -> Source:
 
 
 def _bound(path: Path) -> int:
-    return MAX_NOTEBOOK_BYTES if path.suffix == NOTEBOOK_SUFFIX else MAX_SUBMISSION_BYTES
+    return MAX_NOTEBOOK_BYTES if path.suffix.lower() == NOTEBOOK_SUFFIX else MAX_SUBMISSION_BYTES
 
 
 def _bound_text(path: Path) -> str:
-    if path.suffix == NOTEBOOK_SUFFIX:
+    if path.suffix.lower() == NOTEBOOK_SUFFIX:
         return f"notebooks may be at most {MAX_NOTEBOOK_BYTES // (1024 * 1024)} MiB"
     return "submissions may be at most 1 MiB"
 
 
 def as_source(name: str, data: bytes, function: str) -> Source:
     """Return a file's bytes as the Source graded: a notebook becomes the module it means."""
-    if not name.endswith(NOTEBOOK_SUFFIX):
+    if not name.lower().endswith(NOTEBOOK_SUFFIX):
         return Source(name=shown(name), text=data.decode("utf-8", "replace"), data=data)
     from grader.submission.notebook import to_module
 

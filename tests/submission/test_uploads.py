@@ -260,3 +260,44 @@ def test_learners_code_is_parsed_on_the_one_compiling_thread(
         )
     assert all(src.inner == "a.py" for src in done)
     assert seen and all(name.startswith(source.COMPILER_NAME) for name in seen)
+
+
+def test_a_suffix_in_any_case_is_graded(cli: Cli, tmp_path: Path) -> None:
+    """`Yusuf.PY` was "not a Python file": the suffix is read in any case, alone, in a
+    folder and beside its own modules."""
+    path = tmp_path / "Yusuf.PY"
+    path.write_text(REFERENCE)
+    code, out, err = cli("submit", path, "--format", "json")
+    assert (code, json.loads(out or "{}").get("score")) == (0, 10.0), err
+    folder = tmp_path / "work"
+    folder.mkdir()
+    (folder / "Answer.Py").write_text(USES_UTILS)
+    (folder / "utils.PY").write_text(UTILS)
+    code, out, err = cli("submit", folder, "--format", "json")
+    assert (code, json.loads(out or "{}").get("score")) == (0, 10.0), err
+
+
+def test_python_under_another_name_is_asked_to_be_renamed(cli: Cli, tmp_path: Path) -> None:
+    """`zoe.py.txt` holding valid Python was counted among the files that "hold no code":
+    its row, the folder that holds it, and the command line say to rename it to .py."""
+    klass = tmp_path / "class"
+    (klass / "max").mkdir(parents=True)
+    (klass / "zoe.py.txt").write_text(REFERENCE)
+    (klass / "max" / "answer.txt").write_text(REFERENCE)
+    (klass / "notes.txt").write_text("My answer is in the notebook.\n")
+    (klass / "ada.py").write_text(REFERENCE)
+    code, _, err = cli("submit", klass / "zoe.py.txt")
+    assert (code, err) == (
+        2,
+        "grader: error: zoe.py.txt holds Python under another name: rename to .py (zoe.py)\n",
+    )
+    out = tmp_path / "out"
+    code, _, err = cli("batch", klass, "--out", out)
+    assert code == 0, err
+    assert "1 file(s) in the class folder hold no code, not graded: notes.txt" in err
+    with (out / "summary.csv").open(newline="", encoding="utf-8-sig") as handle:
+        rows = {row["submission"]: row["reason"] for row in csv.DictReader(handle)}
+    assert rows["zoe.py"] == "zoe.py.txt holds Python under another name: rename to .py (zoe.py)"
+    assert rows["max"].endswith(
+        "answer.txt holds Python under another name: rename to .py (answer.py)"
+    )
