@@ -115,6 +115,15 @@ def is_learner_bundle(root: Path) -> bool:
     return any(line.split() == ["kind:", LEARNER_BUNDLE] for line in text.splitlines())
 
 
+def kit_root() -> Path:
+    """Return a learner kit's own problem folder (inside its package, else the kit's
+    folder), whatever --problem or $GRADER_PROBLEM say; GraderError outside a kit."""
+    for place in (PACKAGE / KIT_DATA_DIR, PACKAGE.parent):
+        if is_learner_bundle(place) and (place / EXAMPLES_FILE).is_file():
+            return place
+    raise GraderError("check is a learner kit's: this grader is not one")
+
+
 def is_learner_kit() -> bool:
     """Return True when this grader is a learner kit's own: in the kit's folder or installed."""
     return is_learner_bundle(PACKAGE.parent) or is_learner_bundle(PACKAGE / KIT_DATA_DIR)

@@ -1,0 +1,171 @@
+"""`check` in the notebook: a real Jupyter kernel, started from a venv holding both kits,
+runs a notebook built in memory in a folder with no .ipynb, and grades live functions."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+import grader
+from grader.errors import GraderError
+from tests.ship.kits import Venv, install_kits
+
+nbformat = pytest.importorskip("nbformat", reason="nbformat comes with the test extra")
+nbclient = pytest.importorskip("nbclient", reason="nbclient is a test dependency")
+pytest.importorskip("ipykernel", reason="ipykernel is a test dependency")
+
+SINUSOIDAL = """
+import numpy as np
+
+def sinusoidal_positions(positions, d_model):
+    angles = np.asarray(positions, dtype=np.float64)[:, None] / 10000 ** (
+        np.arange(0, d_model, 2) / d_model
+    )
+    out = np.empty((len(positions), d_model))
+    out[:, 0::2], out[:, 1::2] = np.sin(angles), np.cos(angles)
+    return out
+
+def swapped(positions, d_model):
+    out = sinusoidal_positions(positions, d_model)
+    return out[:, [i ^ 1 for i in range(d_model)]]
+"""
+
+ROPE = """
+import numpy as np
+
+def apply_rope(x, positions):
+    x = np.asarray(x, dtype=np.float64)
+    d = x.shape[1]
+    angles = np.asarray(positions, dtype=np.float64)[:, None] / 10000 ** (
+        np.arange(0, d, 2) / d
+    )
+    cos, sin = np.cos(angles), np.sin(angles)
+    out = np.empty_like(x)
+    out[:, 0::2] = x[:, 0::2] * cos - x[:, 1::2] * sin
+    out[:, 1::2] = x[:, 0::2] * sin + x[:, 1::2] * cos
+    return out
+
+def rotate_half(x, positions):
+    x = np.asarray(x, dtype=np.float64)
+    half = x.shape[1] // 2
+    angles = np.asarray(positions, dtype=np.float64)[:, None] / 10000 ** (
+        np.arange(0, x.shape[1], 2) / x.shape[1]
+    )
+    cos, sin = np.cos(angles), np.sin(angles)
+    a, b = x[:, :half], x[:, half:]
+    return np.concatenate([a * cos - b * sin, a * sin + b * cos], axis=1)
+"""
+
+LOOPING = """
+def looping(*args):
+    while True:
+        pass
+"""
+
+
+def _cells(package: str, code: str, correct: str, wrong: str) -> list[str]:
+    """One exercise's cells: define, then check the correct, the wrong, the looping one."""
+    return [
+        f"from {package} import check\n{code}\n{LOOPING}",
+        f"good = check({correct})\nprint('passed:', good.passed)\ngood",
+        f"bad = check({wrong})\nprint('passed:', bad.passed)\nprint(bad)\nbad",
+        "import time\nbegan = time.monotonic()\n"
+        "slow = check(looping, timeout=1)\n"
+        "print('passed:', slow.passed, 'stopped:', time.monotonic() - began < 60)\nprint(slow)",
+        # No argument: the exercise's function, found by name in the notebook; a file's
+        # name is refused (the kit's command grades files).
+        "print('by name:', check().passed)\n"
+        "try:\n    check('solution.py')\nexcept TypeError as exc:\n    print('refused:', exc)",
+    ]
+
+
+def _kernel(venv: Venv, home: Path) -> str:
+    """Write a kernelspec that starts the kits' venv's python; return its name."""
+    spec = home / "kernels" / "kits"
+    spec.mkdir(parents=True)
+    argv = [str(venv.python), "-m", "ipykernel_launcher", "-f", "{connection_file}"]
+    (spec / "kernel.json").write_text(
+        json.dumps({"argv": argv, "display_name": "kits", "language": "python"})
+    )
+    return "kits"
+
+
+def _outputs(cell: Any) -> tuple[str, str]:
+    """Return a cell's printed text and its HTML display, joined."""
+    text, shown = [], []
+    for output in cell.outputs:
+        if output.output_type == "stream":
+            text.append(output.text)
+        elif output.output_type in ("execute_result", "display_data"):
+            shown.append(output.data.get("text/html", ""))
+        elif output.output_type == "error":
+            text.append("\n".join(output.traceback))
+    return "".join(text), "".join(shown)
+
+
+@pytest.mark.slow
+def test_check_in_a_kernel(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """In a real kernel, with no notebook file on disk, check passes the correct function,
+    fails the wrong one naming its mistake, stops the looping one, and shows HTML: both
+    exercises' kits, imported side by side in one kernel."""
+    venv = install_kits(tmp_path / "kits")
+    monkeypatch.setenv("JUPYTER_PATH", str(tmp_path / "jupyter"))
+    name = _kernel(venv, tmp_path / "jupyter")
+    work = tmp_path / "work"
+    work.mkdir()
+    cells = _cells("sinusoidal_positions_kit", SINUSOIDAL, "sinusoidal_positions", "swapped")
+    cells += _cells("rope_kit", ROPE, "apply_rope", "rotate_half")
+    notebook = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(c) for c in cells])
+    client = nbclient.NotebookClient(
+        notebook, kernel_name=name, timeout=240, resources={"metadata": {"path": str(work)}}
+    )
+    client.execute()
+    assert not list(work.glob("*.ipynb"))
+    results = [_outputs(cell) for cell in notebook.cells]
+    for first, hint in ((0, "look swapped"), (5, "rotated pairs (i, i + d/2)")):
+        good, bad, slow, by_name = results[first + 1 : first + 5]
+        assert "passed: True" in good[0], good
+        assert "grader-passed" in good[1] and "ran in this kernel, without walls" in good[1]
+        assert "passed: False" in bad[0] and hint in bad[0], bad
+        assert "background:#ffd7d5" in bad[1]  # the cells outside the tolerance, marked
+        assert "passed: False stopped: True" in slow[0], slow
+        assert "took longer than the time limit of 1 s" in slow[0]
+        assert "graded cell by cell" in good[1]
+        assert "by name: True" in by_name[0], by_name
+        assert "refused: check takes the function itself" in by_name[0]
+
+
+def test_full_grader_has_no_check() -> None:
+    """`check` exists in kits only: the full grader's package has none to import, and the
+    kit's function refuses outside a kit."""
+    assert not hasattr(grader, "check")
+    with pytest.raises(ImportError):
+        exec("from grader import check", {})
+    from grader.ship.kit.check import check
+
+    with pytest.raises(GraderError, match="learner kit"):
+        check(lambda positions, d_model: None)
+
+
+def test_check_names_modules_beyond_numpy() -> None:
+    """The report names a module the function uses beyond the standard library and numpy."""
+    import types
+
+    from grader.ship.kit.kitreport import modules_used
+
+    scope: dict[str, Any] = {
+        "np": sys.modules["numpy"],
+        "math": sys.modules["math"],
+        "torch": types.ModuleType("torch"),
+    }
+    exec(
+        "def f(positions, d_model):\n"
+        "    def inner():\n        return torch.zeros(1)\n"
+        "    return np.zeros(math.floor(1)), inner()\n",
+        scope,
+    )
+    assert modules_used(scope["f"]) == ["torch"]
