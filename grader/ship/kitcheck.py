@@ -29,7 +29,6 @@ from grader.ship.held import PublicRows, PublicTable
 from grader.ship.kitdata import (
     DATA_SUFFIXES,
     WRITTEN,
-    Data,
     PublicInput,
     public_data,
     read_data,
@@ -39,6 +38,14 @@ from grader.ship.kitdata import (
 
 if TYPE_CHECKING:
     from grader.compare import Array
+
+
+class Kit(NamedTuple):
+    """The kit's text files, read once for every exercise: white space folded, and lines."""
+
+    bundle: Path
+    words: dict[Path, str]
+    lines: dict[Path, set[str]]
 
 
 class Written(NamedTuple):
@@ -85,7 +92,7 @@ def _words(text: str) -> str:
     return " ".join(text.split())
 
 
-def _check_whys(hidden: Sequence[Case], bundle: Path, texts: Mapping[Path, str]) -> None:
+def _check_whys(hidden: Sequence[Case], kit: Kit) -> None:
     """Refuse a kit that says what a hidden case checks: its why, found in any text.
 
     The case's name alone is in every report and no secret; its inputs and tables are
@@ -93,11 +100,10 @@ def _check_whys(hidden: Sequence[Case], bundle: Path, texts: Mapping[Path, str])
     row, is in any example too).
     """
     whys = {_words(case.why): case.source for case in hidden if len(_words(case.why)) >= 20}
-    for path, text in texts.items():
-        words = _words(text)
+    for path, words in kit.words.items():
         for why in sorted(w for w in whys if w in words):
             raise GraderError(
-                f"learner bundle file {path.relative_to(bundle)} says what "
+                f"learner bundle file {path.relative_to(kit.bundle)} says what "
                 f"{whys[why]} checks: {why[:60]!r}"
             )
 
@@ -142,10 +148,19 @@ def verify_learner(root: Path, bundle: Path) -> list[str]:
     # secrets are then looked for in them.
     texts = {path: path.read_text("utf-8", errors="replace") for path in files}
     data = read_data(bundle, [p for p in files if p.suffix in DATA_SUFFIXES])
+    exercises = [(e, check_problem(e, examples=False)) for e in exercise_roots(root)]
+    found = [public_data(data, checked.problem.rules.inputs) for _, checked in exercises]
+    # Every table of the kit, indexed once for all: any of them may hold any exercise's case.
+    tables = {table.where: table for _, read in found for table in read}
     written = Written(written_inputs(bundle, texts), written_tables(bundle, texts))
-    for exercise in exercise_roots(root):
-        checked = check_problem(exercise, examples=False)
-        _check_secrets(exercise, checked, bundle, texts, data, written)
+    seen = Seen(PublicRows([*tables.values(), *written.tables]), written.lists)
+    kit = Kit(
+        bundle,
+        {path: _words(text) for path, text in texts.items()},
+        {path: {line.strip() for line in text.splitlines()} for path, text in texts.items()},
+    )
+    for (exercise, checked), (inputs, _) in zip(exercises, found, strict=True):
+        _check_secrets(exercise, checked, kit, inputs, seen)
     formula = load_rules(root).formula
     for path, text in texts.items():
         if formula and path.suffix == ".py" and re.search(formula, text):
@@ -173,19 +188,12 @@ def verify_public(root: Path) -> None:
 
 
 def _check_secrets(
-    root: Path,
-    checked: Checked,
-    bundle: Path,
-    texts: Mapping[Path, str],
-    data: Sequence[Data],
-    written: Written,
+    root: Path, checked: Checked, kit: Kit, inputs: Sequence[PublicInput], seen: Seen
 ) -> None:
     """Refuse a kit holding one exercise's hidden inputs, expected tables or reference."""
     problem = checked.problem
     # Data first, compared as what it means: lines of text miss a hidden input written
     # another way ([1,2], a range for a list), and say less about where it is.
-    inputs, tables = public_data(data, problem.rules.inputs)
-    seen = Seen(PublicRows([*tables, *written.tables]), written.lists)
     _check_inputs(inputs, problem.hidden, problem.rules)
     for case in problem.hidden:
         for spec in problem.rules.inputs.fields:
@@ -193,18 +201,17 @@ def _check_secrets(
             if refusal:
                 raise GraderError(refusal)
         _check_answer(seen.rows, case, checked.expected[case.name])
-    _check_whys(problem.hidden, bundle, texts)
+    _check_whys(problem.hidden, kit)
     public = {
         line.strip()
         for name in public_files(root)
         for line in (root / name).read_text("utf-8", errors="replace").splitlines()
     }
     reference = _reference_lines(root, public)
-    for path, text in texts.items():
-        lines = {line.strip() for line in text.splitlines()}
+    for path, lines in kit.lines.items():
         if reference and len(lines & reference) >= REFERENCE_SHARE * len(reference):
             raise GraderError(
-                f"learner bundle file {path.relative_to(bundle)} contains the reference's code "
+                f"learner bundle file {path.relative_to(kit.bundle)} contains the reference's code "
                 f"({len(lines & reference)} of its {len(reference)} lines)"
             )
 
