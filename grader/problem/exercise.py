@@ -10,12 +10,14 @@ from __future__ import annotations
 import ast
 import functools
 import re
+import shlex
 from pathlib import Path
 from typing import NamedTuple
 
 from grader.errors import GraderError, Refused
-from grader.files import read_bounded
+from grader.files import PACKAGE, read_bounded
 from grader.names import takes
+from grader.problem.layout import EXERCISES_DIR
 
 EXERCISE_FILE = Path("problem") / "exercise.py"
 MAX_BYTES = 64 * 1024
@@ -92,3 +94,35 @@ def load_exercise(root: Path) -> Exercise:
             "'rope' (its learner kit is then called rope-kit)"
         )
     return Exercise(function, tuple(str(a) for a in arguments), name)
+
+
+@functools.cache
+def beside(root: Path) -> tuple[tuple[str, Path], ...]:
+    """Return the other exercises the grader knows, each as (its function, its folder):
+    the grader's home's and each of its `exercises/`, ``root``'s own left out."""
+    home = PACKAGE.parent
+    folder = home / EXERCISES_DIR
+    found = []
+    for candidate in (home, *(sorted(folder.iterdir()) if folder.is_dir() else ())):
+        if candidate.resolve() == root.resolve() or not (candidate / EXERCISE_FILE).is_file():
+            continue
+        try:
+            found.append((load_exercise(candidate).function, candidate))
+        except GraderError:
+            continue  # an exercise that cannot be read is none to suggest
+    return tuple(found)
+
+
+def suggested(root: Path, bound: frozenset[str]) -> str:
+    """Say which other exercise a file is for, where its top level binds that exercise's
+    function and not this one's: the `--problem` to grade it with. "" where none."""
+    for function, folder in beside(root):
+        if function in bound:
+            shown = folder.relative_to(Path.cwd()) if folder.is_relative_to(Path.cwd()) else folder
+            where = shlex.quote(str(shown))
+            folder_said = "this folder" if where == "." else where
+            return (
+                f" ({function} is the function of the exercise in {folder_said}: "
+                f"grade it with --problem {where})"
+            )
+    return ""

@@ -54,6 +54,8 @@ class Static(NamedTuple):
     outcome: Outcome | None
     message: str = ""
     imports: frozenset[str] = frozenset()
+    # Without the function: the names its top level binds (another exercise's function?).
+    bound: frozenset[str] = frozenset()
 
 
 class Source(NamedTuple):
@@ -377,7 +379,8 @@ def _check(src: Source, function: str, arguments: tuple[str, ...]) -> Static:
     if node is None:
         if re.search(rf"\b{re.escape(function)}\b", src.text):
             return Static(None, imports=imports)  # bound some dynamic way: the child will see
-        return Static(Outcome.MISSING_FUNCTION, missing(src.name, function, bound), imports)
+        said = missing(src.name, function, bound)
+        return Static(Outcome.MISSING_FUNCTION, said, imports, frozenset(bound))
     if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and not accepts(
         node.args, len(arguments)
     ):

@@ -17,6 +17,7 @@ import numpy as np
 
 from grader.compare import Array, compare, count_wrong
 from grader.problem.casefile import Case
+from grader.problem.exercise import suggested
 from grader.problem.rules import Rules
 from grader.problem.values import rendered
 from grader.records import LOAD_OUTCOMES, CaseResult, Diagnosis, Mismatch, Outcome
@@ -187,6 +188,9 @@ class Judge:
         if visible:
             details.append(f"input: {rendered(case.inputs)}")
         failure = static_failure(static)
+        if failure is not None and failure[0] is Outcome.MISSING_FUNCTION:
+            # Another exercise's function: the --problem that grades it (the file's names).
+            failure = (failure[0], failure[1] + suggested(self.root, static.bound))
         if failure is None and raw.kind is RawKind.LOAD_ERROR:
             failure = load_failure(raw, src, static, visible, self.slots)
         if failure is not None:
