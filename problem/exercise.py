@@ -118,6 +118,21 @@ HINTS = {
     "row: are positions past the end of a lookup table being clamped to its last row?",
 }
 
+# The combinations named by measurement (problem/measure.py reads them, staff.py confirms
+# them): a halves layout, the base and a scale on the positions, one of each kind at most,
+# one code (parts joined by "+" in this order) and one sentence.
+POSITIONS_SCALED = (
+    "every angle is the right one times a constant below 1, as if the positions were "
+    "divided (linear position interpolation): encode positions[k] itself"
+)
+HINTS["positions_scaled"] = POSITIONS_SCALED
+for _layout in ("halves_concatenated", "tensor2tensor_halves", "tensor2tensor_halves_cos_first"):
+    for _parts in (("wrong_base",), ("positions_scaled",), ("wrong_base", "positions_scaled")):
+        HINTS["+".join((_layout, *_parts))] = "; also, ".join(HINTS[c] for c in (_layout, *_parts))
+HINTS["wrong_base+positions_scaled"] = "; also, ".join(
+    HINTS[c] for c in ("wrong_base", "positions_scaled")
+)
+
 # The hints a table of the wrong shape can earn, and those one of the right shape can: a
 # square table can be transposed and keep its shape.
 SHAPE_HINTS = frozenset({"transposed", "flattened", "positions_deduplicated"})

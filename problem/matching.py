@@ -69,11 +69,12 @@ def diagnose(
     code = _from_right_table(p, got, want)
     if code is not None or not hasattr(source, "confirm"):
         return code
-    # Named by measurement: the base the answer's angles agree on, confirmed by the staff
-    # module's regenerated table (a learner kit has no staff module, and names none).
-    from .measure import read_rates
+    # Named by measurement: the layout, base and position scale the answer's angles agree
+    # on, confirmed by the staff module's regenerated table (a learner kit has no staff
+    # module, and names none).
+    from .measure import read
 
-    return source.confirm(positions, d_model, got, want, read_rates(p, got))  # type: ignore[no-any-return]
+    return source.confirm(positions, d_model, got, want, read(p, got))  # type: ignore[no-any-return]
 
 
 def _close(got: Array, table: Array, slack: float | Array = MATCH_TOL) -> bool:

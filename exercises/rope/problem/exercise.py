@@ -149,10 +149,7 @@ TABLE_AT_LEAST = 512
 
 def where(inputs, row, column):
     """Say where a value is: its row's position, its column's pair."""
-    return (
-        f"row {row} (position {inputs['positions'][row]}), "
-        f"column {column} (pair {column // 2})"
-    )
+    return f"row {row} (position {inputs['positions'][row]}), column {column} (pair {column // 2})"
 
 
 def diagnose(inputs, got, want, known):
@@ -165,7 +162,9 @@ def diagnose(inputs, got, want, known):
         staff = known  # matching computes its tables on demand, sampled rows first
     elif known is not None:
         tables = dict(known)
-    return match(inputs["x"], inputs["positions"], got, want, tables, staff)
+    # The grader's inputs are hashed by content: the staff module keeps each case's tables.
+    kept = inputs if getattr(type(inputs), "__hash__", None) is not None else None
+    return match(inputs["x"], inputs["positions"], got, want, tables, staff, kept)
 
 
 def diagnose_raised(inputs, exception, message):

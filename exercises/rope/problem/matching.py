@@ -50,13 +50,12 @@ TINY = 1e-12
 ROW_INDEX_MISTAKES = frozenset({"row_index_not_position"})
 
 
-
 def code_of(key: str) -> str:
     """Return the mistake code of a key of the known tables ("wrong_base@1000" -> "wrong_base")."""
     return key.split("@", 1)[0]
 
 
-def diagnose(x, positions, got, want, tables, staff=None):
+def diagnose(x, positions, got, want, tables, staff=None, inputs=None):
     """Return the code of the known mistake that explains all of ``got`` (or the code and
     the numbers read, for a mistake named by measurement), or None.
 
@@ -64,7 +63,8 @@ def diagnose(x, positions, got, want, tables, staff=None):
     float64 array of want's shape, known to be wrong; want: the right answer; tables: the
     dict {code: table} from the known mistakes of this input, or None when unavailable;
     staff: the staff module (it regenerates what a reading proposes, and the precision
-    mistakes in their own arithmetic), or None in a learner kit.
+    mistakes in their own arithmetic), or None in a learner kit; inputs: the case's inputs,
+    by which the staff module keeps a case's whole tables.
     """
     x = np.asarray(x, dtype=np.float64)
     p = np.asarray(positions, dtype=np.float64).reshape(-1)
@@ -83,7 +83,7 @@ def diagnose(x, positions, got, want, tables, staff=None):
     # The mistakes that are no rotation of a pair by a position's angle keep their
     # generators, and are tried first: a table that one of them explains is that mistake.
     if tables is None and staff is not None:
-        tables = _known_on_demand(staff, x, p, length, got)
+        tables = _known_on_demand(staff, x, p, length, got, inputs)
     if tables:
         code = _known_mistake(tables, p, length, got, want)
         if code is not None:
@@ -96,7 +96,7 @@ def diagnose(x, positions, got, want, tables, staff=None):
     from .measure import read
 
     reading = read(x, p, got, want)
-    return None if reading is None else staff.confirm(x, p, got, want, reading)
+    return None if reading is None else staff.confirm(x, p, got, want, reading, inputs)
 
 
 def _row_err(a, b):
@@ -125,7 +125,7 @@ def fits_rows(table, p, length, got, in_float32=False):
     return bool(np.all(_row_err(got, table) <= _slack(p, length, in_float32)))
 
 
-def _known_on_demand(staff, x, p, length, got):
+def _known_on_demand(staff, x, p, length, got, inputs=None):
     """Return the staff module's known tables, whole, of the mistakes that explain the
     sampled rows (as computed or in float32): most are ruled out there, cheaply."""
     rows = sample_rows(p)
@@ -136,12 +136,14 @@ def _known_on_demand(staff, x, p, length, got):
         for key, table in sampled.items()
         if np.all(
             _row_err(got[rows], table)
-            <= _slack(p[rows], length[rows], True, index if code_of(key) in ROW_INDEX_MISTAKES else None)
+            <= _slack(
+                p[rows], length[rows], True, index if code_of(key) in ROW_INDEX_MISTAKES else None
+            )
         )
     ]
     if not keep:
         return {}
-    whole = staff.known_tables(x, p)
+    whole = staff.known_tables(x, p) if inputs is None else staff.case_tables(inputs)
     return {key: whole[key] for key in keep}
 
 

@@ -15,6 +15,7 @@ Keys are mistake codes, optionally followed by "@" and a variant of the same mis
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 from typing import Any
 
@@ -96,6 +97,19 @@ def known_tables(x, positions, rows=None):
     return out
 
 
+# Every case's whole known tables, kept for a batch: many answers of one class are
+# diagnosed on the same cases, and computing them once each keeps the cost of a hint from
+# growing with the class. Keyed by the case's inputs (hashed by content).
+@functools.lru_cache(maxsize=64)
+def case_tables(inputs):
+    """Return known_tables for one case's inputs, once, read-only."""
+    x = np.asarray(inputs["x"], dtype=np.float64)
+    tables = known_tables(x, np.asarray(inputs["positions"], dtype=np.float64))
+    for table in tables.values():
+        table.setflags(write=False)
+    return tables
+
+
 def kit_tables(inputs):
     """Return what the learner kit stores for one public input: every known mistake's
     table, by the keys known_tables gives them (matching.py reads them so)."""
@@ -139,6 +153,9 @@ MOST_PROPOSALS = 4
 SNAP = 1e-3
 # An off-catalogue base counts only where two pairs past the first agree on it this well.
 AGREE = 1e-4
+# How near d a measured base's power times another width must come to read as that width,
+# times d / ln(base): a base agreed on within AGREE moves it by about AGREE * d / ln(base).
+WIDTH_SLACK = 2e-3
 
 
 @dataclass(frozen=True)
@@ -157,8 +174,10 @@ def _catalogue(turned: int) -> list[tuple[tuple[str, ...], Any, str]]:
     i = np.arange(turned // 2, dtype=np.float64)
     bases = [(BASE, ""), *CATALOGUE_BASES]
     if turned > 2:
-        bases += [(BASE * a ** (turned / (turned - 2)), f"10000 * {a:g} ** (d / (d - 2))")
-                  for a in NTK_FACTORS]
+        bases += [
+            (BASE * a ** (turned / (turned - 2)), f"10000 * {a:g} ** (d / (d - 2))")
+            for a in NTK_FACTORS
+        ]
     out = []
     for (scale, scale_code), (code, exponent) in _product(SCALES, EXPONENTS.items()):
         for base, word in bases if code is None else [(BASE, "")]:
@@ -182,10 +201,15 @@ def _measured_base(rates: Any, turned: int) -> list[tuple[tuple[str, ...], Any, 
             continue
         said = ratio[ok] ** (-turned / (2.0 * i[ok]))
         base = float(np.median(said))
-        # A power d / (d + k) of 10000 is an exponent written over another width, no base.
-        power = np.log(base) / np.log(BASE)
-        other_width = any(abs(power * (turned + k) - turned) < 1e-6 for k in range(-3, 4))
-        if base < 2.0 or other_width or np.ptp(said) > AGREE * base:
+        # A power d / (d + k) of 10000 or of a catalogue base is an exponent written over
+        # another width, no base.
+        bases = [BASE, *(b for b, _ in CATALOGUE_BASES)]
+        other_width = any(
+            abs(np.log(base) / np.log(b) * (turned + k) - turned) < WIDTH_SLACK * turned / np.log(b)
+            for b in bases
+            for k in (-2, -1, 1, 2)
+        )
+        if not 2.0 <= base < 1e300 or other_width or np.ptp(said) > AGREE * base:
             continue
         parts = tuple(c for c in ("wrong_base", scale_code) if c)
         out.append((parts, scale * np.power(base, -2.0 * i / turned), f"{base:.6g}"))
@@ -230,9 +254,12 @@ def regenerate(x: Any, p: Any, proposal: Proposal, *, float32: bool = False) -> 
     return out
 
 
-def confirm(x: Any, p: Any, got: Any, want: Any, reading: Any) -> tuple[str, str] | None:
+def confirm(
+    x: Any, p: Any, got: Any, want: Any, reading: Any, inputs: Any = None
+) -> tuple[str, str] | None:
     """Return the code of the one proposal whose regenerated table matches ``got`` (with
-    the numbers read, for a visible example), or None: never a guess."""
+    the numbers read, for a visible example), or None: never a guess. ``inputs``, the
+    case's, keeps each regenerated table for the next answer of a batch."""
     from .matching import fits_known, fits_rows, sample_rows
 
     length = np.sqrt(x[:, 0::2] ** 2 + x[:, 1::2] ** 2).max(axis=1)
@@ -247,7 +274,7 @@ def confirm(x: Any, p: Any, got: Any, want: Any, reading: Any) -> tuple[str, str
             some = regenerate(x[rows], p[rows], proposal, float32=float32)
             if not fits_rows(some, p[rows], length[rows], got[rows], float32):
                 continue
-            table = regenerate(x, p, proposal, float32=float32)
+            table = _whole(x, p, proposal, float32, inputs)
             if fits_known(table, p, length, got, want, in_float32=float32):
                 code = "+".join((*proposal.parts, *(("low_precision_float32",) * float32)))
                 found[code] = _said(reading, proposal)
@@ -255,6 +282,23 @@ def confirm(x: Any, p: Any, got: Any, want: Any, reading: Any) -> tuple[str, str
     if len(found) != 1:
         return None
     return next(iter(found.items()))
+
+
+def _whole(x: Any, p: Any, proposal: Proposal, float32: bool, inputs: Any) -> Any:
+    """Return the whole table of ``proposal``, kept per case when its inputs are known."""
+    if inputs is None:
+        return regenerate(x, p, proposal, float32=float32)
+    return _kept(inputs, proposal.layout, proposal.turned, proposal.rates.tobytes(), float32)
+
+
+@functools.lru_cache(maxsize=128)
+def _kept(inputs: Any, layout: str, turned: int, rates: bytes, float32: bool) -> Any:
+    x = np.asarray(inputs["x"], dtype=np.float64)
+    p = np.asarray(inputs["positions"], dtype=np.float64)
+    proposal = Proposal((), layout, turned, np.frombuffer(rates, dtype=np.float64), "")
+    table = regenerate(x, p, proposal, float32=float32)
+    table.setflags(write=False)
+    return table
 
 
 def _said(reading: Any, proposal: Proposal) -> str:
