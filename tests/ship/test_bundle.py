@@ -769,6 +769,9 @@ def test_kit_refuses_a_hidden_input_at_a_multiple_of_its_d_model(cli: Cli, tmp_p
         ("problem/starter.py", "\nTRY = [([9,3,3,0,12,3,1,9], 8)]\n"),
         ("examples.yaml", "\n#   positions: [3, 1, 4, 0, 7]\n"),
         ("problem/statement.md", "\nA long run: range(0, 4096).\n"),
+        # in another order: the same rows, reordered
+        ("problem/statement.md", "\nTry positions = [7, 0, 4, 1, 3].\n"),
+        ("problem/starter.py", "\nTRY = range(7, 29998, 10)\n"),
     ],
 )
 def test_kit_refuses_a_hidden_input_written_in_a_public_text(
