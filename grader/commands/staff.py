@@ -20,7 +20,7 @@ from grader.commands.args import (
     problem_args,
     shard_arg,
 )
-from grader.errors import EXIT_FAILED, EXIT_INTERNAL, EXIT_PASSED, EXIT_USAGE
+from grader.errors import EXIT_FAILED, EXIT_INTERNAL, EXIT_PASSED, EXIT_USAGE, GraderError
 from grader.stops import exit_status, stopped_by, stopped_line
 
 
@@ -137,7 +137,16 @@ def _autograde_args(p: argparse.ArgumentParser) -> None:
 def _batch(args: argparse.Namespace, root: Path, choice: Any) -> int:
     # Only the pool's own light modules before it starts: the template process then imports
     # numpy while this one imports the batch runner, which brings in the whole sandbox stack.
+    from grader.sandbox.plain import walled
     from grader.sandbox.pool import Pool
+
+    if not walled(choice.backend):
+        # The template forks each child and the child confines itself: neither is possible
+        # where the system has no walls (macOS, Windows).
+        raise GraderError(
+            "batch needs Linux (its children are forked from a template and confine "
+            "themselves); on this system grade one file at a time with `grader submit FILE`"
+        )
 
     # The pool's one owner: started before the imports below, closed however they end.
     with Pool(choice=choice, limits=limits_of(args)) as pool:

@@ -6,6 +6,7 @@ without walls unless `--sandbox none` says so."""
 from __future__ import annotations
 
 import ast
+import shutil
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -13,6 +14,7 @@ from pathlib import Path
 
 import pytest
 
+from grader.cli import main
 from grader.files import PACKAGE
 from tests.conftest import CORPUS, ROOT
 from tests.ship.kits import KITS, Kit, Venv, install_kits, run_kit
@@ -170,8 +172,21 @@ def test_hidden_cases_never_run_unwalled(emulated: Venv, tmp_path: Path) -> None
             assert "--sandbox none" in refused.stderr and refused.stdout == ""
         allowed = _grader(emulated, "submit", answer, "--sandbox", "none")
         assert allowed.returncode == 0, allowed.stdout + allowed.stderr
-        batch = _grader(emulated, "batch", str(CORPUS / "correct"), "--out", str(tmp_path / "o"))
+        klass = tmp_path / "class"
+        klass.mkdir()
+        shutil.copy(CORPUS / "correct" / "lists.py", klass / "ann.py")
+        batch = _grader(emulated, "batch", str(klass), "--out", str(tmp_path / "o"))
         assert batch.returncode == 2 and "--sandbox none" in batch.stderr
+        # Its template forks confined children: no system without walls has either.
+        batch = _grader(
+            emulated, "batch", str(klass), "--out", str(tmp_path / "o"), "--sandbox", "none"
+        )
+        assert batch.returncode == 2 and "batch needs Linux" in batch.stderr, batch.stderr
+        # A command that runs no code works as on Linux: the class report of a batch
+        # graded here, on Linux.
+        assert main(["batch", str(klass), "--out", str(tmp_path / "linux")]) == 0
+        report = _grader(emulated, "report", str(tmp_path / "linux"))
+        assert report.returncode == 0 and "Traceback" not in report.stderr, report.stderr
         if emulated.system == "darwin":  # once: it grades the whole corpus
             own = _grader(emulated, "check")
             assert own.returncode == 0, own.stdout + own.stderr
@@ -182,9 +197,8 @@ def test_hidden_cases_never_run_unwalled(emulated: Venv, tmp_path: Path) -> None
 
 def _grader(venv: Venv, *args: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        [str(venv.python), "-I", "-m", "grader", *args, "--problem", str(ROOT)]
-        if args[0] != "batch"
-        else [str(venv.python), "-I", "-m", "grader", *args],
+        [str(venv.python), "-I", "-m", "grader", *args]
+        + ([] if args[0] in ("batch", "report") else ["--problem", str(ROOT)]),
         capture_output=True,
         text=True,
         check=False,
