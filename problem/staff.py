@@ -247,39 +247,62 @@ SNAP = 1e-3
 MOST_PROPOSALS = 4
 
 
-def _bases(rates: Array, d_model: int) -> list[tuple[float, str]]:
-    """Return the bases a reading may name: 10000, the catalogue's, and the measured one."""
+Entry = tuple[str, str, float, float, str]  # code, exponent rule, base, scale, base said
+
+
+@functools.lru_cache(maxsize=64)
+def _catalogue(layout: str, d_model: int) -> tuple[tuple[Entry, ...], Array]:
+    """Return the catalogue's entries for ``layout`` and their rates, stacked, once per width."""
     bases = [(BASE, "")]
     for b in WRONG_BASES:
         value = b(d_model) if callable(b) else b
         bases.append((value, f"{value:.6g}"))
-    measured = measured_base(rates, d_model)
-    if measured is not None:
-        bases.append((measured, f"{measured:.6g}"))
-    return bases
-
-
-def propose(layout: str, rates: Array, d_model: int) -> list[tuple[str, Make, str]]:
-    """Return (code, how to build its table, base said) for each catalogue entry that the
-    rates read in ``layout`` agree with, the simplest first, one per distinct table."""
-    known = np.isfinite(rates)
-    found: list[tuple[str, Make, str, Array]] = []
+    entries: list[Entry] = []
+    rows = []
     for rule in ("2i/d", "k/(h-1)"):
         if (layout, rule) not in SHAPES:
             continue
         exponent = _pair_exponents(d_model, rule)
         for scale, scale_code in SCALES:
-            for base, said in _bases(rates, d_model):
-                cand = scale * np.power(base, -exponent)
-                close = np.abs(rates[known] - cand[known]) <= SNAP * np.abs(cand[known]) + 1e-12
+            for base, said in bases:
                 parts = [SHAPES[(layout, rule)], "wrong_base" if said else None, scale_code]
-                code = "+".join(c for c in parts if c)
-                if not (known.any() and close.all()) or not code:
-                    continue
-                if any(np.allclose(cand, f[3], rtol=SNAP, atol=0) for f in found):
-                    continue
-                make = _layout_rule(layout, rule, base, scale)
-                found.append((code, make, said, cand))
+                entries.append(("+".join(c for c in parts if c), rule, base, scale, said))
+                rows.append(scale * np.power(base, -exponent))
+    table = np.array(rows).reshape(len(rows), d_model // 2)
+    table.setflags(write=False)
+    return tuple(entries), table
+
+
+def propose(layout: str, rates: Array, d_model: int) -> list[tuple[str, Make, str]]:
+    """Return (code, how to build its table, base said) for each catalogue entry that the
+    rates read in ``layout`` agree with (or the base they agree on), the simplest first,
+    one per distinct table."""
+    known = np.isfinite(rates)
+    if not known.any():
+        return []
+    entries, table = _catalogue(layout, d_model)
+    # Every entry at once: most are ruled out by the rates read, in one comparison.
+    some = table[:, known]
+    agree = np.all(np.abs(some - rates[known]) <= SNAP * np.abs(some) + 1e-12, axis=1)
+    cands = [(entries[k], table[k]) for k in np.flatnonzero(agree)]
+    measured = measured_base(rates, d_model)
+    if measured is not None and (layout, "2i/d") in SHAPES:
+        code = "+".join(c for c in (SHAPES[(layout, "2i/d")], "wrong_base") if c)
+        said = f"{measured:.6g}"
+        cands.append(
+            (
+                (code, "2i/d", measured, 1.0, said),
+                np.power(measured, -_pair_exponents(d_model, "2i/d")),
+            )
+        )
+    found: list[tuple[str, Make, str, Array]] = []
+    for (code, rule, base, scale, said), cand in cands:
+        close = np.abs(rates[known] - cand[known]) <= SNAP * np.abs(cand[known]) + 1e-12
+        if not code or not close.all():
+            continue
+        if any(np.allclose(cand, f[3], rtol=SNAP, atol=0) for f in found):
+            continue
+        found.append((code, _layout_rule(layout, rule, base, scale), said, cand))
     found.sort(key=lambda f: f[0].count("+"))
     return [(code, make, said) for code, make, said, _ in found]
 
