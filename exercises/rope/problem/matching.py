@@ -129,7 +129,10 @@ def _known_on_demand(staff, x, p, length, got, inputs=None):
     """Return the staff module's known tables, whole, of the mistakes that explain the
     sampled rows (as computed or in float32): most are ruled out there, cheaply."""
     rows = sample_rows(p)
-    sampled = staff.known_tables(x, p, rows)
+    if inputs is None:
+        sampled = staff.known_tables(x, p, rows)
+    else:
+        sampled = staff.sampled_tables(inputs, tuple(int(r) for r in rows))
     index = rows.astype(np.float64)
     keep = [
         key

@@ -66,6 +66,13 @@ def right(x, p):
     return _adjacent(x, np.cos(a), np.sin(a))
 
 
+@functools.lru_cache(maxsize=64)
+def sampled_tables(inputs, rows):
+    """Return known_tables on ``rows`` (a tuple) of one case's inputs, once."""
+    x = np.asarray(inputs["x"], dtype=np.float64)
+    return known_tables(x, np.asarray(inputs["positions"], dtype=np.float64), np.asarray(rows))
+
+
 def known_tables(x, positions, rows=None):
     """Return {code: table} for every same-shape known mistake, each float64 (n, d), or
     on ``rows`` alone (their tables as the whole table has them).
@@ -169,6 +176,16 @@ class Proposal:
     base: str  # the base, as a learner would read it ("" when it is 10000)
 
 
+@functools.lru_cache(maxsize=64)
+def _stacked(turned: int) -> tuple[tuple[tuple[tuple[str, ...], str], ...], Any]:
+    """Return the catalogue for ``turned`` columns as (parts, base) entries, the simplest
+    first, and their rates stacked, once per width."""
+    entries = sorted(_catalogue(turned), key=lambda c: len(c[0]))
+    rates = np.array([r for _, r, _ in entries]).reshape(len(entries), turned // 2)
+    rates.setflags(write=False)
+    return tuple((parts, base) for parts, _, base in entries), rates
+
+
 def _catalogue(turned: int) -> list[tuple[tuple[str, ...], Any, str]]:
     """Return every (parts, rates, base) the catalogue holds for a block of ``turned`` columns."""
     i = np.arange(turned // 2, dtype=np.float64)
@@ -201,15 +218,14 @@ def _measured_base(rates: Any, turned: int) -> list[tuple[tuple[str, ...], Any, 
             continue
         said = ratio[ok] ** (-turned / (2.0 * i[ok]))
         base = float(np.median(said))
+        if not 2.0 <= base < 1e300 or np.ptp(said) > AGREE * base:
+            continue
         # A power d / (d + k) of 10000 or of a catalogue base is an exponent written over
         # another width, no base.
-        bases = [BASE, *(b for b, _ in CATALOGUE_BASES)]
-        other_width = any(
-            abs(np.log(base) / np.log(b) * (turned + k) - turned) < WIDTH_SLACK * turned / np.log(b)
-            for b in bases
-            for k in (-2, -1, 1, 2)
-        )
-        if not 2.0 <= base < 1e300 or other_width or np.ptp(said) > AGREE * base:
+        power = np.log(base) / np.log([BASE, *(b for b, _ in CATALOGUE_BASES)])
+        slack = WIDTH_SLACK * turned / np.log([BASE, *(b for b, _ in CATALOGUE_BASES)])
+        widths = turned + np.array([-2, -1, 1, 2]).reshape(-1, 1)
+        if np.any(np.abs(power * widths - turned) < slack):
             continue
         parts = tuple(c for c in ("wrong_base", scale_code) if c)
         out.append((parts, scale * np.power(base, -2.0 * i / turned), f"{base:.6g}"))
@@ -226,10 +242,17 @@ def propose(reading: Any, d: int) -> list[Proposal]:
     if not shape and layout == "halves":
         shape = ("rotate_half",)
     found: list[Proposal] = []
-    candidates = _catalogue(reading.turned) + _measured_base(measured, reading.turned)
-    for parts, rates, base in sorted(candidates, key=lambda c: len(c[0])):
+    if not known.any():
+        return found
+    entries, table = _stacked(reading.turned)
+    # Every entry at once: most are ruled out by the rates read, in one comparison.
+    some = table[:, known]
+    agree = np.all(np.abs(some - measured[known]) <= SNAP * np.abs(some) + 1e-12, axis=1)
+    candidates = [(*entries[k], table[k]) for k in np.flatnonzero(agree)]
+    candidates = [(parts, rates, base) for parts, base, rates in candidates]
+    for parts, rates, base in candidates + _measured_base(measured, reading.turned):
         close = np.abs(measured[known] - rates[known]) <= SNAP * np.abs(rates[known]) + 1e-12
-        if not (known.any() and close.all()) or not shape + parts:
+        if not close.all() or not shape + parts:
             continue
         # The same rates twice (a measured base the catalogue holds) are one proposal.
         if any(np.allclose(rates, f.rates, rtol=SNAP, atol=0) for f in found):
