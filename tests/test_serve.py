@@ -548,21 +548,18 @@ def test_editor_tab_and_draft(page: Any) -> None:
 
 @browser_only
 @pytest.mark.parametrize("root", [ROOT, ROPE], ids=["sinusoidal", "rope"])
-def test_formula_blocks_are_never_cut_off(root: Path) -> None:
+def test_formula_blocks_are_never_cut_off(page: Any, root: Path) -> None:
     """At 1280 px (two columns) and at 390 px (a phone), every block of the statement, the
     formula's first, shows all of its text: none is wider than its box."""
-    from playwright.sync_api import sync_playwright
-
-    ARTIFACTS.mkdir(parents=True, exist_ok=True)
     httpd, app = make_server(
         root=root, limits=Limits(), choice=resolve_backend("auto", require=False), port=0
     )
     threading.Thread(target=httpd.serve_forever, daemon=True).start()
     try:
-        with sync_playwright() as p:
-            browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
-            for width in (1280, 390):
-                tab = browser.new_page(viewport={"width": width, "height": 800})
+        for width in (1280, 390):
+            # A tab of its own, in the page fixture's browser (one Playwright at a time).
+            tab = page.context.browser.new_page(viewport={"width": width, "height": 800})
+            try:
                 tab.goto(f"http://127.0.0.1:{app.port}/?token={app.token}")
                 blocks = tab.locator("#statement pre")
                 sizes = [
@@ -571,8 +568,9 @@ def test_formula_blocks_are_never_cut_off(root: Path) -> None:
                 ]
                 formula = tab.locator("#statement pre", has_text="freq_i")
                 formula.screenshot(path=str(ARTIFACTS / f"formula-{root.name}-{width}.png"))
-                assert len(sizes) >= 2 and all(full <= shown for full, shown in sizes), sizes
-            browser.close()
+            finally:
+                tab.close()
+            assert len(sizes) >= 2 and all(full <= shown for full, shown in sizes), sizes
     finally:
         httpd.shutdown()
         httpd.server_close()
