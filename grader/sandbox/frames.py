@@ -47,6 +47,18 @@ class LoadFailure(Enum):
     IMPORT_EXCEPTION = "import_exception"
 
 
+class BadValue(Enum):
+    """Why the child sent no table for an answer, as it names it in a bad_value result."""
+
+    NONE = "none"  # the function returned None
+    SHAPE = "shape"  # too many axes, or an axis no table is sent for
+    RAGGED = "ragged"  # rows of different lengths
+    COMPLEX = "complex"  # complex numbers
+    NON_NUMERIC = "non_numeric"  # anything else that is no array of numbers
+    TOO_LARGE = "too_large"  # more values than the parent accepts back
+
+
+BAD_VALUES = {reason.value: reason for reason in BadValue}
 _EVENTS = {e.value: e for e in Event}
 LOAD_KINDS = frozenset(failure.value for failure in LoadFailure)
 RESULT_KINDS = frozenset({"ok", "exception", "bad_value", "memory"})

@@ -22,7 +22,7 @@ from grader.problem.rules import Rules
 from grader.problem.values import rendered
 from grader.records import LOAD_OUTCOMES, CaseResult, Diagnosis, Mismatch, Outcome
 from grader.sandbox.answers import EndState, Raw, RawKind, Stage
-from grader.sandbox.frames import LoadFailure
+from grader.sandbox.frames import BAD_VALUES, BadValue, LoadFailure
 from grader.states import signal_name
 from grader.submission.source import Source, Static
 from grader.verdict.known import known_source
@@ -39,6 +39,14 @@ _SHOWN_ALREADY = frozenset({Outcome.PASSED, Outcome.WRONG_ANSWER} | LOAD_OUTCOME
 # The vocabulary's sentences of a child that ended without answering: a visible example
 # says how (its status, or its signal's name).
 CRASH_SENTENCES = frozenset({"exited", "import_exited", "signal"})
+# The vocabulary's sentence of each answer the child sent no table for; any other, a value
+# that is no table of numbers.
+BAD_VALUE_KEYS: dict[BadValue | None, str] = {
+    BadValue.NONE: "returned_none",
+    BadValue.RAGGED: "ragged",
+    BadValue.COMPLEX: "complex",
+    BadValue.TOO_LARGE: "too_large",
+}
 
 
 def fmt_table(values: Array, limit: int = 12) -> str:
@@ -326,14 +334,12 @@ def _classify(raw: Raw) -> tuple[Outcome, str, dict[str, str]]:
     if raw.kind is RawKind.NOT_RUN:
         return Outcome.NOT_RUN, "not_run", {}
     if raw.kind is RawKind.BAD_VALUE:
-        reason = info.get("reason")
-        if reason == "shape":
+        reason = BAD_VALUES.get(str(info.get("reason")))
+        if reason is BadValue.SHAPE:
             # A shape no table of numbers is sent for (five axes, or an enormous empty axis):
             # a wrong shape, told by its number of axes alone.
             return Outcome.WRONG_SHAPE, "shape_both" if info.get("ndim") == 2 else "shape_ndim", {}
-        keys = {"none": "returned_none", "ragged": "ragged", "complex": "complex"}
-        key = keys.get(str(reason), "too_large" if reason == "too_large" else "not_numbers")
-        return Outcome.BAD_VALUE, key, {}
+        return Outcome.BAD_VALUE, BAD_VALUE_KEYS.get(reason, "not_numbers"), {}
     if raw.kind is RawKind.TIMEOUT:
         if raw.stage is Stage.RELOAD:
             return Outcome.CRASH, "reload_failed", {}
