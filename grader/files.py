@@ -20,6 +20,16 @@ TEMPLATES = PACKAGE / "templates"
 # The command's name: `grader`, or a learner kit's own (`rope-kit` for the package rope_kit).
 PROG = PACKAGE.name.replace("_", "-")
 
+# Open flags a system may lack, each used where it exists: Windows has no O_NOFOLLOW,
+# O_NONBLOCK or O_CLOEXEC (its handles are not inherited unless asked), and opens in text
+# mode unless told O_BINARY.
+NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
+NONBLOCK = getattr(os, "O_NONBLOCK", 0)
+CLOEXEC = getattr(os, "O_CLOEXEC", 0)
+BINARY = getattr(os, "O_BINARY", 0)
+# A file read never through a link, never waiting on a FIFO, as bytes.
+READ_FLAGS = os.O_RDONLY | NONBLOCK | NOFOLLOW | CLOEXEC | BINARY
+
 # What an lstat says a file is, when it is not a plain file.
 _KINDS = (
     (stat.S_ISLNK, "a symbolic link"),
@@ -69,7 +79,7 @@ def read_bounded(
     if not stat.S_ISREG(mode):
         raise not_regular(mode)
     try:
-        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_NOFOLLOW | os.O_CLOEXEC)
+        fd = os.open(path, READ_FLAGS)
     except OSError as exc:
         reason = "a symbolic link" if exc.errno == errno.ELOOP else exc.strerror
         raise Refused(f"cannot read: {reason}") from None

@@ -77,14 +77,16 @@ def _thread_failed(args: threading.ExceptHookArgs) -> None:
     )
 
 
+# Never through a link, where the system can say so (Windows cannot).
+_NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
+
+
 class _Kept(logging.FileHandler):
     """A log file of the grader's: appended to, never through a link, opened at its first
     record; a record it cannot write is lost rather than said on stderr."""
 
     def _open(self) -> io.TextIOWrapper:
-        fd = os.open(
-            self.baseFilename, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_NOFOLLOW, 0o600
-        )
+        fd = os.open(self.baseFilename, os.O_WRONLY | os.O_APPEND | os.O_CREAT | _NOFOLLOW, 0o600)
         return open(fd, "a", encoding="utf-8", errors="backslashreplace")
 
     def emit(self, record: logging.LogRecord) -> None:

@@ -134,19 +134,24 @@ def _autograde_args(p: argparse.ArgumentParser) -> None:
     )
 
 
-def _batch(args: argparse.Namespace, root: Path, choice: Any) -> int:
-    # Only the pool's own light modules before it starts: the template process then imports
-    # numpy while this one imports the batch runner, which brings in the whole sandbox stack.
+def _pool_here(choice: Any) -> Any:
+    """Return the Pool class; refuse a batch where its children cannot confine themselves
+    (macOS, Windows): the template forks each child, and each confines itself."""
     from grader.sandbox.plain import walled
     from grader.sandbox.pool import Pool
 
     if not walled(choice.backend):
-        # The template forks each child and the child confines itself: neither is possible
-        # where the system has no walls (macOS, Windows).
         raise GraderError(
             "batch needs Linux (its children are forked from a template and confine "
             "themselves); on this system grade one file at a time with `grader submit FILE`"
         )
+    return Pool
+
+
+def _batch(args: argparse.Namespace, root: Path, choice: Any) -> int:
+    # Only the pool's own light modules before it starts: the template process then imports
+    # numpy while this one imports the batch runner, which brings in the whole sandbox stack.
+    Pool = _pool_here(choice)  # the class; refused here where no wall can start
 
     # The pool's one owner: started before the imports below, closed however they end.
     with Pool(choice=choice, limits=limits_of(args)) as pool:

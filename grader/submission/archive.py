@@ -22,6 +22,7 @@ from pathlib import Path, PurePosixPath
 from typing import IO, NamedTuple
 
 from grader.errors import GraderError
+from grader.files import BINARY, CLOEXEC, NOFOLLOW, READ_FLAGS
 from grader.names import display
 from grader.submission.folder import NOT_UNPACKED, STAND_IN_MARK, is_cruft
 from grader.submission.source import ZIP_SUFFIX
@@ -134,7 +135,7 @@ def unpack(
     if spent is None:
         spent = _Spent()
     try:
-        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
+        fd = os.open(path, READ_FLAGS)
     except OSError as exc:
         raise Unpacked(f"cannot read the zip: {exc.strerror}") from None
     with os.fdopen(fd, "rb") as handle:
@@ -340,7 +341,7 @@ def _write(
     own_room: int | None = None,
 ) -> int:
     """Write one entry, counting what is written; return how many bytes it was."""
-    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
+    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | NOFOLLOW | CLOEXEC | BINARY
     try:
         fd = os.open(target, flags, 0o600)
     except (FileExistsError, IsADirectoryError):

@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, NamedTuple, TypeVar
 
 from grader.errors import GraderError
+from grader.files import READ_FLAGS
 from grader.names import shown, takes
 
 if TYPE_CHECKING:  # the pipeline imports this before it starts the child: keep it light
@@ -138,7 +139,7 @@ def misnamed(path: Path, protected: Sequence[Path]) -> str:
     if not name_problem(path) or link_problem(path, protected):
         return ""
     try:
-        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+        fd = os.open(path, READ_FLAGS)
     except OSError:
         return ""
     with os.fdopen(fd, "rb") as handle:
@@ -409,7 +410,7 @@ def read_untrusted(
         raise GraderError(problem)
     try:
         # O_NOFOLLOW: a file swapped for a link after the check above is still not followed.
-        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+        fd = os.open(path, READ_FLAGS)
     except OSError as exc:
         raise GraderError(f"cannot read {shown(path.name)}: {exc.strerror}") from None
     with os.fdopen(fd, "rb") as handle:
