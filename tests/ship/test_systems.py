@@ -11,6 +11,7 @@ import subprocess
 import sys
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -210,3 +211,46 @@ def _grader(venv: Venv, *args: str) -> subprocess.CompletedProcess[str]:
 def test_interpreter_here_is_linux() -> None:
     """The emulations are emulations: this process is the real Linux one."""
     assert sys.platform == "linux"
+
+
+@pytest.fixture
+def no_walls(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A Linux host where no wall can start: no bubblewrap on PATH, no usable Landlock."""
+    from grader.sandbox import walls
+
+    real = walls.shutil.which
+    monkeypatch.setattr(
+        walls.shutil, "which", lambda cmd, *a, **k: None if cmd == "bwrap" else real(cmd, *a, **k)
+    )
+    monkeypatch.setattr(walls, "landlock_usable", lambda: False)
+
+
+@pytest.mark.usefixtures("no_walls")
+def test_linux_without_walls_refuses_beside_hidden_cases(cli: Any, tmp_path: Path) -> None:
+    """On a Linux host without walls, `run` and `submit` beside hidden cases exit 2 unless
+    --sandbox none is given; auto never falls back to none there."""
+    answer = CORPUS / "correct" / "lists.py"
+    for command in ("run", "submit"):
+        code, out, err = cli(command, answer)
+        assert (code, out) == (2, "") and "give --sandbox none to run it anyway" in err
+    code, out, _ = cli("run", answer, "--sandbox", "none")
+    assert code == 0 and "no sandbox: the submission ran as a plain child process" in out
+
+
+@pytest.mark.usefixtures("no_walls")
+def test_unwalled_choice_by_who_runs() -> None:
+    """Where no wall can start, auto refuses for a learner's submission beside hidden
+    cases and allows a kit's or an author's own files; bubblewrap failing later refuses
+    the same way."""
+    from grader.errors import GraderError
+    from grader.sandbox.walls import Fallback, Unwalled, fall_back, resolve_backend
+    from grader.states import Backend
+
+    with pytest.raises(GraderError, match="--sandbox none"):
+        resolve_backend("auto", require=False)
+    allowed = resolve_backend("auto", require=False, unwalled=Unwalled.ALLOW)
+    assert allowed.backend is Backend.NONE
+    assert resolve_backend("none", require=False).backend is Backend.NONE
+    with pytest.raises(GraderError, match="--sandbox none"):
+        fall_back(Fallback.WALLED, "bwrap: no user namespaces", failed="the bwrap sandbox")
+    assert fall_back(Fallback.ANY, "no", failed="x")[0] is Backend.NONE
