@@ -24,7 +24,7 @@ from grader.sandbox.limits import Limits
 from grader.submission.source import Source, Static
 from grader.verdict.judge import Judge
 from grader.verdict.known import known_source
-from tests.conftest import ROOT, ROPE, vocabulary
+from tests.conftest import ROOT, ROPE, Cli, vocabulary
 
 PORTS = ROOT / "tests" / "exercises" / "rope" / "ports"
 # The only numbers a hint sentence may hold: the exercises' own constants and indices,
@@ -255,3 +255,16 @@ def test_columns_the_right_answer_keeps_tell_nothing() -> None:
     assert rules.diagnose is not None
     found = rules.diagnose(inputs, got, want, staff)
     assert isinstance(found, tuple) and found[0] == "wrong_base"
+
+
+def test_the_numbers_read_through_the_command_line(cli: Cli) -> None:
+    """`grader run` says what it read from Llama 3's base on the d = 4 example; `grader
+    submit` names the same mistake on hidden cases in its fixed sentence, with no number
+    read."""
+    port = PORTS / "llama3_theta.py"
+    code, out, _ = cli("run", port, "--problem", ROPE)
+    assert code == 1
+    assert "read back: pair 1 turns at 0.00141421 per position, as with base 500000" in out
+    code, out, _ = cli("submit", port, "--problem", ROPE)
+    assert code == 1 and "hint: the frequencies use the wrong base" in out
+    assert "read back" not in out and "500000" not in out and "0.0014" not in out
