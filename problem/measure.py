@@ -29,10 +29,12 @@ def columns_of(layout: str, d_model: int) -> tuple[np.ndarray, np.ndarray]:
     return (first, second) if layout == "halves" else (second, first)
 
 
-def read_rates(p: np.ndarray, got: np.ndarray, layout: str = "interleaved") -> np.ndarray:
+def read_rates(
+    p: np.ndarray, got: np.ndarray, layout: str = "interleaved", rows: np.ndarray | None = None
+) -> np.ndarray:
     """Return each pair's angle per position read from ``got`` in ``layout`` (NaN where the
-    rows do not fix it), at the positions ``p`` (floats)."""
-    rows = fit_rows(p)
+    rows do not fix it), at the positions ``p`` (floats), on ``rows`` (fit_rows's)."""
+    rows = fit_rows(p) if rows is None else rows
     if rows.size == 0:
         return np.full(got.shape[1] // 2, np.nan)
     sine, cosine = columns_of(layout, got.shape[1])
@@ -48,11 +50,12 @@ def read(p: np.ndarray, got: np.ndarray) -> list[tuple[str, np.ndarray]]:
     """Return each layout whose pairs all sit on the unit circle, with the rates read in it."""
     found = []
     # The rows the fit reads are enough to tell: the regenerated table checks every row.
-    some = got[fit_rows(p)]
+    rows = fit_rows(p)
+    some = got[rows]
     for layout in LAYOUTS:
         sine, cosine = columns_of(layout, got.shape[1])
         if np.all(np.abs(np.hypot(some[:, sine], some[:, cosine]) - 1.0) <= 1e-3):
-            rates = read_rates(p, got, layout)
+            rates = read_rates(p, got, layout, rows)
             if np.isfinite(rates).any():
                 found.append((layout, rates))
     return found

@@ -223,11 +223,9 @@ def other_width(base: float, d: int, bases: list[float]) -> bool:
     """Return True if ``base`` is a power d / (d + k) of one of ``bases`` (k one or two
     either way): the exponent written over another width (d - 1, or tensor2tensor's
     2 (d/2 - 1)), which a hint about the base would misname."""
-    return any(
-        abs(np.log(base) / np.log(b) * (d + k) - d) < WIDTH_SLACK * d / np.log(b)
-        for b in bases
-        for k in (-2, -1, 1, 2)
-    )
+    logs = np.log(bases)
+    widths = d + np.array([-2, -1, 1, 2]).reshape(-1, 1)
+    return bool(np.any(np.abs(np.log(base) / logs * widths - d) < WIDTH_SLACK * d / logs))
 
 
 # Bases a reading snaps to: the right one, and every wrong one of the catalogue.
