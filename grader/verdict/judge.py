@@ -26,6 +26,7 @@ from grader.sandbox.frames import BAD_VALUES, BadValue, LoadFailure
 from grader.states import signal_name
 from grader.submission.source import Source, Static
 from grader.verdict.known import known_source
+from grader.verdict.seen import named
 from grader.verdict.vocabulary import (
     ANY_EXCEPTION,
     ANY_SIGNAL,
@@ -276,7 +277,13 @@ class Judge:
         rules = self.rules
         if rules.diagnose is None:
             return None
-        found = rules.diagnose(case.inputs, got, want, known_source(self.root, case.inputs))
+        diagnose = rules.diagnose
+        known = known_source(self.root, case.inputs)
+        found = named(
+            (diagnose, self.root, case.inputs),
+            got,
+            lambda: diagnose(case.inputs, got, want, known),
+        )
         # An exercise that names a mistake by measurement says what it read, numbers
         # included: kept on visible cases only, where the table is the learner's to see.
         code, measured = found if isinstance(found, tuple) else (found, "")

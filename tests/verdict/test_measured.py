@@ -268,3 +268,24 @@ def test_the_numbers_read_through_the_command_line(cli: Cli) -> None:
     code, out, _ = cli("submit", port, "--problem", ROPE)
     assert code == 1 and "hint: the frequencies use the wrong base" in out
     assert "read back" not in out and "500000" not in out and "0.0014" not in out
+
+
+def test_an_answer_seen_before_on_a_case_is_named_as_then() -> None:
+    """The same table on the same case is diagnosed once: a second judge names it from what
+    the first found, and a different table is diagnosed afresh."""
+    from grader.verdict import seen
+
+    calls: list[int] = []
+
+    def name() -> str:
+        calls.append(1)
+        return "wrong_base"
+
+    table = np.arange(12.0).reshape(3, 4)
+    key = ("test", 1)
+    assert seen.named(key, table, name) == "wrong_base"
+    assert seen.named(key, table.copy(), name) == "wrong_base"
+    assert len(calls) == 1
+    assert seen.named(key, table.astype(np.float32), name) == "wrong_base"
+    assert seen.named(key, table.T, name) == "wrong_base"
+    assert len(calls) == 3
