@@ -363,9 +363,10 @@ def _crash_key(raw: Raw) -> tuple[str, dict[str, str]]:
         return "channel", {}
     if raw.stage is Stage.RELOAD:
         return "reload_failed", {}
-    if rc == -signal.SIGXCPU:
+    # Where the system has them: Windows has no CPU or file-size signals (nor limits).
+    if hasattr(signal, "SIGXCPU") and rc == -signal.SIGXCPU:
         return "cpu_limit", {}
-    if rc == -signal.SIGXFSZ:
+    if hasattr(signal, "SIGXFSZ") and rc == -signal.SIGXFSZ:
         return "file_limit", {}
     if raw.stage is Stage.IMPORT:
         return "import_exited", {}

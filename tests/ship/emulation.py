@@ -103,7 +103,7 @@ for _name in (
 ):
     if hasattr(os, _name):
         delattr(os, _name)
-for _name in ("SIGHUP", "SIGKILL", "SIGALRM"):
+for _name in ("SIGHUP", "SIGKILL", "SIGALRM", "SIGXCPU", "SIGXFSZ"):
     if hasattr(signal, _name):
         delattr(signal, _name)
 """

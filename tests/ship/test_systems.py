@@ -158,6 +158,14 @@ def test_kit_child_is_emulated_too(emulated: Venv, tmp_path: Path) -> None:
     assert done.returncode == 1, done.stdout + done.stderr
     assert "took longer than the time limit of 1 s" in done.stdout
     assert "Traceback" not in done.stderr
+    # A child that dies in the call is a crash, said as on Linux.
+    exits = tmp_path / "exits.py"
+    exits.write_text(
+        "import os\n\ndef sinusoidal_positions(positions, d_model):\n    os._exit(7)\n"
+    )
+    done = run_kit(emulated, "sinusoidal-positions-kit", "run", exits)
+    assert done.returncode == 1 and "FAIL" in done.stdout, done.stdout + done.stderr
+    assert "Traceback" not in done.stderr and "internal error" not in done.stderr
 
 
 @pytest.mark.slow
