@@ -93,9 +93,9 @@ def test_a_child_started_again_has_the_learners_modules(cli: Cli, tmp_path: Path
     assert outcomes["single_pair_d2"] == "passed", out
 
 
-USES_PACKAGE = USES_HELPERS.replace(
-    "from tables import BASE\nfrom run import twice\nfrom confine import half\n",
-    "from mylib import BASE\nfrom mylib.sizes import twice\nfrom mylib.inner.halves import half\n",
+USES_PACKAGE = (
+    "from mylib import BASE\nfrom mylib.sizes import twice\nfrom mylib.inner.halves import half\n"
+    "import numpy as np\n" + USES_HELPERS.split("import numpy as np\n", 1)[1]
 )
 PACKAGE_FILES = {
     "mylib/__init__.py": "BASE = 10000.0\n",
