@@ -56,10 +56,13 @@ COMMANDS = (
 COMMAND = {command.name: command for command in COMMANDS}
 
 
-def build_parser(kit: bool | None = None) -> argparse.ArgumentParser:
+def build_parser(kit: bool | None = None, only: str | None = None) -> argparse.ArgumentParser:
     """Return the argument parser for every subcommand; a learner kit's lists only its own.
 
-    ``kit`` says whether this grader is a learner kit's (default: find out).
+    ``kit`` says whether this grader is a learner kit's (default: find out). ``only``: the
+    one subcommand whose options are built (every other is listed by name and help alone),
+    as pip builds the parser of the command it runs: one command's start never loads what
+    another's options list (the course platforms' registry, say). None builds them all.
     """
     if kit is None:
         # grader.problem.layout imports neither numpy nor yaml: `grader --help` stays instant.
@@ -75,9 +78,16 @@ def build_parser(kit: bool | None = None) -> argparse.ArgumentParser:
             p = sub.add_parser(command.name, description=f"{command.help}; {IN_KIT}")
         else:
             p = sub.add_parser(command.name, help=command.help, description=command.help)
-        for step in command.steps:
-            step(p)
+        if only is None or only == command.name:
+            for step in command.steps:
+                step(p)
     return parser
+
+
+def _command_in(argv: Sequence[str]) -> str:
+    """Return the subcommand ``argv`` names: its first word that is not an option ("" for
+    none). The top parser takes no option with a value, so nothing else comes first."""
+    return next((a for a in argv if not a.startswith("-")), "")
 
 
 def _description(kit: bool) -> str:
@@ -105,7 +115,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         hand_over()
         # Inside the try: building the parser takes some milliseconds, and a Ctrl-C there
         # must end as any other interrupt does.
-        args = build_parser().parse_args(sys.argv[1:] if argv is None else argv)
+        given = sys.argv[1:] if argv is None else argv
+        args = build_parser(only=_command_in(given)).parse_args(given)
         command = args.command
         return _dispatch(args)
     except GraderError as exc:

@@ -62,12 +62,3 @@ class Bundle(Word):
 
 AUTO = "auto"  # --sandbox auto: the best backend this machine has
 SANDBOX_CHOICES = (AUTO, *(b.value for b in Backend))
-
-
-class Gradebook(Word):
-    """A course platform whose gradebook file `grader export --to` fills; each one's reading
-    and writing is in grader/batch/platforms/, in the module of its name."""
-
-    CANVAS = "canvas"
-    MOODLE = "moodle"
-    BLACKBOARD = "blackboard"

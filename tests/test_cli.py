@@ -426,7 +426,7 @@ def test_ctrl_c_while_the_parser_is_built(
     """A Ctrl-C while the arguments are parsed is caught by main(), as any other interrupt."""
     from grader import cli
 
-    def interrupted() -> None:
+    def interrupted(**_: object) -> None:
         raise KeyboardInterrupt
 
     monkeypatch.setattr(cli, "build_parser", interrupted)

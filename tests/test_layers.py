@@ -82,9 +82,9 @@ def _state_words() -> set[str]:
     """Every word a named state is written as: what a frame says, how a child ended, where
     it stopped, what became of a case, why a load failed, why an answer is no table, the
     backend, the fallback, how root is left, the mode, how a batch came by a row, a
-    gradebook, what the template process is asked and tells, which pipe is ready, a corpus
-    variant's folder, a bundle, a report's format, a case's status in a results document,
-    a list of public cases and an input's kind."""
+    platform's layout, what the template process is asked and tells, which pipe is ready, a
+    corpus variant's folder, a bundle, a report's format, a case's status in a results
+    document, a list of public cases and an input's kind."""
     from grader.author.audit import Meant
     from grader.batch.outdir import RowStatus
     from grader.problem.cases import Public
@@ -94,16 +94,17 @@ def _state_words() -> set[str]:
     from grader.sandbox.frames import BadValue, Event, LoadFailure
     from grader.sandbox.template import Op
     from grader.sandbox.walls import Fallback, Privilege
-    from grader.states import Backend, Bundle, Format, Gradebook, Mode
+    from grader.states import Backend, Bundle, Format, Mode
 
     kinds = (
         *(Event, EndState, Stage, RawKind, LoadFailure, Backend, Fallback, Privilege, Mode),
-        *(RowStatus, Gradebook, Op, Pipe, Meant, Bundle, Format, Status, Public, BadValue),
+        *(RowStatus, Op, Pipe, Meant, Bundle, Format, Status, Public, BadValue),
     )
     words = {member.value for kind in kinds for member in kind if member.value}
+    from grader.batch.platforms import PLATFORMS  # every platform's name, "flat"'s too
     from grader.problem.schema import KINDS  # and the input kinds' words, as Field takes them
 
-    return words | set(KINDS)
+    return words | set(KINDS) | {platform.name for platform in PLATFORMS}
 
 
 def _told_by_words(tree: ast.AST, words: set[str]) -> list[int]:

@@ -95,10 +95,10 @@ def facts(r: ClassReport) -> list[tuple[str, str]]:
         ("suite digest", m.suite),
         ("duration", duration),
     ]
-    if m.layout != "flat":
+    if m.layout.exported:
         late = r.ids(lambda x: x.late)
         again = r.ids(lambda x: x.attempts > 0)
-        found.insert(0, ("layout", m.layout))
+        found.insert(0, ("layout", str(m.layout)))
         found.append(("late (no penalty applied)", ", ".join(late) if late else "none"))
         found.append(("graded on a later attempt", ", ".join(again) if again else "none"))
     return found

@@ -15,7 +15,17 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import NamedTuple
 
-from grader.batch.platforms import Student, detect, is_entry, items_of, owner_of, read_export
+from grader.batch.platforms import (
+    FLAT,
+    Layout,
+    Platform,
+    Student,
+    detect,
+    is_entry,
+    items_of,
+    owner_of,
+    read_export,
+)
 from grader.errors import GraderError, Refused
 from grader.files import read_bounded
 from grader.names import make_ids, shown
@@ -61,7 +71,7 @@ class Found(NamedTuple):
 class Layouts:
     """What discovery recognised: per class folder, its layout and how many entries fit."""
 
-    seen: list[tuple[str, int, int]] = field(default_factory=list)  # layout, matched, total
+    seen: list[tuple[Platform, int, int]] = field(default_factory=list)  # layout, matched, total
     # What the class folders hold that no learner hands in (folder.is_cruft), as shown.
     passed: list[str] = field(default_factory=list)
 
@@ -71,10 +81,10 @@ class Layouts:
             return ""
         parts = []
         for layout, matched, total in self.seen:
-            if layout == "flat":
-                parts.append(f"flat, {total} entries")
+            if layout is FLAT:
+                parts.append(f"{FLAT}, {total} entries")
             else:
-                rest = f"; {total - matched} graded as flat" if matched < total else ""
+                rest = f"; {total - matched} graded as {FLAT}" if matched < total else ""
                 parts.append(f"{layout}, {matched} of {total} entries{rest}")
         return "layout: " + " | ".join(parts)
 
@@ -88,9 +98,9 @@ class Layouts:
             f"caches, system files): {', '.join(self.passed[:shown_at_most])}{more}"
         )
 
-    def names(self) -> str:
+    def names(self) -> Layout:
         """Return the layouts as batch.json records them: `canvas`, or `canvas+flat`."""
-        return "+".join(sorted({layout for layout, _, _ in self.seen})) or "flat"
+        return Layout.of(layout for layout, _, _ in self.seen)
 
 
 def discover(
@@ -99,7 +109,7 @@ def discover(
     protected: Sequence[Path] = (),
     skip: Sequence[Path] = (),
     strays: list[str] | None = None,
-    layout: str | None = None,
+    layout: Platform | None = None,
     scratch: Path | None = None,
     layouts: Layouts | None = None,
 ) -> list[Entry]:
@@ -145,7 +155,7 @@ def _class_folder(
     protected: Sequence[Path],
     passed_over: set[Path],
     strays: list[str] | None,
-    layout: str | None,
+    layout: Platform | None,
     scratch: Path | None,
     layouts: Layouts | None,
     *,
@@ -157,10 +167,10 @@ def _class_folder(
     students', however they look."""
     items = [p for p in items_of(folder) if p.is_symlink() or p.resolve() not in passed_over]
     chosen = layout or detect(folder, items)
-    # Sections side by side, unless "flat" was asked for (nothing interpreted) or the folder
+    # Sections side by side, unless flat was asked for (nothing interpreted) or the folder
     # is itself an export; a platform named with --layout is each section's.
     itself = chosen if layout is None else detect(folder, items)
-    sections = _sections(items) if top and layout != "flat" and itself == "flat" else []
+    sections = _sections(items) if top and layout is not FLAT and itself is FLAT else []
     if sections and scratch is not None:
         # Several exports (sections of one course) side by side: each read in its layout.
         found = []
@@ -178,9 +188,9 @@ def _class_folder(
             )
         rest = {p.resolve() for p in sections}
         return found + _folder(folder, prefix, protected, passed_over | rest, strays, layouts)
-    if chosen == "flat" or scratch is None:
+    if chosen is FLAT or scratch is None:
         if layouts is not None:
-            layouts.seen.append(("flat", len(items), len(items)))
+            layouts.seen.append((FLAT, len(items), len(items)))
         return _folder(folder, prefix, protected, passed_over, strays, layouts)
     own = scratch / f"export-{len(list(scratch.iterdir()))}"
     own.mkdir()
@@ -211,18 +221,19 @@ def _sections(items: Sequence[Path]) -> list[Path]:
     # folder must be an export, all of one platform, and one at least an export by the
     # usual count (an innocent `lab_1_2_sol.py` fits Canvas's naming: one learner's folder
     # shaped as another platform's export must not turn a flat class into sections).
-    layouts, counted = set(), False
+    layouts: set[Platform] = set()
+    counted = False
     for folder in folders:
         try:
             inner = items_of(folder)
         except OSError:  # a folder that cannot be listed is a learner's, said in its row
             return []
         layouts.add(detect(folder, inner, least=1))
-        counted = counted or detect(folder, inner) != "flat"
-    return folders if counted and len(layouts) == 1 and "flat" not in layouts else []
+        counted = counted or detect(folder, inner) is not FLAT
+    return folders if counted and len(layouts) == 1 and FLAT not in layouts else []
 
 
-def _downloaded(path: Path, scratch: Path | None, layout: str | None) -> Path | None:
+def _downloaded(path: Path, scratch: Path | None, layout: Platform | None) -> Path | None:
     """Return the folder a platform's download unzips to, when ``path`` is one (the .zip
     exactly as downloaded); None for anything else, a learner's own zip included."""
     if scratch is None or path.is_symlink() or not path.is_file():
@@ -247,7 +258,7 @@ def _downloaded(path: Path, scratch: Path | None, layout: str | None) -> Path | 
             into, items = items[0], inner
     # A layout given for a download is taken at its word: a class of one student may look
     # like a flat folder.
-    forced = layout is not None and layout != "flat"
+    forced = layout is not None and layout is not FLAT
     if forced or _is_export(into, items):
         return into
     shutil.rmtree(unpacked, ignore_errors=True)  # a learner's zip, read again as one
@@ -256,7 +267,7 @@ def _downloaded(path: Path, scratch: Path | None, layout: str | None) -> Path | 
 
 def _is_export(folder: Path, items: Sequence[Path]) -> bool:
     """Whether a download unpacked holds a platform's export, or several side by side."""
-    return detect(folder, items) != "flat" or bool(_sections(items))
+    return detect(folder, items) is not FLAT or bool(_sections(items))
 
 
 class _Copier:

@@ -1,5 +1,6 @@
 """`grader export`: a batch's (or a merge's) scores back into the gradebook file a course
-platform exported, changed in its grade cells only, and Moodle's feedback zip.
+platform exported, changed in its grade cells only, and what else the platform takes back
+(Moodle's feedback zip).
 
 Every platform says the safe way to import grades is to download its gradebook, change the
 grade cells and upload it back: so the template is read cell by cell (platforms/sheet.py),
@@ -12,25 +13,23 @@ from __future__ import annotations
 
 import csv
 import io
-import zipfile
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from decimal import Decimal
 from pathlib import Path
 
 from grader import results
+from grader.batch import platforms
 from grader.batch.manifest import read_manifest
 from grader.batch.outdir import result_path
-from grader.batch.platforms import GRADEBOOKS
-from grader.batch.platforms.moodle import MOODLE
+from grader.batch.platforms import Platform
 from grader.batch.platforms.sheet import MAX_BYTES, Book, number, points, read_sheet
 from grader.errors import EXIT_FAILED, EXIT_PASSED, GraderError, Refused
-from grader.feedback import to_html, to_markdown
+from grader.feedback import to_html
 from grader.files import atomic_write, read_bounded
 from grader.names import display, shown
 from grader.records import Cause
 from grader.results import Results
-from grader.states import Gradebook
 
 MAX_OVERRIDES_BYTES = 4 * 1024 * 1024
 # What begins the feedback export writes into a platform's comments: a later export may
@@ -57,7 +56,7 @@ class Exported:
 def export(
     *,
     out: Path,
-    to: Gradebook,
+    to: Platform,
     template: Path,
     dest: Path,
     column: str | None = None,
@@ -66,8 +65,8 @@ def export(
     feedback_zip: Path | None = None,
 ) -> Exported:
     """Fill a copy of ``template`` with the class in ``out``; write it to ``dest``."""
-    if feedback_zip is not None and to is not Gradebook.MOODLE:
-        raise GraderError("--feedback-zip is Moodle's (its upload of feedback files in a zip)")
+    if feedback_zip is not None and to.extra is None:
+        raise GraderError(f"--feedback-zip is {extras()}")
     for path in (dest, feedback_zip):
         if path is not None and not path.absolute().parent.is_dir():
             raise GraderError(
@@ -79,7 +78,8 @@ def export(
         raw = read_bounded(template, MAX_BYTES, what="a gradebook")
     except Refused as exc:
         raise GraderError(f"--template {shown(template)}: {exc}") from None
-    book = GRADEBOOKS[to](read_sheet(raw, shown(template)), column, shown(template))
+    assert to.gradebook is not None  # --to offers no other
+    book = to.gradebook(read_sheet(raw, shown(template)), column, shown(template))
     done = Exported()
     written = _fill(book, to, docs, changed, done)
     for entry_id in others:
@@ -95,20 +95,27 @@ def export(
         f"{' or '.join(most) or '?'} points) in {shown(dest)}",
     )
     done.lines += [f"note: {n}" for n in book.notes]
-    if feedback_zip is not None:
-        count = _feedback_zip(feedback_zip, docs)
+    if feedback_zip is not None and to.extra is not None:
+        count = to.extra(feedback_zip, docs)
         done.lines.append(f"feedback: {count} participants' files in {shown(feedback_zip)}")
     return done
 
 
-def _key(entry_id: str, to: Gradebook) -> str:
-    return entry_id[len(to.value) + 1 :]
+def extras() -> str:
+    """Say whose --feedback-zip is: `Moodle's (its upload of feedback files in a zip)`."""
+    return " or ".join(
+        f"{p.title}'s ({p.extra_for} in a zip)" for p in platforms.PLATFORMS if p.extra
+    )
 
 
-def _class(out: Path, to: Gradebook) -> tuple[dict[str, Results], list[str]]:
+def _key(entry_id: str, to: Platform) -> str:
+    return entry_id[len(to.name) + 1 :]
+
+
+def _class(out: Path, to: Platform) -> tuple[dict[str, Results], list[str]]:
     """Return the results of ``out``'s students of ``to``, and the ids of any others."""
     manifest = read_manifest(out)
-    if to.value not in manifest.layout.split("+"):
+    if to not in manifest.layout:
         raise GraderError(
             f"{shown(out)} holds a class read as {manifest.layout}, not from {to}: "
             f"its ids are not {to}'s"
@@ -131,7 +138,7 @@ def _class(out: Path, to: Gradebook) -> tuple[dict[str, Results], list[str]]:
 
 def _fill(
     book: Book,
-    to: Gradebook,
+    to: Platform,
     docs: dict[str, Results],
     changed: dict[str, Override],
     done: Exported,
@@ -223,20 +230,3 @@ def _overrides(path: Path, docs: dict[str, Results]) -> dict[str, Override]:
             raise GraderError(f"{where}: the score must be a number from 0 to {top:g}")
         found[entry_id] = Override(float(score), ",".join(row[2:]).strip())
     return found
-
-
-def _feedback_zip(dest: Path, docs: dict[str, Results]) -> int:
-    """Pack each participant's feedback as Moodle's "Upload multiple feedback files in a
-    zip" reads it: a folder per participant, named as in the submissions' download."""
-    buffer = io.BytesIO()
-    count = 0
-    with zipfile.ZipFile(buffer, "w", zipfile.ZIP_DEFLATED) as archive:
-        for doc in docs.values():
-            folder = str(doc.stamp.get("path", doc.extra.get("path", ""))).split("/")[0]
-            if not MOODLE.match(folder):
-                continue
-            archive.writestr(f"{folder}/feedback.md", to_markdown(doc))
-            archive.writestr(f"{folder}/feedback.html", to_html(doc))
-            count += 1
-    atomic_write(dest, buffer.getvalue())
-    return count

@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from grader.batch.outdir import MANIFEST_FILE
+from grader.batch.platforms import FLAT, FLAT_LAYOUT, Layout, layout_of
 from grader.errors import GraderError, Refused
 from grader.files import atomic_write, read_bounded
 
@@ -82,8 +83,8 @@ class Manifest:
     ids: tuple[str, ...]
     # Every run that wrote this output, oldest first: a resumed batch adds one.
     runs: tuple[RunInfo, ...]
-    # The course platform's layout the class was read in (platforms/), which made its ids.
-    layout: str = "flat"
+    # The course platforms' layouts the class was read in (platforms/), which made its ids.
+    layout: Layout = FLAT_LAYOUT
 
     @property
     def settings(self) -> dict[str, str]:
@@ -107,7 +108,7 @@ def to_json(m: Manifest) -> dict[str, Any]:
         "cases": [{"name": c.name, "why": c.why, "max_score": c.max_score} for c in m.cases],
         "class": {"size": m.class_size, "digest": m.class_digest},
         "ids": list(m.ids),
-        "layout": m.layout,
+        "layout": str(m.layout),
         "runs": [
             {
                 "shard": str(r.shard),
@@ -156,7 +157,7 @@ def from_json(doc: Any) -> Manifest:
             class_size=int(doc["class"]["size"]),
             class_digest=str(doc["class"]["digest"]),
             ids=tuple(_safe_id(str(i)) for i in doc["ids"]),
-            layout=str(doc.get("layout", "flat"))[:100],
+            layout=layout_of(str(doc.get("layout", FLAT))),
             runs=tuple(
                 RunInfo(
                     parse_shard(r["shard"]),
@@ -236,7 +237,7 @@ def for_batch(
     graded: int,
     settings: dict[str, str],
     earlier: Sequence[RunInfo] = (),
-    layout: str = "flat",
+    layout: Layout = FLAT_LAYOUT,
 ) -> Manifest:
     """Return the manifest of one batch run over ``ids``, its share of ``class_ids``,
     after the ``earlier`` runs that wrote the same output.
@@ -258,7 +259,7 @@ def for_batch(
     )
 
 
-def check_layout(out: Path, layout: str) -> None:
+def check_layout(out: Path, layout: Layout) -> None:
     """Refuse to resume, into ``out``, a class read in another layout: its ids differ."""
     try:
         manifest = read_manifest(out)

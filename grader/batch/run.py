@@ -34,6 +34,7 @@ from grader.batch.outdir import (
     write_feedback_of,
     write_summary,
 )
+from grader.batch.platforms import Platform
 from grader.errors import GraderError, NothingToGrade
 from grader.names import shown
 from grader.problem.cases import check_problem
@@ -102,7 +103,7 @@ def run_batch(
     jobs: int = 0,
     progress: bool | None = None,
     shard: Shard | None = None,
-    layout: str | None = None,
+    layout: Platform | None = None,
 ) -> Summary:
     """Grade every submission under ``paths`` (or ``shard``'s share of them) into ``out``.
 
@@ -147,7 +148,7 @@ def _discover(
     problem_root: Path,
     *,
     shard: Shard | None,
-    layout: str | None,
+    layout: Platform | None,
     scratch: Path,
 ) -> _Class:
     strays: list[str] = []
@@ -179,7 +180,7 @@ def _run_batch(
     progress: bool | None,
     shard: Shard | None,
     pool: Pool,
-    layout: str | None,
+    layout: Platform | None,
     scratch: Path,
 ) -> Summary:
     began = time.monotonic()

@@ -25,20 +25,23 @@ from grader.stops import exit_status, stopped_by, stopped_line
 
 
 def _batch_args(p: argparse.ArgumentParser) -> None:
+    from grader.batch.platforms import FLAT, PLATFORMS
+
+    exported = ", ".join(platform.title for platform in PLATFORMS if platform is not FLAT)
     p.add_argument(
         "paths",
         nargs="+",
         type=Path,
         metavar="DIR_OR_FILE",
         help="a learner's .py, notebook, .zip or folder, or a class folder of them, or a "
-        "course platform's export (Canvas, Moodle, Blackboard, Gradescope, GitHub Classroom)",
+        f"course platform's export ({exported})",
     )
     p.add_argument(
         "--layout",
-        choices=("canvas", "moodle", "blackboard", "gradescope", "classroom", "flat"),
+        choices=[platform.name for platform in PLATFORMS],
         default=None,
         help="read class folders in this platform's layout (default: recognised from the "
-        "names; flat: a file or folder per learner)",
+        f"names; {FLAT}: {FLAT.title})",
     )
     p.add_argument(
         "--out",
@@ -76,23 +79,22 @@ def _merge_args(p: argparse.ArgumentParser) -> None:
 
 
 def _export_args(p: argparse.ArgumentParser) -> None:
-    from grader.states import Gradebook
+    from grader.batch.platforms import PLATFORMS, gradebooks
 
     p.add_argument("out", type=Path, metavar="OUT", help="a batch's or a merge's --out folder")
     p.add_argument(
         "--to",
         required=True,
-        type=Gradebook,
-        choices=list(Gradebook),
+        choices=[platform.name for platform in gradebooks()],
         help="the platform whose gradebook file --template is",
     )
+    files = ", ".join(platform.gradebook_file for platform in gradebooks())
     p.add_argument(
         "--template",
         required=True,
         type=Path,
         metavar="FILE",
-        help="the gradebook file the platform exported (Canvas's Grades > Export, Moodle's "
-        "grading worksheet, Blackboard's Work Offline download), as downloaded",
+        help=f"the gradebook file the platform exported ({files}), as downloaded",
     )
     p.add_argument(
         "--column",
@@ -120,7 +122,11 @@ def _export_args(p: argparse.ArgumentParser) -> None:
         "--feedback-zip",
         type=Path,
         metavar="FILE",
-        help="Moodle: also pack every learner's feedback for its upload of feedback files",
+        help="; ".join(
+            f"{platform.title}: also pack every learner's feedback for {platform.extra_for}"
+            for platform in PLATFORMS
+            if platform.extra
+        ),
     )
 
 
@@ -132,6 +138,13 @@ def _autograde_args(p: argparse.ArgumentParser) -> None:
         metavar="DIR",
         help="the autograder root (default: $AUTOGRADER_ROOT, then /autograder)",
     )
+
+
+def _platform(name: str | None) -> Any:
+    """Return the course platform --layout or --to names (one of their choices), or None."""
+    from grader.batch.platforms import named
+
+    return None if name is None else named(name)
 
 
 def _pool_here(choice: Any) -> Any:
@@ -172,7 +185,7 @@ def _batch(args: argparse.Namespace, root: Path, choice: Any) -> int:
             limits=limits_of(args),
             jobs=args.jobs or 0,
             progress=args.progress,
-            layout=args.layout,
+            layout=_platform(args.layout),
         )
     for line in (summary.layout, summary.passed_over):
         if line:
@@ -277,7 +290,7 @@ def _export(args: argparse.Namespace) -> int:
 
     done = export(
         out=args.out,
-        to=args.to,
+        to=_platform(args.to),
         template=args.template,
         dest=args.dest,
         column=args.column,

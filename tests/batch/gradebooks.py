@@ -14,6 +14,7 @@ from pathlib import Path
 from grader import results
 from grader.batch.manifest import WHOLE, CaseInfo, for_batch, write_manifest
 from grader.batch.outdir import RESULTS_DIR, result_path
+from grader.batch.platforms import layout_of
 from grader.problem.cases import load_problem
 from grader.records import SCHEMA_VERSION, Cause
 from grader.results import CaseEntry, Results, not_graded
@@ -205,7 +206,7 @@ def batch_out(out: Path, layout: str, docs: dict[str, Results]) -> Path:
         seconds=1.0,
         graded=len(ids),
         settings={},
-        layout=layout,
+        layout=layout_of(layout),
     )
     write_manifest(out, manifest)
     return out

@@ -3,114 +3,165 @@
 A TA grades what the platform hands over, as downloaded. Each layout is recognised from the
 platform's documented naming, and each entry gets the platform's identity (its id, the
 student's name where the export says it), the attempt that counts, the others listed, and
-whether it was late (no penalty is applied):
+whether it was late (no penalty is applied).
 
-Each platform's reading is a module of its own here (canvas, moodle, blackboard,
-gradescope, classroom); "flat" is a file or a folder per learner, named by the learner (the
-grader's first layout). This module tells which layout a class folder is and dispatches.
+This module is the one registry: every module of this package that declares a ``PLATFORM``
+(records.Platform) is a platform, with what it knows (how its download is recognised, how
+its entries and identities are read, how its gradebook file is filled); "flat", a file or a
+folder per learner (flat.py), is the grader's own layout. `--layout`'s and `export --to`'s
+choices, the ids, batch.json's layout and the dispatches below all come from ``PLATFORMS``:
+a platform is added by writing its module (with its docs and tests), nothing else.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+import importlib
+import pkgutil
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 
-from grader.batch.platforms import blackboard, canvas, classroom, gradescope, moodle
-from grader.batch.platforms.records import Copy, Export, Student, items_of, present
-from grader.batch.platforms.sheet import Book, Sheet
-from grader.states import Gradebook
+from grader.batch.platforms.flat import FLAT
+from grader.batch.platforms.records import (
+    Copy,
+    Export,
+    Platform,
+    Student,
+    items_of,
+    present,
+)
 
 __all__ = [
-    "GRADEBOOKS",
-    "LAYOUTS",
+    "FLAT",
+    "FLAT_LAYOUT",
+    "PLATFORMS",
     "Copy",
     "Export",
+    "Layout",
+    "Platform",
     "Student",
     "detect",
+    "gradebooks",
     "is_entry",
     "items_of",
+    "layout_of",
+    "named",
     "owner_of",
     "read_export",
 ]
 
-LAYOUTS = ("canvas", "moodle", "blackboard", "gradescope", "classroom", "flat")
-# Each platform's gradebook reader (`grader export --to`): the column to fill in a file the
-# platform exported, its rows by the platform's identity, and their points possible.
-GRADEBOOKS: dict[Gradebook, Callable[[Sheet, str | None, str], Book]] = {
-    Gradebook.CANVAS: canvas.gradebook,
-    Gradebook.MOODLE: moodle.gradebook,
-    Gradebook.BLACKBOARD: blackboard.gradebook,
-}
+
+def _declared() -> tuple[Platform, ...]:
+    """Return the platform every module of this package declares, in their listed order."""
+    found = []
+    for module in pkgutil.iter_modules(__path__, f"{__name__}."):
+        declared = getattr(importlib.import_module(module.name), "PLATFORM", None)
+        if isinstance(declared, Platform):
+            found.append(declared)
+    return tuple(sorted(found, key=lambda p: (p.listed, p.name)))
+
+
+PLATFORMS = _declared()
+
+
+def named(name: str) -> Platform:
+    """Return the platform (or "flat") of this name; raise ValueError for any other."""
+    for platform in PLATFORMS:
+        if platform.name == name:
+            return platform
+    raise ValueError(f"no platform is named {name[:40]!r}")
+
+
+def gradebooks() -> tuple[Platform, ...]:
+    """Return the platforms whose gradebook file `grader export --to` fills."""
+    return tuple(p for p in PLATFORMS if p.gradebook is not None)
+
+
+@dataclass(frozen=True)
+class Layout:
+    """The layouts a batch read its class folders in, as batch.json records them
+    (`canvas`, or `canvas+flat`): what made its ids."""
+
+    platforms: frozenset[Platform]
+
+    @classmethod
+    def of(cls, platforms: Iterable[Platform]) -> Layout:
+        return cls(frozenset(platforms) or frozenset({FLAT}))
+
+    def __str__(self) -> str:
+        return "+".join(sorted(p.name for p in self.platforms))
+
+    def __contains__(self, platform: object) -> bool:
+        return platform in self.platforms
+
+    @property
+    def exported(self) -> bool:
+        """Whether a platform's export is among them (its students, lateness, attempts)."""
+        return any(p is not FLAT for p in self.platforms)
+
+
+# A class read as files and folders of learners alone (and an output from before layouts).
+FLAT_LAYOUT = Layout.of([FLAT])
+
+
+def layout_of(text: str) -> Layout:
+    """Return the layout batch.json names; raise ValueError for a name no platform has."""
+    return Layout.of(named(name) for name in text.split("+"))
 
 
 def owner_of(name: str) -> str:
-    """Return whose an entry of a download is, by the platforms' naming: its top folder,
-    the Blackboard `Assignment_username`, the Canvas user id, or else its own name. Each
-    owner has a share of the download's bounds (see archive.EXPORT)."""
+    """Return whose an entry of a download is, by the platforms' naming: its top folder, or
+    the owner a platform's naming of the file gives (the Blackboard `Assignment_username`,
+    the Canvas user id), or else its own name. Each owner has a share of the download's
+    bounds (see archive.EXPORT)."""
     top, _, rest = name.partition("/")
     if rest:
         return top
-    board = blackboard.BLACKBOARD.match(name)
-    parts = canvas.CANVAS.match(name)
-    # A Canvas file whose uploaded name holds `_attempt_DATE` looks like Blackboard's too,
-    # with a head the student chose (one owner per name, each with a share of its own):
-    # where the head runs past Canvas's `key_user_sub`, the file is Canvas's.
-    if parts and (board is None or len(board.group("head")) >= parts.start("name")):
-        return f"canvas {parts.group('user')}"
-    if board:
-        return board.group("head")
-    return name
+    claims = [(p, c) for p in PLATFORMS if (c := p.claim(name)) is not None]
+    if not claims:
+        return name
+    # Two namings may fit one name (a Canvas file whose uploaded name holds `_attempt_DATE`
+    # looks like Blackboard's too): a platform's words lying within what another's naming
+    # leaves to the student are the student's, so that other's reading stands; where
+    # neither lies in the other, the more particular naming's.
+    standing = [
+        (p, c) for p, c in claims if not any(c.start >= other.end for _, other in claims)
+    ] or claims
+    return max(standing, key=lambda pc: pc[0].particular)[1].owner
 
 
 def is_entry(folder: Path) -> bool:
     """Whether a folder is named as one student's entry of a platform's export (a Moodle
     participant's, a Blackboard attempt's, a Gradescope submission's) or is a repository:
     a download holding one such folder holds one student, not a class."""
-    name = folder.name
-    return bool(
-        moodle.MOODLE.match(name)
-        or blackboard.entry_parts(folder)
-        or gradescope.FOLDER.match(name)
-        or present(folder / ".git", lambda mode: True)
-    )
+    return any(p.is_entry(folder) for p in PLATFORMS)
 
 
-def detect(folder: Path, items: Sequence[Path], *, least: int = 2) -> str:
-    """Return the layout most of a class folder's entries fit; "flat" when none does.
+def detect(folder: Path, items: Sequence[Path], *, least: int = 2) -> Platform:
+    """Return the layout most of a class folder's entries fit; FLAT when none does.
 
     ``least``: how many entries must fit it (two: a flat class with one name shaped like
     Canvas's stays flat).
     """
-    if present(folder / gradescope.METADATA):
-        return "gradescope"
+    for platform in PLATFORMS:
+        if platform.marker and present(folder / platform.marker):
+            return platform
     # Each count on its own, every entry that fits: a student naming their uploads like
     # another platform's entries adds to that one's count, never takes from their own.
-    # Ties go to the more particular naming: Blackboard's `_attempt_DATE` (a class of
-    # `hw_1_20231234_attempt_...` fits Canvas's pattern too), then Moodle's.
-    counts = {
-        "blackboard": sum(1 for p in items if blackboard.entry_parts(p)),
-        "moodle": sum(1 for p in items if p.is_dir() and moodle.MOODLE.match(p.name)),
-        "canvas": sum(1 for p in items if p.is_file() and canvas.entry_parts(p.name)),
-    }
-    if classroom.assignment_prefix(folder, items):
-        counts["classroom"] = len(classroom.repositories_in(items))
-    layout, count = max(counts.items(), key=lambda kv: kv[1])
-    return layout if count >= least and 2 * count > len(items) else "flat"
+    # Ties go to the more particular naming.
+    count, _, best = max(
+        ((p.fits(folder, items), p.particular, p) for p in PLATFORMS if p.read is not None),
+        key=lambda found: found[:2],
+    )
+    return best if count >= least and 2 * count > len(items) else FLAT
 
 
-def read_export(folder: Path, layout: str, scratch: Path, *, copy: Copy) -> Export:
+def read_export(folder: Path, layout: Platform, scratch: Path, *, copy: Copy) -> Export:
     """Read a class folder in ``layout``; ``copy`` copies a learner's file safely (no link)."""
     items = items_of(folder)
-    reader = {
-        "canvas": canvas.read,
-        "moodle": moodle.read,
-        "blackboard": blackboard.read,
-        "gradescope": gradescope.read,
-        "classroom": classroom.read,
-    }.get(layout)
     export = Export(layout, total=len(items))
-    if reader is None:
+    if layout.read is None:
         export.unmatched = items
         return export
-    reader(folder, items, scratch, copy, export)
+    layout.read(folder, items, scratch, copy, export)
     return export

@@ -4,9 +4,18 @@ receipt naming the student; the latest attempt counts."""
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from pathlib import Path
 
-from grader.batch.platforms.records import Copy, Export, Student, shared_prefix, usable
+from grader.batch.platforms.records import (
+    Claim,
+    Copy,
+    Export,
+    Platform,
+    Student,
+    shared_prefix,
+    usable,
+)
 from grader.batch.platforms.sheet import (
     Book,
     Sheet,
@@ -34,6 +43,16 @@ def entry_parts(item: Path) -> re.Match[str] | None:
     return BLACKBOARD.match(item.name) or (
         BLACKBOARD.match(item.stem) if item.suffix == ".txt" else None
     )
+
+
+def _fits(folder: Path, items: Sequence[Path]) -> int:
+    return sum(1 for p in items if entry_parts(p))
+
+
+def _claim(name: str) -> Claim | None:
+    """A file is its head's (`Assignment_username`); Blackboard wrote `_attempt_DATE`."""
+    parts = BLACKBOARD.match(name)
+    return Claim(parts.group("head"), parts.end("head"), parts.end("when")) if parts else None
 
 
 def read(folder: Path, items: list[Path], scratch: Path, copy: Copy, export: Export) -> None:
@@ -162,3 +181,17 @@ def gradebook(sheet: Sheet, wanted: str | None, what: str) -> Book:
         [found[column].group("points"), *(sheet.value(r, column) for r in rows.values())]
     )
     return book
+
+
+PLATFORM = Platform(
+    "blackboard",
+    "Blackboard",
+    listed=3,
+    read=read,
+    fits=_fits,
+    particular=3,  # `_attempt_DATE`: a class of `hw_1_20231234_attempt_...` fits Canvas's too
+    is_entry=lambda folder: bool(entry_parts(folder)),
+    claim=_claim,
+    gradebook=gradebook,
+    gradebook_file="Blackboard's Work Offline download",
+)

@@ -6,9 +6,10 @@ counts."""
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from pathlib import Path
 
-from grader.batch.platforms.records import Copy, Export, Student, usable
+from grader.batch.platforms.records import Claim, Copy, Export, Platform, Student, usable
 from grader.batch.platforms.sheet import (
     Book,
     Sheet,
@@ -32,6 +33,16 @@ CANVAS_AGAIN = re.compile(r"(?s)^(?P<stem>.+?)-(?P<n>[0-9]+)(?P<suffix>\.[^.]+)?
 
 def entry_parts(name: str) -> re.Match[str] | None:
     return CANVAS.match(name)
+
+
+def _fits(folder: Path, items: Sequence[Path]) -> int:
+    return sum(1 for p in items if p.is_file() and entry_parts(p.name))
+
+
+def _claim(name: str) -> Claim | None:
+    """A file is its user id's; Canvas wrote everything before the uploaded name."""
+    parts = entry_parts(name)
+    return Claim(f"canvas {parts.group('user')}", 0, parts.start("name")) if parts else None
 
 
 def _restored(name: str) -> tuple[str, int]:
@@ -144,3 +155,16 @@ def gradebook(sheet: Sheet, wanted: str | None, what: str) -> Book:
                 "imported grades stay hidden from students until they are posted"
             )
     return book
+
+
+PLATFORM = Platform(
+    "canvas",
+    "Canvas",
+    listed=1,
+    read=read,
+    fits=_fits,
+    particular=1,
+    claim=_claim,
+    gradebook=gradebook,
+    gradebook_file="Canvas's Grades > Export",
+)

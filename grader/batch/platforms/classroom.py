@@ -7,17 +7,20 @@ import os
 from collections.abc import Sequence
 from pathlib import Path
 
-from grader.batch.platforms.records import Copy, Export, Student, present, shared_prefix
+from grader.batch.platforms.records import (
+    Copy,
+    Export,
+    Platform,
+    Student,
+    present,
+    shared_prefix,
+)
 
 FOLDER = "-submissions"  # what `gh classroom clone student-repos` adds to the slug
 
 
 def repositories_in(items: Sequence[Path]) -> list[Path]:
-    return [
-        p
-        for p in items
-        if p.is_dir() and not p.is_symlink() and present(p / ".git", lambda mode: True)
-    ]
+    return [p for p in items if p.is_dir() and not p.is_symlink() and _is_repository(p)]
 
 
 def assignment_prefix(folder: Path, items: Sequence[Path]) -> str:
@@ -42,6 +45,14 @@ def assignment_prefix(folder: Path, items: Sequence[Path]) -> str:
     return prefix[: cut + 1] if cut > 0 else ""
 
 
+def _fits(folder: Path, items: Sequence[Path]) -> int:
+    return len(repositories_in(items)) if assignment_prefix(folder, items) else 0
+
+
+def _is_repository(folder: Path) -> bool:
+    return present(folder / ".git", lambda mode: True)
+
+
 def read(folder: Path, items: list[Path], scratch: Path, copy: Copy, export: Export) -> None:
     prefix = assignment_prefix(folder, items)
     repositories = set(repositories_in(items))
@@ -54,3 +65,13 @@ def read(folder: Path, items: list[Path], scratch: Path, copy: Copy, export: Exp
         export.students.append(
             Student(id=f"classroom-{login}", name=login, path=item, relpath=f"{item.name}/")
         )
+
+
+PLATFORM = Platform(
+    "classroom",
+    "GitHub Classroom",
+    listed=5,
+    read=read,
+    fits=_fits,
+    is_entry=_is_repository,
+)

@@ -6,7 +6,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from grader.batch.platforms.records import Copy, Export, Student, claimed_twice
+from grader.batch.platforms.records import Copy, Export, Platform, Student, claimed_twice
 from grader.errors import GraderError, Refused
 from grader.names import display
 from grader.problem.yamlsafe import load_file
@@ -74,3 +74,13 @@ def _metadata(path: Path) -> dict[str, list[dict[str, str]]]:
                 if isinstance(person, dict)
             ]
     return found
+
+
+PLATFORM = Platform(
+    "gradescope",
+    "Gradescope",
+    listed=4,
+    read=read,
+    marker=METADATA,
+    is_entry=lambda folder: bool(FOLDER.match(folder.name)),
+)

@@ -3,17 +3,27 @@ with online text only gets a row that says so."""
 
 from __future__ import annotations
 
+import io
 import re
+import zipfile
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 
-from grader.batch.platforms.records import Copy, Export, Student, claimed_twice
+from grader.batch.platforms.records import Copy, Export, Platform, Student, claimed_twice
 from grader.batch.platforms.sheet import Book, Sheet, decimal_mark, header_index, number
 from grader.errors import GraderError
+from grader.feedback import to_html, to_markdown
+from grader.files import atomic_write
 from grader.names import display, shown
+from grader.results import Results
 
 MOODLE = re.compile(
     r"(?s)^(?P<name>.+)_(?P<pid>[0-9]+)_assignsubmission_(?P<kind>file|onlinetext)_$"
 )
+
+
+def _fits(folder: Path, items: Sequence[Path]) -> int:
+    return sum(1 for p in items if p.is_dir() and MOODLE.match(p.name))
 
 
 def read(folder: Path, items: list[Path], scratch: Path, copy: Copy, export: Export) -> None:
@@ -156,3 +166,35 @@ def gradebook(sheet: Sheet, wanted: str | None, what: str) -> Book:
     if book.feedback is None and after is not None and after + 1 < len(heads):
         book.feedback = after + 1  # the first feedback type's text follows the grade's date
     return book
+
+
+def feedback_zip(dest: Path, docs: Mapping[str, Results]) -> int:
+    """Pack each participant's feedback as Moodle's "Upload multiple feedback files in a
+    zip" reads it: a folder per participant, named as in the submissions' download."""
+    buffer = io.BytesIO()
+    count = 0
+    with zipfile.ZipFile(buffer, "w", zipfile.ZIP_DEFLATED) as archive:
+        for doc in docs.values():
+            folder = str(doc.stamp.get("path", doc.extra.get("path", ""))).split("/")[0]
+            if not MOODLE.match(folder):
+                continue
+            archive.writestr(f"{folder}/feedback.md", to_markdown(doc))
+            archive.writestr(f"{folder}/feedback.html", to_html(doc))
+            count += 1
+    atomic_write(dest, buffer.getvalue())
+    return count
+
+
+PLATFORM = Platform(
+    "moodle",
+    "Moodle",
+    listed=2,
+    read=read,
+    fits=_fits,
+    particular=2,
+    is_entry=lambda folder: bool(MOODLE.match(folder.name)),
+    gradebook=gradebook,
+    gradebook_file="Moodle's grading worksheet",
+    extra=feedback_zip,
+    extra_for="its upload of feedback files",
+)

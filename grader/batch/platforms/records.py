@@ -1,14 +1,16 @@
-"""What every course platform's export reads into: a student's entry, the export as read,
-and the small helpers the platforms share."""
+"""What every course platform is and reads into: the Platform each module declares, a
+student's entry, the export as read, and the small helpers the platforms share."""
 
 from __future__ import annotations
 
 import os
 import stat
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from grader.batch.platforms.sheet import Book, Sheet
+from grader.results import Results
 from grader.submission.folder import is_cruft
 
 # Copies a learner's file into a student's folder, reading it through no link.
@@ -32,7 +34,7 @@ class Student:
 class Export:
     """A class folder as read: its layout, its students, and what fit no layout."""
 
-    layout: str
+    layout: Platform
     students: list[Student] = field(default_factory=list)
     matched: int = 0  # entries of the folder that fit the layout
     total: int = 0  # entries of the folder, cruft left aside
@@ -75,3 +77,65 @@ def present(path: Path, kind: Callable[[int], bool] = stat.S_ISREG) -> bool:
         return kind(os.stat(path).st_mode)
     except (OSError, ValueError):
         return False
+
+
+@dataclass(frozen=True)
+class Claim:
+    """Whose an entry of a download is, by one platform's naming, and where in the name the
+    words the platform wrote lie (``start`` to ``end``): the rest is the student's own."""
+
+    owner: str
+    start: int
+    end: int
+
+
+# Reads a class folder's entries (``items``) in one platform's layout into ``export``,
+# making students' folders in ``scratch`` with ``copy``.
+Reader = Callable[[Path, list[Path], Path, Copy, "Export"], None]
+# Reads a gradebook file the platform exported: the column to fill (``wanted``, a title, or
+# None for the only one), its rows by the platform's identity and their points possible;
+# refuses, naming ``what``, a file that is not the platform's.
+GradebookReader = Callable[[Sheet, "str | None", str], Book]
+# Writes what the platform takes back besides the gradebook (Moodle's zip of feedback files)
+# from its students' results, by id; returns how many students it holds.
+Extra = Callable[[Path, "Mapping[str, Results]"], int]
+
+
+def _none_fit(folder: Path, items: Sequence[Path]) -> int:
+    return 0
+
+
+@dataclass(frozen=True, eq=False)
+class Platform:
+    """One course platform, as its module in grader/batch/platforms/ declares it: its name
+    (on the command line, in ids and in batch.json), how its download is recognised, how it
+    is read, and how its gradebook file is filled. Compared by identity, never by name.
+
+    The registry (grader/batch/platforms/__init__.py) finds every module of the package that
+    declares one as ``PLATFORM``: a platform is added by its module, its docs and its tests.
+    """
+
+    name: str
+    title: str  # as a TA knows it: "GitHub Classroom"
+    listed: int  # its place in every list (--layout's choices, help, docs): the lowest first
+    # None for "flat", the grader's own layout: a file or a folder per learner.
+    read: Reader | None = None
+    # How many of a class folder's entries fit its naming (the majority's layout is taken).
+    fits: Callable[[Path, Sequence[Path]], int] = _none_fit
+    # Ties of ``fits`` go to the more particular naming: the higher.
+    particular: int = 0
+    # A file that makes a whole folder this platform's export, however its entries look.
+    marker: str = ""
+    # Whether a folder is named as one student's entry (a download of one entry is a student).
+    is_entry: Callable[[Path], bool] = lambda folder: False
+    # Whose a download's top-level file is, by its naming (each owner has a share of bounds).
+    claim: Callable[[str], Claim | None] = lambda name: None
+    # Its gradebook file, where `grader export --to` can fill one: what a TA downloads.
+    gradebook: GradebookReader | None = None
+    gradebook_file: str = ""  # "Canvas's Grades > Export", in --template's help
+    # What else `grader export` can write for it (--feedback-zip), and what it is for.
+    extra: Extra | None = None
+    extra_for: str = ""  # "its upload of feedback files"
+
+    def __str__(self) -> str:
+        return self.name
