@@ -14,11 +14,11 @@ import io
 import os
 import socket
 import time
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 try:
     import fcntl
@@ -144,19 +144,30 @@ class Row:
         )
 
 
-SUMMARY_COLUMNS = (
-    "submission",
-    "path",
-    "score",
-    "max_score",
-    "status",
-    "reason",
-    "seconds",
-    "student_id",
-    "student_name",
-    "late",
-    "attempts",
+class Column(NamedTuple):
+    """A column of summary.csv: its header, and how a row fills its cell."""
+
+    header: str
+    fill: Callable[[Row], str]
+
+
+# summary.csv's columns, before one outcome column per hidden case: the header and every
+# row are written from this one table.
+SUMMARY = (
+    Column("submission", lambda row: cell(row.id)),
+    Column("path", lambda row: cell(row.relpath)),
+    Column("score", lambda row: f"{row.score:g}"),
+    Column("max_score", lambda row: f"{row.max_score:g}"),
+    Column("status", lambda row: row.status.value),
+    Column("reason", lambda row: cell(row.reason)),
+    # Whole seconds: a submission could time more.
+    Column("seconds", lambda row: f"{row.seconds:g}"),
+    Column("student_id", lambda row: cell(str(row.student.get("id", "")))),
+    Column("student_name", lambda row: cell(str(row.student.get("name", "")))),
+    Column("late", lambda row: "yes" if row.student.get("late") else ""),
+    Column("attempts", lambda row: cell("; ".join(map(str, row.student.get("attempts", ()))))),
 )
+SUMMARY_COLUMNS = tuple(column.header for column in SUMMARY)
 
 
 def write_summary(path: Path, rows: Iterable[Row], cases: Sequence[str]) -> None:
@@ -166,20 +177,7 @@ def write_summary(path: Path, rows: Iterable[Row], cases: Sequence[str]) -> None
     writer.writerow([*SUMMARY_COLUMNS, *cases])
     for row in sorted(rows, key=lambda r: r.id):
         writer.writerow(
-            [
-                cell(row.id),
-                cell(row.relpath),
-                f"{row.score:g}",
-                f"{row.max_score:g}",
-                row.status.value,
-                cell(row.reason),
-                f"{row.seconds:g}",  # whole seconds: a submission could time more
-                cell(str(row.student.get("id", ""))),
-                cell(str(row.student.get("name", ""))),
-                "yes" if row.student.get("late") else "",
-                cell("; ".join(map(str, row.student.get("attempts", ())))),
-                *(row.outcomes.get(c, "") for c in cases),
-            ]
+            [*(column.fill(row) for column in SUMMARY), *(row.outcomes.get(c, "") for c in cases)]
         )
     atomic_write(path, handle.getvalue().encode(SUMMARY_ENCODING))
 

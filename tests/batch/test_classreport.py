@@ -17,7 +17,14 @@ import pytest
 from grader.batch.classpage import write_class_report
 from grader.batch.classreport import WHOLE_FILE, Bar, build
 from grader.batch.manifest import CaseInfo, Shard, for_batch, write_manifest
-from grader.batch.outdir import SUMMARY_COLUMNS
+from grader.batch.outdir import (
+    SUMMARY,
+    SUMMARY_COLUMNS,
+    SUMMARY_ENCODING,
+    Row,
+    RowStatus,
+    write_summary,
+)
 from grader.cli import main
 from grader.results import CaseEntry, Results
 from grader.sandbox.limits import Limits
@@ -444,3 +451,38 @@ def test_long_ids_and_accented_names_stay_readable(tmp_path: Path, width: int) -
             page.screenshot(path=str(ARTIFACTS / f"long-ids-{width}.png"), full_page=True)
         finally:
             browser.close()
+
+
+def test_summary_header_and_rows_come_from_one_table(tmp_path: Path) -> None:
+    """summary.csv's header and every row are written from one table (outdir.SUMMARY):
+    each cell stands under its own column, the hidden cases' outcomes after them."""
+    row = Row(
+        id="canvas-1",
+        score=7,
+        max_score=10,
+        outcomes={"far": "passed"},
+        seconds=1.5,
+        status=RowStatus.GRADED,
+        relpath="ann_1/",
+        student={"id": "canvas-1", "name": "Ann", "late": True, "attempts": ("attempt 1",)},
+    )
+    write_summary(tmp_path / "summary.csv", [row], ["far"])
+    with open(tmp_path / "summary.csv", encoding=SUMMARY_ENCODING, newline="") as handle:
+        read = list(csv.DictReader(handle))
+    assert tuple(column.header for column in SUMMARY) == SUMMARY_COLUMNS
+    assert read == [
+        {
+            "submission": "canvas-1",
+            "path": "ann_1/",
+            "score": "7",
+            "max_score": "10",
+            "status": "graded",
+            "reason": "",
+            "seconds": "1.5",
+            "student_id": "canvas-1",
+            "student_name": "Ann",
+            "late": "yes",
+            "attempts": "attempt 1",
+            "far": "passed",
+        }
+    ]
