@@ -344,11 +344,11 @@ def need(found: Sequence[Statement], target: Statement, function: str) -> None:
 
 
 def unsure(found: Sequence[Statement]) -> list[tuple[Statement, str]]:
-    """Return the statements left out that may change a name the slice reads before it
-    last reads it (handed to a call, changed in place, or bound to a second name), each
-    with such a name."""
+    """Return the statements left out that may change a name the slice binds and reads,
+    between its first binding and its last reading (handed to a call, changed in place, or
+    bound to a second name), each with such a name."""
     last_read: dict[str, int] = {}  # a name the kept code reads -> when, last
-    own: set[str] = set()  # names the kept statements bind, imports aside
+    first_bound: dict[str, int] = {}  # a name kept statements bind, imports aside -> when
     for statement in found:
         if not statement.needed:
             continue
@@ -357,14 +357,15 @@ def unsure(found: Sequence[Statement]) -> list[tuple[Statement, str]]:
         for name in statement.uses_later:
             last_read[name] = len(found)
         if not isinstance(statement.node, (ast.Import, ast.ImportFrom)):
-            own.update(statement.binds)
+            for name in statement.binds:
+                first_bound.setdefault(name, statement.order)
     doubtful = []
     for statement in found:
         if statement.needed:
             continue
         touched = statement.changes | statement.aliases | statement.unknown
-        for name in sorted(touched & own):
-            if statement.order < last_read.get(name, -1):
+        for name in sorted(touched & first_bound.keys()):
+            if first_bound[name] < statement.order < last_read.get(name, -1):
                 doubtful.append((statement, name))
                 break
     return doubtful

@@ -341,3 +341,17 @@ def test_no_mistake_is_named_where_the_slice_may_have_changed_the_answer(
     doc = json.loads(out)
     assert code == 1 and not [t for t in doc["tests"] if "hint" in t["output"]], out
     assert "cells left out may change what sinusoidal_positions reads: cell 3 (EXP)" in out
+
+
+def test_what_is_left_out_before_the_binding_kept_leaves_the_slice_sure() -> None:
+    """A table handed to a plot before the function's own binding of its name replaces
+    it cannot change what the function reads: mistakes are still named."""
+    cells = (
+        IMPORTS + "EXP = np.zeros(1024)\n",
+        "plt.plot(EXP)\n",
+        "EXP = 2.0 * np.arange(1024)\n",
+        FILLED,
+    )
+    assert not to_module(notebook(*cells).encode(), FUNCTION).unsure
+    cells = (cells[0], cells[2], cells[1], cells[3])
+    assert to_module(notebook(*cells).encode(), FUNCTION).unsure
