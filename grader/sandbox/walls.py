@@ -54,8 +54,9 @@ class Unwalled(Word):
 
 
 NO_WALLS = (
-    "no sandbox can start here (bubblewrap, or Landlock with seccomp, on Linux), and a "
-    "submission beside hidden cases never runs without one; give --sandbox none to run it "
+    "no sandbox can start here (bubblewrap, or Landlock with seccomp, on Linux; in a "
+    f"container, {allowed.WHAT_TO_ALLOW}), and a submission beside hidden cases never runs "
+    "without one; give --sandbox none to run it "
     "anyway, as a plain process that could read the hidden cases"
 )
 
