@@ -61,6 +61,7 @@ def _judge(root: Path) -> Judge:
     return Judge(root, rules, slots(Limits(), "sub.py", rules.exercise))
 
 
+@pytest.mark.security
 @pytest.mark.parametrize("root", [ROOT, ROPE], ids=["sinusoidal", "rope"])
 def test_hint_sentences_hold_no_number_read(root: Path) -> None:
     """Every hint of the catalogue, combinations included, holds only fixed numbers."""
@@ -68,6 +69,7 @@ def test_hint_sentences_hold_no_number_read(root: Path) -> None:
         assert set(re.findall(r"\d+", text)) <= FIXED_NUMBERS, code
 
 
+@pytest.mark.security
 @pytest.mark.parametrize("port", ["llama3_theta", "qwen2_halves", "neox_partial_rotary"])
 def test_numbers_read_stay_on_visible_cases(port: str) -> None:
     """A visible example's hint carries the numbers read back; a hidden case's carries its
@@ -219,6 +221,7 @@ def test_an_index_error_hint_is_one_block() -> None:
     assert blocks[0].outcome is Outcome.EXCEPTION and "raised IndexError" in blocks[0].sentence
 
 
+@pytest.mark.security
 def test_an_index_error_names_the_table_on_a_visible_case_only() -> None:
     """The table's length, from the visible message, is said on a visible case; a hidden
     case with the same answer gets the fixed sentence; small positions get no hint."""
@@ -257,6 +260,7 @@ def test_columns_the_right_answer_keeps_tell_nothing() -> None:
     assert isinstance(found, tuple) and found[0] == "wrong_base"
 
 
+@pytest.mark.security
 def test_the_numbers_read_through_the_command_line(cli: Cli) -> None:
     """`grader run` says what it read from Llama 3's base on the d = 4 example; `grader
     submit` names the same mistake on hidden cases in its fixed sentence, with no number
@@ -289,3 +293,74 @@ def test_an_answer_seen_before_on_a_case_is_named_as_then() -> None:
     assert seen.named(key, table.astype(np.float32), name) == "wrong_base"
     assert seen.named(key, table.T, name) == "wrong_base"
     assert len(calls) == 3
+
+
+def test_a_table_for_2048_positions_is_named_on_runs_probe(cli: Cli) -> None:
+    """GPT-J's table passes the examples; `grader run` names it on the public probe, with
+    the table's length; `grader submit` names it beside "raised IndexError"."""
+    port = PORTS / "gptj_table_2048.py"
+    code, out, _ = cli("run", port, "--problem", ROPE)
+    assert code == 0
+    assert "passes the examples, but: on the public probe probe_past_2048: an IndexError" in out
+    assert "the table holds 2048 positions" in out
+    code, out, _ = cli("submit", port, "--problem", ROPE)
+    assert code == 1 and "raised IndexError\n     hint: an IndexError at large positions" in out
+    assert "2048 positions" not in out
+
+
+@st.composite
+def crafted_sinusoid(draw: st.DrawFn) -> tuple[tuple[int, ...], int, Any, Any]:
+    """Return (positions, d_model, answer, right answer): sines and cosines of drawn rates
+    in a drawn layout, some values spoiled."""
+    staff = import_module(ROOT, "staff")
+    d = 2 * draw(st.integers(1, 10))
+    positions = tuple(sorted(draw(st.lists(st.integers(0, 10**6), min_size=1, max_size=10))))
+    q = np.asarray(positions, dtype=np.float64)
+    kind = draw(st.sampled_from(["base", "random", "scaled"]))
+    i = np.arange(d // 2, dtype=np.float64)
+    rates = {
+        "base": draw(st.floats(1.5, 1e7)) ** (-2 * i / d),
+        "random": np.asarray(draw(st.lists(st.floats(-3, 3), min_size=d // 2, max_size=d // 2))),
+        "scaled": draw(st.sampled_from([0.5, 0.3, 2.0])) * 10000.0 ** (-2 * i / d),
+    }[kind]
+    angle = np.multiply.outer(q, rates)
+    sines, cosines = np.sin(angle), np.cos(angle)
+    if draw(st.booleans()):
+        got = np.empty((q.size, d))
+        got[:, 0::2], got[:, 1::2] = sines, cosines
+    else:
+        got = np.concatenate([sines, cosines], axis=1)
+    if draw(st.booleans()):
+        got.flat[draw(st.integers(0, got.size - 1))] = draw(st.sampled_from([0.0, 1e308, 2.0]))
+    return positions, d, got, staff.right(q, d)
+
+
+@settings(max_examples=120, deadline=None)
+@given(crafted_sinusoid())
+def test_crafted_sinusoid_tables_get_no_hint_without_a_match(
+    table: tuple[tuple[int, ...], int, Any, Any],
+) -> None:
+    """The first exercise's measured hints: never an exception, and every hint named by
+    measurement comes with a regenerated table within the matching rule of the answer."""
+    positions, d, got, want = table
+    rules = load_rules(ROOT)
+    staff = import_module(ROOT, "staff")
+    measure = import_module(ROOT, "measure")
+    matching = import_module(ROOT, "matching")
+    if np.abs(got - want).max() <= 1e-6:
+        return
+    inputs = {"positions": positions, "d_model": d}
+    with np.errstate(all="ignore"):
+        assert rules.diagnose is not None
+        found = rules.diagnose(inputs, got, want, staff)
+    if not isinstance(found, tuple):
+        return
+    q = np.asarray(positions, dtype=np.float64)
+    slack = matching._float32_slack(q)
+    tables = [
+        make(q, d)
+        for layout, rates in measure.read(q, got)
+        for code, make, _ in staff.propose(layout, rates, d)
+        if code == found[0]
+    ]
+    assert any(np.all(np.abs(got - t).max(axis=1) <= slack) for t in tables), found
