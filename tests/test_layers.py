@@ -82,11 +82,14 @@ def _state_words() -> set[str]:
     """Every word a named state is written as: what a frame says, how a child ended, where
     it stopped, what became of a case, why a load failed, why an answer is no table, the
     backend, the fallback, how root is left, the mode, how a batch came by a row, a
-    platform's layout, what the template process is asked and tells, which pipe is ready, a
-    corpus variant's folder, a bundle, a report's format, a case's status in a results
-    document, a list of public cases and an input's kind."""
+    platform's layout, a Moodle folder's submission type, --shard auto, what the template
+    process is asked and tells, which pipe is ready, a corpus variant's folder, a bundle, a
+    report's format, a case's status in a results document, a list of public cases and an
+    input's kind."""
     from grader.author.audit import Meant
     from grader.batch.outdir import RowStatus
+    from grader.batch.platforms.moodle import SubmissionType
+    from grader.batch.shard import Auto
     from grader.problem.cases import Public
     from grader.results import Status
     from grader.sandbox.answers import EndState, RawKind, Stage
@@ -99,6 +102,7 @@ def _state_words() -> set[str]:
     kinds = (
         *(Event, EndState, Stage, RawKind, LoadFailure, Backend, Fallback, Privilege, Mode),
         *(RowStatus, Op, Pipe, Meant, Bundle, Format, Status, Public, BadValue),
+        *(SubmissionType, Auto),
     )
     words = {member.value for kind in kinds for member in kind if member.value}
     from grader.batch.platforms import PLATFORMS  # every platform's name, "flat"'s too

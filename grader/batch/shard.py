@@ -10,13 +10,17 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 
-from grader.batch.manifest import (
-    Shard,
-    parse_shard,
-)
+from grader.batch.manifest import Shard
 from grader.errors import GraderError
+from grader.states import Word
 
 COUNT_ENV = "GRADER_SHARDS"
+
+
+class Auto(Word):
+    """`--shard auto`: the share a Kubernetes Indexed Job's or a Slurm array's variables say."""
+
+    AUTO = "auto"
 
 
 STEP_ENV = "SLURM_ARRAY_TASK_STEP"
@@ -73,13 +77,8 @@ def shard_from_env(environ: Mapping[str, str]) -> Shard:
     return Shard(index, count)
 
 
-def resolve_shard(value: str | None, environ: Mapping[str, str]) -> Shard | None:
-    """Return the shard asked for: None for the whole class, K/N as given, or from 'auto'."""
-    if value is None:
-        return None
-    if value == "auto":
+def resolve_shard(value: Shard | Auto | None, environ: Mapping[str, str]) -> Shard | None:
+    """Return the shard asked for: None for the whole class, K/N as given, or from auto."""
+    if value is Auto.AUTO:
         return shard_from_env(environ)
-    try:
-        return parse_shard(value)
-    except ValueError as exc:
-        raise GraderError(f"--shard: {exc}") from None
+    return value

@@ -59,19 +59,22 @@ def port_number(text: str) -> int:
     return value
 
 
-def shard_arg(text: str) -> str:
-    """Parse 'K/N' (1 <= K <= N) or 'auto', naming the bad value otherwise."""
+def shard_arg(text: str) -> Any:
+    """Parse 'K/N' (1 <= K <= N) into a Shard, or 'auto' into Auto.AUTO, naming the bad value
+    otherwise."""
     from grader.batch.manifest import parse_shard
+    from grader.batch.shard import Auto
 
-    if text == "auto":
-        return text
     try:
-        parse_shard(text)
+        return Auto(text)
+    except ValueError:
+        pass
+    try:
+        return parse_shard(text)
     except ValueError:
         raise argparse.ArgumentTypeError(
             f"must be K/N with 1 <= K <= N (e.g. 2/8), or auto; got {text!r}"
         ) from None
-    return text
 
 
 class Parser(argparse.ArgumentParser):

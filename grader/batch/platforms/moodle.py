@@ -16,10 +16,18 @@ from grader.feedback import to_html, to_markdown
 from grader.files import atomic_write
 from grader.names import display, shown
 from grader.results import Results
+from grader.states import Word
 
 MOODLE = re.compile(
     r"(?s)^(?P<name>.+)_(?P<pid>[0-9]+)_assignsubmission_(?P<kind>file|onlinetext)_$"
 )
+
+
+class SubmissionType(Word):
+    """A participant's folder, by Moodle's submission type: files uploaded, or online text."""
+
+    FILE = "file"
+    ONLINE_TEXT = "onlinetext"
 
 
 def _fits(folder: Path, items: Sequence[Path]) -> int:
@@ -27,7 +35,7 @@ def _fits(folder: Path, items: Sequence[Path]) -> int:
 
 
 def read(folder: Path, items: list[Path], scratch: Path, copy: Copy, export: Export) -> None:
-    by_pid: dict[str, dict[str, Path]] = {}
+    by_pid: dict[str, dict[SubmissionType, Path]] = {}
     names: dict[str, str] = {}
     folders: dict[str, list[str]] = {}
     twice: set[str] = set()
@@ -37,14 +45,15 @@ def read(folder: Path, items: list[Path], scratch: Path, copy: Copy, export: Exp
             export.unmatched.append(item)
             continue
         export.matched += 1
-        pid, kind, name = parts.group("pid"), parts.group("kind"), parts.group("name")
+        pid, name = parts.group("pid"), parts.group("name")
+        kind = SubmissionType(parts.group("kind"))
         if kind in by_pid.get(pid, {}) or names.get(pid, name) != name:
             twice.add(pid)
         by_pid.setdefault(pid, {})[kind] = item
         names.setdefault(pid, name)
         folders.setdefault(pid, []).append(shown(item.name))
     for pid, kinds in sorted(by_pid.items()):
-        files = kinds.get("file")
+        files = kinds.get(SubmissionType.FILE)
         problem = "" if files else "online text only; ask for a .py or .ipynb"
         if pid in twice:
             problem = claimed_twice(f"participant {pid}", folders[pid])
@@ -53,7 +62,7 @@ def read(folder: Path, items: list[Path], scratch: Path, copy: Copy, export: Exp
                 id=f"moodle-{pid}",
                 name=names[pid],
                 path=None if problem else files,
-                relpath=f"{shown(files.name)}/" if files else f"{shown(kinds['onlinetext'].name)}/",
+                relpath=f"{shown((files or kinds[SubmissionType.ONLINE_TEXT]).name)}/",
                 problem=problem,
             )
         )
