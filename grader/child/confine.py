@@ -360,10 +360,8 @@ def private_folder(
 
     Nothing the child creates in SysV IPC or the network outlives it, and everything it
     writes counts against one bound. Needs CAP_SYS_ADMIN (root, or bwrap's template with the
-    capability in its user namespace). ``user``: the parent found that this process has no
-    CAP_SYS_ADMIN (not root, or root in a container's defaults), so a user namespace is
-    taken first, by ``uid`` (which root becomes before, since no other id can be mapped in
-    it), holding the others; the caller then drops the capabilities it holds there.
+    capability in its user namespace); ``user``, where the parent found none (a container's
+    root too): a user namespace first, whose capabilities the caller then drops.
     Returns which namespaces were taken: "ipc+net+mount" or "user+ipc+net+mount".
     """
     files = _held_files(tmp, submission)
@@ -373,23 +371,7 @@ def private_folder(
         raise OSError(sc.ENOSYS, "unknown architecture")
     numbers = arch[1]
     if user:
-        left_root = os.geteuid() != uid
-        if left_root:
-            become_user(uid)
-            # Leaving root made this process undumpable, its /proc/self root's: for a moment
-            # it is dumpable again, to write its own maps there.
-            _prctl(PR_SET_DUMPABLE, 1)
-        _syscall(numbers["unshare"], ctypes.c_int(flags | sc.CLONE_NEWUSER))
-        # Its own ids only, mapped to themselves, so files created in the tmpfs have an owner.
-        for name, text in (
-            ("setgroups", "deny"),
-            ("uid_map", f"{uid} {uid} 1"),
-            ("gid_map", f"{gid} {gid} 1"),
-        ):
-            with open(f"/proc/self/{name}", "w") as handle:
-                handle.write(text)
-        if left_root:
-            _prctl(PR_SET_DUMPABLE, 0)
+        _user_namespace(numbers, flags, uid, gid)
     else:
         _syscall(numbers["unshare"], ctypes.c_int(flags))
     # Private propagation first: a tmpfs mounted on a shared mount would appear outside too.
@@ -408,6 +390,29 @@ def private_folder(
         os.chown(path, uid, gid)
     os.chdir(tmp)  # the old working directory is the folder now hidden under the tmpfs
     return "user+ipc+net+mount" if user else "ipc+net+mount"
+
+
+def _user_namespace(numbers: dict[str, int], flags: int, uid: int, gid: int) -> None:
+    """Take a user namespace holding those of ``flags``, as ``uid`` (root becomes it first),
+    its own ids mapped to themselves: files made in the tmpfs then have an owner."""
+    left_root = os.geteuid() != uid
+    if left_root:
+        become_user(uid)
+        # Leaving root made this process undumpable, its /proc/self root's: for a moment
+        # it is dumpable again, to write its own maps there, and never after.
+        _prctl(PR_SET_DUMPABLE, 1)
+    try:
+        _syscall(numbers["unshare"], ctypes.c_int(flags | sc.CLONE_NEWUSER))
+        for name, text in (
+            ("setgroups", "deny"),
+            ("uid_map", f"{uid} {uid} 1"),
+            ("gid_map", f"{gid} {gid} 1"),
+        ):
+            with open(f"/proc/self/{name}", "w") as handle:
+                handle.write(text)
+    finally:
+        if left_root:
+            _prctl(PR_SET_DUMPABLE, 0)
 
 
 def _mount(
