@@ -296,6 +296,7 @@ def assert_closed(
         "warnings",
         "diagnoses",
         "walls",
+        "stack",
         *(["batch"] if batch else []),
     }
     assert set(extra["warnings"]) <= {PRINTED_WARNING}
