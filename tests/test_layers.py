@@ -82,15 +82,16 @@ def _state_words() -> set[str]:
     """Every word a named state is written as: what a frame says, how a child ended, where
     it stopped, what became of a case, why a load failed, why an answer is no table, the
     backend, the fallback, how root is left, the mode, how a batch came by a row, a
-    platform's layout, a Moodle folder's submission type, --shard auto, what the template
-    process is asked and tells, which pipe is ready, a corpus variant's folder, a bundle, a
-    report's format, a case's status in a results document, a list of public cases and an
-    input's kind."""
+    platform's layout, a Moodle folder's submission type, --shard auto, how a case ended
+    (as the class report reads it), what the template process is asked and tells, which
+    pipe is ready, a corpus variant's folder, a bundle, a report's format, a case's status
+    in a results document, a list of public cases and an input's kind."""
     from grader.author.audit import Meant
     from grader.batch.outdir import RowStatus
     from grader.batch.platforms.moodle import SubmissionType
     from grader.batch.shard import Auto
     from grader.problem.cases import Public
+    from grader.records import Outcome
     from grader.results import Status
     from grader.sandbox.answers import EndState, RawKind, Stage
     from grader.sandbox.conversation import Pipe
@@ -102,13 +103,20 @@ def _state_words() -> set[str]:
     kinds = (
         *(Event, EndState, Stage, RawKind, LoadFailure, Backend, Fallback, Privilege, Mode),
         *(RowStatus, Op, Pipe, Meant, Bundle, Format, Status, Public, BadValue),
-        *(SubmissionType, Auto),
+        *(SubmissionType, Auto, Outcome),
     )
     words = {member.value for kind in kinds for member in kind if member.value}
     from grader.batch.platforms import PLATFORMS  # every platform's name, "flat"'s too
     from grader.problem.schema import KINDS  # and the input kinds' words, as Field takes them
 
     return words | set(KINDS) | {platform.name for platform in PLATFORMS}
+
+
+def _a_members_word(side: ast.expr) -> bool:
+    """Whether ``side`` is a named state's word taken from its member (``Outcome.PASSED.value``),
+    which a comparison with a string read elsewhere would use in its stead."""
+    member = side.value if isinstance(side, ast.Attribute) and side.attr == "value" else None
+    return isinstance(member, ast.Attribute) and member.attr.isupper()
 
 
 def _told_by_words(tree: ast.AST, words: set[str]) -> list[int]:
@@ -125,7 +133,7 @@ def _told_by_words(tree: ast.AST, words: set[str]) -> list[int]:
             for side in sides:
                 if isinstance(side, (ast.Tuple, ast.List, ast.Set)):
                     constants += [e for e in side.elts if isinstance(e, ast.Constant)]
-            if any(c.value in words for c in constants):
+            if any(c.value in words for c in constants) or any(map(_a_members_word, sides)):
                 found.append(node.lineno)
     return found
 
@@ -153,6 +161,7 @@ def test_the_search_for_words_finds_them() -> None:
         'if mode in ("run", "submit"): pass',
         'if state.startswith("protocol"): pass',
         'if row.status == "not_graded": pass',
+        "if code != Outcome.PASSED.value: pass",
     ]
     for line in code:
         assert _told_by_words(ast.parse(line), words) == [1], line

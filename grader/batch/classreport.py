@@ -23,11 +23,20 @@ from grader.records import LOAD_OUTCOMES, Outcome
 HINT_MARK = "\nhint: "
 MAX_HINT = 600
 
-PASSED = Outcome.PASSED.value
 # A whole file that failed (a syntax error, no function...): it fails every case alike.
+# Its outcomes' codes, as summary.csv and the results files write them.
 WHOLE_FILE = frozenset(o.value for o in LOAD_OUTCOMES)
 # Outcomes in the order the report lists them: the enum's, so the most benign first.
-OUTCOME_ORDER = [o.value for o in Outcome]
+OUTCOME_ORDER = list(Outcome)
+
+
+def outcome_of(code: str) -> Outcome | None:
+    """Return the outcome a results file's code names; None for a code this grader does
+    not know (an edited file's, or a newer grader's), which the report shows as written."""
+    try:
+        return Outcome(code)
+    except ValueError:
+        return None
 
 
 @dataclass(frozen=True)
@@ -54,22 +63,24 @@ class Learner:
     @property
     def passed(self) -> bool:
         """Return True when it was graded and passed every hidden case."""
-        return self.graded and all(o == PASSED for o in self.outcomes.values())
+        return self.graded and all(outcome_of(o) is Outcome.PASSED for o in self.outcomes.values())
 
     @property
     def passed_examples(self) -> bool:
         """Return True when its outcomes on the visible examples were recorded, all passed."""
-        return self.examples is not None and all(o == PASSED for o in self.examples.values())
+        return self.examples is not None and all(
+            outcome_of(o) is Outcome.PASSED for o in self.examples.values()
+        )
 
-    def has(self, outcome: str) -> bool:
-        return outcome in self.outcomes.values()
+    def has(self, outcome: Outcome) -> bool:
+        return any(outcome_of(o) is outcome for o in self.outcomes.values())
 
     @property
     def whole_file_failed(self) -> bool:
         """Return True when it was graded but its file never ran a case (WHOLE_FILE): no
         case caught its answer, so the cases' shares count it apart."""
-        found = set(self.outcomes.values())
-        return self.graded and bool(found) and found <= WHOLE_FILE
+        found = {outcome_of(o) for o in self.outcomes.values()}
+        return self.graded and bool(found) and found <= LOAD_OUTCOMES
 
 
 def read_learner(path: Path, entry_id: str) -> Learner:
@@ -168,13 +179,18 @@ class ClassReport:
             "passed": sum(1 for x in graded if x.passed),
             "failed": sum(1 for x in graded if not x.passed),
             "not-graded": len(self.learners) - len(graded),
-            "timed-out": sum(1 for x in graded if x.has(Outcome.TIMEOUT.value)),
-            "crashed": sum(1 for x in graded if x.has(Outcome.CRASH.value)),
+            "timed-out": sum(1 for x in graded if x.has(Outcome.TIMEOUT)),
+            "crashed": sum(1 for x in graded if x.has(Outcome.CRASH)),
         }
 
     def outcome_counts(self) -> list[tuple[str, int]]:
         """Return each failing outcome kind with the number of graded learners who met it."""
-        found = Counter(o for x in self.graded for o in set(x.outcomes.values()) if o != PASSED)
+        found = Counter(
+            o
+            for x in self.graded
+            for o in set(x.outcomes.values())
+            if outcome_of(o) is not Outcome.PASSED
+        )
         return sorted(found.items(), key=lambda kv: _outcome_rank(kv[0]))
 
     @property
@@ -186,8 +202,7 @@ class ClassReport:
     def unnamed(self) -> tuple[str, ...]:
         """Ids with a wrong answer on some hidden case and no mistake named for any: the
         learners a staff member must read, since no hint told them what went wrong."""
-        wrong = Outcome.WRONG_ANSWER.value
-        return self.ids(lambda x: x.graded and x.has(wrong) and not x.diagnoses)
+        return self.ids(lambda x: x.graded and x.has(Outcome.WRONG_ANSWER) and not x.diagnoses)
 
     @property
     def passed_all(self) -> tuple[str, ...]:
@@ -209,7 +224,8 @@ class ClassReport:
 
 
 def _outcome_rank(code: str) -> int:
-    return OUTCOME_ORDER.index(code) if code in OUTCOME_ORDER else len(OUTCOME_ORDER)
+    outcome = outcome_of(code)
+    return len(OUTCOME_ORDER) if outcome is None else OUTCOME_ORDER.index(outcome)
 
 
 def score_bars(scores: Sequence[float], max_score: float) -> tuple[Bar, ...]:
@@ -238,7 +254,9 @@ def build(out: Path) -> ClassReport:
     cases = []
     for case in manifest.cases:
         failing = Counter(
-            x.outcomes.get(case.name, "missing") for x in ran if x.outcomes.get(case.name) != PASSED
+            x.outcomes.get(case.name, "missing")
+            for x in ran
+            if outcome_of(x.outcomes.get(case.name, "")) is not Outcome.PASSED
         )
         cases.append(
             CaseLine(
