@@ -103,6 +103,32 @@ def test_a_sixth_platform_needs_nothing_but_its_declaration(
     assert stdout.startswith("sakai: 2 scores written into 'Grade' (out of 20 points)")
 
 
+@pytest.mark.slow
+def test_a_sixth_platform_graded_and_exported_through_the_command(
+    sakai: Platform, cli: Cli, tmp_path: Path
+) -> None:
+    """`grader batch` recognises the registered platform's download and grades its students
+    under its ids; `grader export --to` it puts their scores into its gradebook."""
+    right = (ROOT / "solutions" / "reference.py").read_text()
+    wrong = (ROOT / "solutions" / "wrong" / "swapped.py").read_text()
+    course = tmp_path / "course"
+    for eid, code in (("ann1", right), ("bob2", wrong)):
+        (course / f"sakai.{eid}").mkdir(parents=True)
+        (course / f"sakai.{eid}" / "solution.py").write_text(code)
+    out = tmp_path / "out"
+    code, stdout, err = cli("batch", course, "--out", out, "--no-progress")
+    assert code == 0, err
+    assert stdout.splitlines()[0] == "layout: sakai, 2 of 2 entries"
+    template = tmp_path / "grades.csv"
+    template.write_bytes(b"Student ID,Grade\r\nann1,\r\nbob2,\r\n")
+    dest = tmp_path / "filled.csv"
+    code, _, err = cli("export", out, "--to", "sakai", "--template", template, "-o", dest)
+    assert code == 0, err
+    lines = dest.read_bytes().split(b"\r\n")
+    assert lines[:2] == [b"Student ID,Grade", b"ann1,20.00"]
+    assert lines[2].startswith(b"bob2,") and lines[2] != b"bob2,20.00"
+
+
 def test_the_command_line_lists_the_registry() -> None:
     """--layout offers every platform and flat, --to every platform with a gradebook, in
     the registry's order."""
