@@ -5,6 +5,7 @@ test_samples.py; their bundles in ship/test_bundle.py.)"""
 
 from __future__ import annotations
 
+import json
 import shutil
 from pathlib import Path
 
@@ -40,9 +41,10 @@ def test_check_accepts_the_exercise(cli: Cli, root: Path) -> None:
 def test_check_refuses_a_reference_that_reads_arrays_and_lists_differently(
     cli: Cli, tmp_path: Path
 ) -> None:
-    """The grader's own run of the reference gets a table as an array (a learner gets
-    lists); `check` grades the reference as a submission too, given lists, so a reference
-    whose answer depends on which it gets is refused, with the cases it fails."""
+    """The grader's own run of the reference gets a table as a read-only array (a learner
+    gets a writable one of their own); `check` grades the reference as a submission too,
+    given what a learner gets, so a reference whose answer depends on which it gets is
+    refused, with the cases it fails."""
     problem = _copy(ROPE, tmp_path / "problem")
     for path in (problem / "hidden_tests").glob("*.yaml"):
         if not path.name.startswith(("01_", "04_")):
@@ -55,7 +57,7 @@ def test_check_refuses_a_reference_that_reads_arrays_and_lists_differently(
         + "def apply_rope(x, positions):\n"
         # Five rows or more: the hidden cases kept, not the visible examples (which store
         # their answers and would be refused before any grading).
-        + "    twice = len(x) >= 5 and not isinstance(x, list)\n"
+        + "    twice = len(x) >= 5 and not x.flags.writeable\n"
         + "    return _right(x, positions) * (2.0 if twice else 1.0)\n"
     )
     (problem / "solutions" / "corpus.yaml").unlink()
@@ -145,14 +147,17 @@ def test_batch_and_its_class_report(cli: Cli, tmp_path: Path, root: Path) -> Non
 
 @EXERCISES
 def test_the_page_shows_the_exercise_and_grades_it(root: Path) -> None:
-    """The page is titled as the statement is, holds no other exercise's widget, and Run
-    grades the reference through the same pipeline."""
+    """The page is titled as the statement is, holds no other exercise's widget, knows the
+    exercise's version, and Run grades the reference through the same pipeline."""
     app = Server(
         root=root, limits=Limits(), choice=resolve_backend("auto", require=False), token="t"
     )
     page = app.page().decode()
     title = (root / "problem" / "statement.md").read_text().splitlines()[0].removeprefix("# ")
     assert f"<title>{title}: practice</title>" in page and 'id="widget"' not in page
+    # A draft kept from before a change of the exercise's version is told so.
+    version = 2 if root == ROPE else 1
+    assert f'"version": {version}' in page and "VERSION_KEY" in page
     doc = app.grade(Mode.RUN, (root / "solutions" / "reference.py").read_text())
     assert doc["score"] == doc["max_score"] == 2
     assert all(len(t["want"]) >= 1 for t in doc["tables"])
@@ -178,3 +183,52 @@ def test_rope_statement_states_its_declared_domain() -> None:
     assert (
         fields["x"].high == declared.MAX_ENTRY and fields["positions"].high == declared.MAX_POSITION
     )
+
+
+@pytest.mark.slow
+def test_results_graded_under_another_version_of_the_exercise_are_graded_again(
+    cli: Cli, tmp_path: Path
+) -> None:
+    """Rope's VERSION is its contract with learners (2: x an array): a batch resumed under
+    another grades every result again, and batch.json says which version each run used."""
+    versions = {}
+    for version in (1, 2):
+        folder = _copy(ROPE, tmp_path / f"rope-{version}")
+        module = folder / "problem" / "exercise.py"
+        text = module.read_text()
+        assert "\nVERSION = 2\n" in text
+        module.write_text(text.replace("\nVERSION = 2\n", f"\nVERSION = {version}\n"))
+        versions[version] = folder
+    klass = tmp_path / "class"
+    klass.mkdir()
+    shutil.copy(ROPE / "solutions" / "correct" / "plain_loops.py", klass / "ada.py")
+    out = tmp_path / "out"
+    code, stdout, err = cli("batch", klass, "--out", out, "--problem", versions[1])
+    assert code == 0, err
+    code, stdout, err = cli("batch", klass, "--out", out, "--problem", versions[2])
+    assert code == 0 and "1 graded, 0 unchanged" in stdout, stdout + err
+    runs = json.loads((out / "batch.json").read_text())["runs"]
+    assert [r["settings"]["exercise"] for r in runs] == ["rope 1", "rope 2"]
+
+
+@pytest.mark.parametrize(
+    ("line", "said"),
+    [("VERSION = 0", "VERSION must be"), ("VERSION = '2'", "VERSION must be"), ("", "")],
+)
+def test_an_exercise_version_is_a_whole_number_from_one(
+    tmp_path: Path, line: str, said: str
+) -> None:
+    """VERSION is read without running the module: 1 where it is absent, else refused."""
+    from grader.errors import GraderError
+    from grader.problem.exercise import load_exercise
+
+    (tmp_path / "problem").mkdir()
+    (tmp_path / "problem" / "exercise.py").write_text(
+        f'FUNCTION = "f"\nARGUMENTS = ("x",)\n{line}\n'
+    )
+    if said:
+        with pytest.raises(GraderError, match=said):
+            load_exercise(tmp_path)
+    else:
+        assert load_exercise(tmp_path).version == 1
+    assert load_exercise.__wrapped__(ROPE).version == 2

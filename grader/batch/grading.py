@@ -86,18 +86,21 @@ def grading_settings(checked: Checked, limits: Limits, backend: str) -> dict[str
     """Return everything a result depends on besides the file itself, by name.
 
     Every limit (a new one joins without anyone listing it), the walls that actually held,
-    the tolerance, the examples and the suite, the grader's version and the Python, numpy
-    and PyYAML it runs on. Not --jobs, --out or --no-progress, which change no verdict.
+    the tolerance, the examples and the suite, the exercise's contract with learners
+    (its name and version), the grader's version and the Python, numpy and PyYAML it runs
+    on. Not --jobs, --out or --no-progress, which change no verdict.
     """
     from grader import __version__
     from grader.stack import versions
 
+    exercise = checked.problem.rules.exercise
     return {
         **{name: f"{value:g}" for name, value in limits._asdict().items()},
         "sandbox": backend,
         "tolerance": checked.problem.tolerance.describe(),
         "examples": suite_digest(checked, examples=True),
         "suite": suite_digest(checked),
+        "exercise": f"{exercise.name} {exercise.version}",
         "grader": __version__,
         **versions(),
     }

@@ -416,14 +416,24 @@ def _table(body: Any, blobs: list[list[int]], tables: bytes | bytearray) -> Any:
     return flat.reshape(body["shape"]).tolist()
 
 
+def _array(body: Any, blobs: list[list[int]], tables: bytes | bytearray) -> Any:
+    offset, count = blobs[body["blob"]]
+    flat = np.frombuffer(tables, dtype="<f8", count=count, offset=offset)
+    # Over the request's bytes: each case's own, called on once, so the learner's to change.
+    # Copied only where they cannot be written (bytes) or are not native float64.
+    mine = flat.flags.writeable and flat.dtype == np.float64
+    return flat.reshape(body["shape"]).astype(np.float64, copy=not mine)
+
+
 # Each argument arrives as [tag, body]; the tag is its input kind's (the grader's
 # problem/kinds.py Wire), decoded here without importing anything of the grader.
-DECODERS = {"value": _value, "range": _range, "table": _table}
+DECODERS = {"value": _value, "range": _range, "table": _table, "array": _array}
 
 
 def _argument(value: Any, blobs: list[list[int]], tables: bytes | bytearray) -> Any:
     """Return one argument as the learner's function takes it, decoded by its wire tag: a
-    JSON value as it is, a range of integers as their list, a table as lists of floats."""
+    JSON value as it is, a range of integers as their list, a table as lists of floats or
+    as a float64 array."""
     tag, body = value
     return DECODERS[tag](body, blobs, tables)
 

@@ -21,7 +21,7 @@ from grader.problem.layout import EXERCISES_DIR
 
 EXERCISE_FILE = Path("problem") / "exercise.py"
 MAX_BYTES = 64 * 1024
-NAMES = ("FUNCTION", "ARGUMENTS", "NAME")
+NAMES = ("FUNCTION", "ARGUMENTS", "NAME", "VERSION")
 # An exercise's short name, as its learner kit is called (`NAME-kit`): lower-case words
 # joined by hyphens.
 SHORT_NAME = re.compile(r"[a-z][a-z0-9]*(?:-[a-z0-9]+)*")
@@ -34,6 +34,10 @@ class Exercise(NamedTuple):
     arguments: tuple[str, ...]
     # The exercise's short name (NAME in its module; else the function's, hyphenated).
     name: str = ""
+    # The version of its contract with learners (VERSION, else 1): raised when what a
+    # submission receives or must return changes, so that results graded before are graded
+    # again rather than mixed with the new (batch.grading_settings).
+    version: int = 1
 
     @property
     def kit(self) -> str:
@@ -60,7 +64,7 @@ class Exercise(NamedTuple):
 def load_exercise(root: Path) -> Exercise:
     """Read the exercise folder's public module; GraderError naming the line if it is not
     literal values: a function name, a tuple of argument names, and (optional) the short
-    name its learner kit is called by."""
+    name its learner kit is called by and the version of its contract."""
     path = root / EXERCISE_FILE
     try:
         text = read_bounded(path, MAX_BYTES).decode("utf-8")
@@ -93,7 +97,10 @@ def load_exercise(root: Path) -> Exercise:
             f"{EXERCISE_FILE}: NAME must be lower-case words joined by hyphens, such as "
             "'rope' (its learner kit is then called rope-kit)"
         )
-    return Exercise(function, tuple(str(a) for a in arguments), name)
+    version = found.get("VERSION", 1)
+    if isinstance(version, bool) or not isinstance(version, int) or version < 1:
+        raise GraderError(f"{EXERCISE_FILE}: VERSION must be a whole number from 1")
+    return Exercise(function, tuple(str(a) for a in arguments), name, version)
 
 
 @functools.cache

@@ -17,6 +17,7 @@ from typing import Any
 
 from grader.problem.forms import Invalid
 from grader.problem.kinds import FloatTable, InputKind, Integer, IntegerList
+from grader.problem.kinds import Given as Given  # for exercises: how a table reaches learners
 from grader.problem.yamlsafe import unknown_key
 
 # The kinds an exercise names by their word, in the documented form Field("x", "float table").

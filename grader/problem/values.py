@@ -2,7 +2,8 @@
 message and into a case file, each field as its kind (kinds.py) says.
 
 What the child receives is numbers only, in the shapes the learner's function takes: an
-integer, a list of integers, a list of rows of floats. Each argument travels tagged with
+integer, a list of integers, a list of rows of floats or a float64 array (as the table's
+kind is given). Each argument travels tagged with
 its kind's wire tag, in the request's JSON (a run of consecutive integers as its range),
 a table's floats as raw float64 bytes after it.
 """
@@ -28,9 +29,10 @@ def arguments(schema: InputSchema, inputs: Mapping[str, Any]) -> list[Any]:
     """Return the arguments as the trusted reference receives them, in the grader's own
     process: integer lists as lists, a table as its read-only float64 array.
 
-    A learner receives a table as lists of floats. The reference is spared them: building
-    half a million floats and the reference's own conversion back cost it three times its
-    work, on the grader's side of every submit. `grader check` grades the reference as a
+    A learner receives a table as lists of floats, or as a writable array of its own. The
+    reference is spared lists and copies: building half a million floats and the
+    reference's own conversion back cost it three times its work, on the grader's side of
+    every submit. `grader check` grades the reference as a
     submission too, given lists, on every hidden case, so a reference that reads the two
     differently is caught there.
     """

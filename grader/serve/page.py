@@ -64,7 +64,8 @@ class Server:
             raise GraderError(f"{STARTER_FILE}: {refused}") from None
         starter = data.decode("utf-8", "replace")
         section, script = self._widget()
-        function = load_exercise(self.root).function
+        exercise = load_exercise(self.root)
+        function = exercise.function
         text = PAGE.read_text(encoding="utf-8")
         text = text.replace(
             "<!--STATEMENT-->", markdown.markdown(statement, extensions=["tables", "fenced_code"])
@@ -75,7 +76,9 @@ class Server:
             # A kit has no hidden case to submit to: no button that could only refuse.
             head, _, rest = text.partition("<!--SUBMIT-->")
             text = head + rest.partition("<!--/SUBMIT-->")[2]
-        config = {"token": self.token, "starter": starter, "function": function}
+        config: dict[str, object] = {"token": self.token, "starter": starter}
+        config["function"] = function
+        config["version"] = exercise.version  # a draft kept from before a change is told so
         # </ cannot end the script element from inside a JSON string.
         text = text.replace("/*CONFIG*/", json.dumps(config).replace("</", "<\\/"))
         return text.encode("utf-8")

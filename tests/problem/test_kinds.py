@@ -7,11 +7,12 @@ import ast
 import shutil
 from pathlib import Path
 
+import numpy as np
 import pytest
 import yaml
 
 from grader.child import run
-from grader.problem.kinds import FloatTable, Integer, IntegerList, Wire
+from grader.problem.kinds import FloatTable, Given, Integer, IntegerList, Wire
 from grader.problem.schema import Field
 from tests.conftest import ROOT, Cli
 
@@ -42,6 +43,30 @@ def test_the_child_decodes_every_wire_tag() -> None:
     decoded = [run._argument(value, places, blobs[0]) for value in sent]
     assert decoded == [[4, 5, 6, 7], [3, 1], [[1.5, -2.0], [0.0, 3.0]]]
     assert sent[0][0] == Wire.RANGE.value and sent[1][0] == Wire.VALUE.value
+
+
+def test_a_table_given_as_an_array_reaches_each_call_as_its_own_writable_float64() -> None:
+    """Given.ARRAY: the child builds a float64 array of the table's shape straight over the
+    request's bytes, writable, one per case sharing no memory; a kit's check (bytes that
+    cannot be written) gets a copy of its own, just as writable."""
+    table = FloatTable(
+        "x", low=-9, high=9, written="x", items=(1, 9), width=(1, 9), given=Given.ARRAY
+    )
+    blobs: list[bytes] = []
+    sent = [table.wire(table.check(rows), blobs) for rows in ([[1.5, -2.0]], [[0.0], [3.0]])]
+    assert {tag for tag, _ in sent} == {Wire.ARRAY.value}
+    places = [[0, 2], [16, 2]]
+    request = bytearray(b"".join(blobs))
+    first, second = (run._argument(value, places, request) for value in sent)
+    for got, shape in ((first, (1, 2)), (second, (2, 1))):
+        assert type(got) is np.ndarray and got.dtype == np.float64 and got.shape == shape
+        assert got.flags.writeable
+    assert not np.may_share_memory(first, second)
+    first[0, 0] = 7.0
+    assert second.tolist() == [[0.0], [3.0]]
+    frozen = run._argument(sent[1], places, bytes(request))
+    assert frozen.flags.writeable and frozen.tolist() == [[0.0], [3.0]]
+    assert FloatTable("x", low=0, high=1, written="x").given is Given.LISTS
 
 
 def test_no_module_outside_the_kinds_asks_which_kind_a_field_is() -> None:

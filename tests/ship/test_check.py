@@ -38,7 +38,8 @@ ROPE = """
 import numpy as np
 
 def apply_rope(x, positions):
-    x = np.asarray(x, dtype=np.float64)
+    # As the child gives it: a writable float64 array of the learner's own.
+    assert type(x) is np.ndarray and x.dtype == np.float64 and x.flags.writeable
     d = x.shape[1]
     angles = np.asarray(positions, dtype=np.float64)[:, None] / 10000 ** (
         np.arange(0, d, 2) / d
@@ -169,3 +170,22 @@ def test_check_names_modules_beyond_numpy() -> None:
         scope,
     )
     assert modules_used(scope["f"]) == ["torch"]
+
+
+def test_check_passes_a_table_as_the_child_does() -> None:
+    """The kit's check gives rope's x as the child does: a writable float64 array of the
+    case's shape, a fresh one per call."""
+    import numpy as np
+
+    from grader.pipeline import inputs
+    from grader.problem.cases import load_problem
+    from grader.ship.kit.check import arguments
+    from tests.conftest import ROPE
+
+    problem = load_problem(ROPE)
+    case = next(iter(inputs(problem.examples, problem.rules.inputs)))
+    first, second = arguments(case)[0], arguments(case)[0]
+    for x in (first, second):
+        assert type(x) is np.ndarray and x.dtype == np.float64 and x.flags.writeable
+        assert x.shape == problem.examples[0].inputs["x"].shape
+    assert not np.may_share_memory(first, second)

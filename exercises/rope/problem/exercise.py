@@ -5,12 +5,14 @@ NAME, FUNCTION and ARGUMENTS are read without running this file (literal values 
 the submission's child starts; the rest is imported once it has.
 """
 
-from grader.problem.schema import Field, InputSchema
+from grader.problem.schema import Field, Given, InputSchema
 
 # The learner kit is called NAME-kit (a command, a distribution, a package).
 NAME = "rope"
 FUNCTION = "apply_rope"
 ARGUMENTS = ("x", "positions")
+# 2: x reaches the learner as a float64 NumPy array (1 gave it as lists of rows).
+VERSION = 2
 
 MAX_ROWS = 4096
 MAX_WIDTH = 4096
@@ -41,6 +43,8 @@ INPUTS = InputSchema(
             width_step=2,
             cells=MAX_VALUES,
             seeded=True,
+            # RoPE turns query and key tensors: its learners write NumPy, and get an array.
+            given=Given.ARRAY,
             written="a list of rows of numbers, or {seed: S, shape: [rows, columns]}",
         ),
         Field(

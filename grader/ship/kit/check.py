@@ -102,7 +102,8 @@ def arguments(case: CaseInput) -> list[Any]:
     for blob in case.blobs:
         places.append([offset, len(blob) // 8])
         offset += len(blob)
-    tables = b"".join(case.blobs)
+    # A buffer of its own, as the child reads its request into: an array is given over it.
+    tables = bytearray(b"".join(case.blobs))
     return [child._argument(value, places, tables) for value in json.loads(case.args)]
 
 
