@@ -262,3 +262,45 @@ def test_unwalled_choice_by_who_runs() -> None:
     with pytest.raises(GraderError, match="--sandbox none"):
         fall_back(Fallback.WALLED, "bwrap: no user namespaces", failed="the bwrap sandbox")
     assert fall_back(Fallback.ANY, "no", failed="x")[0] is Backend.NONE
+
+
+@pytest.mark.slow
+def test_kit_page_runs_under_each_system(emulated: Venv) -> None:
+    """Under emulated macOS and Windows, the kit's practice page grades what it is sent,
+    as `run` does, and has no Submit button."""
+    import http.client
+    import json
+    import os
+    import re
+
+    env = {k: v for k, v in os.environ.items() if k not in ("GRADER_PROBLEM", "PYTHONPATH")}
+    proc = subprocess.Popen(
+        [str(emulated.bin / "rope-kit"), "serve", "--port", "0", "--no-browser"],
+        cwd=emulated.site,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=env,
+    )
+    try:
+        assert proc.stdout is not None
+        line = proc.stdout.readline()
+        found = re.search(r"http://127\.0\.0\.1:(\d+)/\?token=(\S+)", line)
+        assert found, line + (proc.stderr.read() if proc.poll() is not None and proc.stderr else "")
+        port, token = int(found[1]), found[2]
+        headers = {"X-Grader-Token": token, "Host": f"127.0.0.1:{port}"}
+        conn = http.client.HTTPConnection("127.0.0.1", port, timeout=120)
+        conn.request("GET", f"/?token={token}", headers={"Host": f"127.0.0.1:{port}"})
+        page = conn.getresponse().read().decode()
+        assert 'id="run"' in page and 'id="submit"' not in page
+        source = (KITS[1].correct).read_text()
+        conn.request("POST", "/api/run", body=json.dumps({"source": source}), headers=headers)
+        response = conn.getresponse()
+        doc = json.loads(response.read())
+        assert response.status == 200 and doc["score"] == doc["max_score"] > 0, doc
+    finally:
+        proc.kill()
+        proc.wait(timeout=30)
+        for stream in (proc.stdout, proc.stderr):
+            if stream is not None:
+                stream.close()
