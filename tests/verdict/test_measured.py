@@ -301,10 +301,10 @@ def test_a_table_for_2048_positions_is_named_on_runs_probe(cli: Cli) -> None:
     port = PORTS / "gptj_table_2048.py"
     code, out, _ = cli("run", port, "--problem", ROPE)
     assert code == 0
-    assert "passes the examples, but: on the public probe probe_past_2048: an IndexError" in out
+    assert "passes the examples, but: on the public probe probe_past_2048: is a sin/cos" in out
     assert "the table holds 2048 positions" in out
     code, out, _ = cli("submit", port, "--problem", ROPE)
-    assert code == 1 and "raised IndexError\n     hint: an IndexError at large positions" in out
+    assert code == 1 and "raised IndexError\n     hint: is a sin/cos table precomputed" in out
     assert "2048 positions" not in out
 
 
@@ -364,3 +364,19 @@ def test_crafted_sinusoid_tables_get_no_hint_without_a_match(
         if code == found[0]
     ]
     assert any(np.all(np.abs(got - t).max(axis=1) <= slack) for t in tables), found
+
+
+@pytest.mark.parametrize(
+    ("port", "said"),
+    [
+        ("clamped_table_2048", "every later row is turned as position 2047: a table of 2048"),
+        ("zero_tail_2048", "from 2048 on the rows are zeros: a table of at most 2048"),
+    ],
+)
+def test_a_wrong_tail_is_named_on_the_probe_only(cli: Cli, port: str, said: str) -> None:
+    """A table of 2048 positions whose tail is zeros or clamped: `grader run` names it on the
+    probe with what it read; on a hidden case a wrong answer never shows that hint."""
+    code, out, _ = cli("run", PORTS / f"{port}.py", "--problem", ROPE)
+    assert code == 0 and said in out
+    code, out, _ = cli("submit", PORTS / f"{port}.py", "--problem", ROPE)
+    assert code == 1 and "hint:" not in out

@@ -140,9 +140,9 @@ HINTS = {
     "stored in float32, and its rounding is multiplied by the entries of x; keep the table "
     "in float64",
     **dict(_combinations()),
-    "table_precomputed": "an IndexError at large positions: is a sin/cos table precomputed "
-    "for a fixed number of positions (as GPT-J's max_position_embeddings) indexed past its "
-    "end? Compute the angles from the positions given, whatever their size",
+    "table_precomputed": "is a sin/cos table precomputed for a fixed number of positions (as "
+    "GPT-J's max_position_embeddings) indexed past its end? Compute the angles from the "
+    "positions given, whatever their size",
 }
 # Hints an exception earns, each with the exception it goes with.
 RAISED_HINTS = {"table_precomputed": "IndexError"}
