@@ -35,7 +35,11 @@ CORPUS = ROOT / "solutions"
 # The second exercise, in its own folder.
 ROPE = ROOT / "exercises" / "rope"
 # The first exercise's modules: public (its declarations, its matcher) and staff.
-EXERCISE_MODULES = ("exercise.py", "matching.py", "staff.py")
+# The exercise's modules: its public module, the staff module and what they import beside
+# them (every module of problem/ but the learner's starter).
+EXERCISE_MODULES = tuple(
+    sorted(path.name for path in (ROOT / "problem").glob("*.py") if path.name != "starter.py")
+)
 # The first exercise's hint sentences, by code.
 HINTS = load_rules(ROOT).hints
 

@@ -415,12 +415,10 @@ def test_autograder_missing(autograder: Path) -> None:
 
 
 def test_autograder_same_file_rule_as_the_cli(autograder: Path, cli: Cli, tmp_path: Path) -> None:
-    """A correct solution named sol.txt: refused by both, in the same words."""
+    """A correct solution named sol.txt: refused by both, asked in the same words to be
+    renamed."""
     doc = _autograde(autograder, {"sol.txt": CORPUS / "correct" / "lists.py"})
-    words = (
-        "sol.txt is not a Python file: a submission is a .py, a notebook (.ipynb), "
-        "or a .zip or folder of them"
-    )
+    words = "sol.txt holds Python under another name: rename to .py (sol.py)"
     assert doc["score"] == 0 and words in doc["output"]
     shutil.copy(CORPUS / "correct" / "lists.py", tmp_path / "sol.txt")
     code, out, err = cli("submit", tmp_path / "sol.txt")
