@@ -9,6 +9,10 @@ looked at as the tokenizer asks for it, and a magic is handed to it as `pass` al
 that one pass over the cell suffices and the magic's own text (an unclosed quote in a shell
 line) never confuses what follows. A cell magic whose body is Python (`%%time`,
 `%%capture`) keeps its body; any other (`%%bash`, `%%writefile`, `%%html`) is not Python.
+
+A cell's lines are Python's lines: ended by `\n`, `\r\n` or a lone `\r`, as the tokenizer
+counts them, never by what else `str.splitlines` takes for an end (`\f`, `\v`, `\x1c`-`\x1e`,
+`\x85`, `\u2028`, `\u2029`): those stay inside their line, where the compiler sees them.
 """
 
 from __future__ import annotations
@@ -24,6 +28,13 @@ PYTHON_CELL_MAGICS = frozenset({"time", "timeit", "capture", "prun", "debug"})
 MAGIC_LINE = re.compile(r"^(\s*)(?:[%!]|\w+\s*=\s*[%!]|[\w.]+\?\??\s*$)")
 OPENING = frozenset("([{")
 CLOSING = frozenset(")]}")
+# Where Python's tokenizer ends a line, and nowhere else.
+LINE_END = re.compile(r"\r\n|\r|\n")
+
+
+def python_lines(text: str) -> list[str]:
+    """Return text's lines as Python counts them (line 3 of a traceback is item 2)."""
+    return LINE_END.split(text)
 
 
 @dataclass
@@ -36,7 +47,7 @@ class Python:
 
 def python_of(source: str) -> Python:
     """Return a code cell's lines with IPython's own syntax turned into Python."""
-    lines = source.split("\n")
+    lines = python_lines(source)
     first = next((i for i, line in enumerate(lines) if line.strip()), None)
     if first is not None and lines[first].lstrip().startswith("%%"):
         magic = lines[first].strip()[2:].split(maxsplit=1)
@@ -63,7 +74,7 @@ class _Lines:
         try:
             for token in tokenize.generate_tokens(self.readline):
                 self.seen(token)
-        except (tokenize.TokenError, SyntaxError):
+        except (tokenize.TokenError, SyntaxError, ValueError):
             # Python's own mistake, where the tokenizer stopped: the lines it did not
             # read stay as written, and the compiler says where the cell goes wrong.
             pass

@@ -105,14 +105,18 @@ class Source(NamedTuple):
 
     def line(self, number: object) -> int | None:
         """Return ``number`` if it is a line of the file."""
-        lines = self.text.count("\n") + 1
+        from grader.submission.ipython import LINE_END
+
+        lines = len(LINE_END.findall(self.text)) + 1
         if isinstance(number, int) and not isinstance(number, bool) and 1 <= number <= lines:
             return number
         return None
 
     def line_text(self, number: int) -> str:
         """Return line ``number`` of the file, stripped and bounded, for a syntax error."""
-        lines = self.text.splitlines()
+        from grader.submission.ipython import python_lines
+
+        lines = python_lines(self.text)
         return lines[number - 1].strip()[:200] if 1 <= number <= len(lines) else ""
 
 

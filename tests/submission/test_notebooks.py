@@ -355,3 +355,48 @@ def test_what_is_left_out_before_the_binding_kept_leaves_the_slice_sure() -> Non
     assert not to_module(notebook(*cells).encode(), FUNCTION).unsure
     cells = (cells[0], cells[2], cells[1], cells[3])
     assert to_module(notebook(*cells).encode(), FUNCTION).unsure
+
+
+# Every character some reader takes for a line's end: Python's tokenizer ends a line at
+# \n, \r\n and \r only; str.splitlines also at \f, \v, \x1c-\x1e, \x85, \u2028 and \u2029.
+LINE_ENDS = ["\n", "\r\n", "\r", "\f", "\v", "\x1c", "\x1d", "\x1e", "\x85", "\u2028", "\u2029"]
+
+
+@pytest.mark.parametrize("end", ["\r", "\r\n"], ids=["CR", "CRLF"])
+def test_a_cell_of_cr_line_ends_is_graded(cli: Cli, tmp_path: Path, end: str) -> None:
+    """A cell whose lines end in a lone CR was split on \\n by the reader and on \\r by the
+    parser: the grader died (internal error: IndexError, exit 3) in submit, run and batch."""
+    path = tmp_path / "answer.ipynb"
+    cells = [IMPORTS.replace("\n", end), RIGHT.replace("\n", end)]
+    doc = json.loads(notebook())
+    doc["cells"] += [
+        {"cell_type": "code", "metadata": {}, "outputs": [], "source": c} for c in cells
+    ]
+    path.write_text(json.dumps(doc))
+    code, out, _ = cli("submit", path, "--format", "json")
+    assert (code, json.loads(out)["score"]) == (0, 10.0), out
+
+
+@pytest.mark.slow
+@settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    st.lists(
+        st.lists(
+            st.sampled_from([*LINE_ENDS, *"%!?def x()=:\t #[]'\"\\sinuoal_ptd12."]), max_size=60
+        ).map("".join)
+        | st.sampled_from([RIGHT.replace("\n", end) for end in LINE_ENDS]),
+        max_size=5,
+    )
+)
+def test_no_line_end_makes_the_notebook_reader_raise(cells: list[str]) -> None:
+    """Whatever ends a cell's lines, the reader gives a module or a refusal, never a crash,
+    and every line of the module has its place."""
+    doc = json.loads(notebook())
+    doc["cells"] += [
+        {"cell_type": "code", "metadata": {}, "outputs": [], "source": c} for c in cells
+    ]
+    try:
+        module = to_module(json.dumps(doc).encode(), FUNCTION)
+    except GraderError:
+        return
+    assert len(module.places) == module.text.count("\n")
