@@ -175,3 +175,31 @@ def test_gradescope_setup_installs_the_lock(base_image: str, tmp_path: Path) -> 
     for name, version in pins:
         found = {k.lower(): v for k, v in frozen.items()}.get(name.lower())
         assert found == version, (name, version, found)
+
+
+# Podman's own default profile, the one every `podman run` above applies.
+PODMAN_PROFILE = Path("/usr/share/containers/seccomp.json")
+
+
+@pytest.mark.parametrize("user", ["grader", "root"])
+def test_without_user_namespaces_landlock_holds_and_says_what_it_left_out(
+    grader_image: str, tmp_path: Path, user: str
+) -> None:
+    """Podman's default profile less `unshare` (as Docker's refuses namespaces without
+    CAP_SYS_ADMIN): Landlock and seccomp grade 10/10, the private namespaces are named as
+    left out, and the write bound as the one per file."""
+    if not PODMAN_PROFILE.is_file():
+        pytest.skip(f"no {PODMAN_PROFILE} to start from")
+    profile = json.loads(PODMAN_PROFILE.read_text())
+    for rule in profile["syscalls"]:
+        rule["names"] = [n for n in rule["names"] if n != "unshare"]
+    (tmp_path / "profile.json").write_text(json.dumps(profile))
+    confined = ["--user", user, "--security-opt", f"seccomp={tmp_path / 'profile.json'}"]
+    submit = ["submit", "--sandbox", "landlock", "--format", "json"]
+    reference = "/opt/grader/src/solutions/reference.py"
+    proc = run([*PODMAN, "run", "--rm", *LIMITS, *confined, grader_image, *submit, reference])
+    doc = json.loads(proc.stdout)
+    assert doc["score"] == 10
+    walls = doc["extra_data"]["walls"]
+    assert walls["namespaces"].startswith("shared (")
+    assert walls["writes"] == "16 MB per file only"
