@@ -5,7 +5,9 @@ from the staff module (problem/staff.py), computed from the case's inputs in the
 (the child never sees them), or, in the learner kit, from the tables stored at bundle time
 for its public inputs. A hint is given only when one known mistake explains the whole
 answer: within MATCH_TOL on every row, or within the error of float32 (float16) arithmetic
-for the precision mistakes. Anything else gets no hint at all rather than a guess. Hints are
+for the precision mistakes. Where none does and the staff module is at hand, measure.py
+reads back each pair's rate and staff.py's confirm names a proposal only when its
+regenerated table matches. Anything else gets no hint at all rather than a guess. Hints are
 fixed sentences, so on a hidden case they reveal nothing of its data.
 """
 

@@ -1,12 +1,16 @@
-"""Name the learner's mistake by matching a wrong answer against known wrong answers.
+"""Name the learner's mistake: against known wrong answers first, then by measurement.
 
-This module ships to learners, so it never evaluates the formula: the known wrong tables
-come from staff.py (staff only), computed from the case's inputs by the grader, and
-arrive here as ``tables``. A code is returned only when one known mistake explains the whole
-answer: within MATCH_TOL on every value (as computed in float64, or with the error of
-float32 arithmetic on top), or, for the precision mistakes, within the error that float32
-(float16) arithmetic on the angle position * frequency can make on each row. Anything else
-gets no hint rather than a guess. Hints are fixed sentences, so on a hidden case they reveal nothing of its data.
+This module ships to learners, so it never evaluates the formula. The known wrong tables
+(the mistakes that are no rotation of a pair by a position's angle, and a few that are)
+come from staff.py (staff only), computed from the case's inputs by the grader, sampled
+rows first, or from the tables a learner kit stored. A code is returned only when one
+known mistake explains the whole answer: within MATCH_TOL on every value (as computed in
+float64, or with the error of float32 arithmetic on top), or, for the precision mistakes,
+within the error their arithmetic makes, told apart by how it grows with the position.
+Where the staff module is at hand, measure.py then reads back what the answer did and
+staff.py's confirm names it only when one proposal's regenerated table matches. Anything
+else gets no hint rather than a guess. Hints are fixed sentences, so on a hidden case they
+reveal nothing of its data; what was read is said on visible cases only.
 """
 
 from __future__ import annotations

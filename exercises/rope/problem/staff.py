@@ -16,6 +16,7 @@ Keys are mistake codes, optionally followed by "@" and a variant of the same mis
 from __future__ import annotations
 
 import functools
+import itertools
 from dataclasses import dataclass
 from typing import Any
 
@@ -196,15 +197,11 @@ def _catalogue(turned: int) -> list[tuple[tuple[str, ...], Any, str]]:
             for a in NTK_FACTORS
         ]
     out = []
-    for (scale, scale_code), (code, exponent) in _product(SCALES, EXPONENTS.items()):
+    for (scale, scale_code), (code, exponent) in itertools.product(SCALES, EXPONENTS.items()):
         for base, word in bases if code is None else [(BASE, "")]:
             parts = tuple(c for c in (code, "wrong_base" if word else None, scale_code) if c)
             out.append((parts, scale * np.power(base, -exponent(i, turned)), word))
     return out
-
-
-def _product(a: Any, b: Any) -> list[tuple[Any, Any]]:
-    return [(u, v) for u in a for v in b]
 
 
 def _measured_base(rates: Any, turned: int) -> list[tuple[tuple[str, ...], Any, str]]:
