@@ -289,6 +289,7 @@ class Pool:
         """Stop, and delete the batch folder, once: its owner's `with` closes it, and the
         batch may close it sooner (see batch/run.py)."""
         self.stop()
+        tempdirs.settle()  # the children's folders first, each on its own
         tempdirs.remove_tree(self.root)
 
     def __enter__(self) -> Pool:

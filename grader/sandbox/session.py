@@ -25,7 +25,7 @@ from grader.sandbox.answers import (
 from grader.sandbox.conversation import Child
 from grader.sandbox.limits import Limits
 from grader.sandbox.spawn import Launch, private_folder
-from grader.sandbox.tempdirs import remove_tree
+from grader.sandbox.tempdirs import remove_later
 
 
 class Session:
@@ -46,7 +46,7 @@ class Session:
     def _spawn(self) -> Child:
         """Start another child, in a fresh folder: nothing the last one wrote is left for it."""
         launch = self.launch
-        remove_tree(self.tmp)
+        remove_later(self.tmp)
         self.tmp, submission = private_folder(launch.source, launch.spawner.root, launch.beside)
         started = launch.spawner.spawn(
             tmp=self.tmp, submission=str(submission), function=launch.function, arity=launch.arity
@@ -60,11 +60,12 @@ class Session:
         self.close()
 
     def close(self) -> None:
-        """Kill any child still running and delete the private folder."""
+        """Kill any child still running, and hand its private folder over for deletion
+        (tempdirs.settle waits for it: the command's end, the pool's close)."""
         if self.child is not None:
             self.child.close()
             self.child = None
-        remove_tree(self.tmp)
+        remove_later(self.tmp)
 
     def run(self, cases: Sequence[CaseInput]) -> Run:
         """Run every case in fresh children until each one has an answer or the budget ends."""
