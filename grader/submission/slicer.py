@@ -2,15 +2,19 @@
 
 Each statement's names come from its symbol tables: what it binds, what it reads when it
 runs, what the functions it defines read when called. What it changes in place is read
-from its syntax, in whatever block holds the change (`for i in ...: EXP[i] = ...`): an
-item or attribute stored or deleted, an augmented assignment, a method called on the name,
-the name handed to a function the notebook defines or to numpy (`fill(EXP)`,
-`np.copyto(EXP, ...)`). The slice keeps the function's last definition and, name by name,
-every statement that binds or so changes a name it needs, future imports always.
+from its syntax (effects.py), in whatever block or expression holds the change (`for i in
+...: EXP[i] = ...`, `[CFG.update(...) for _ in ...]`, `_ = CFG.update(...)`): an item or
+attribute stored or deleted, an augmented assignment, a method called on the name (a
+module's function aside), the name handed to a function the notebook defines or to numpy
+(`fill(EXP)`, `np.copyto(EXP, ...)`), a call of the notebook's own function that sets the
+name as a global or changes it (`set_base()`, through the functions it calls too). The slice
+keeps the function's last definition and, name by name, every statement that binds or so
+changes a name it needs, future imports always.
 
 What the slice leaves out may still change such a name some way no syntax says for sure:
 the name handed to another library's call (`other.fill(EXP)`), or bound to a second name
-that could change it (`view = EXP`), before the function last reads it. The answer of such
+that could change it (`view = EXP`), or a call that may change any name (`exec(...)`,
+`globals()[...]`), before the function last reads it. The answer of such
 a slice may not be the notebook's: ``unsure`` names those cells, and no mistake is named on
 the tables the slice computes.
 """
@@ -26,19 +30,19 @@ import warnings
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 
+from grader.submission import effects
+
 BUILTIN_NAMES = frozenset(dir(builtins))
-# Builtins that read what they are handed and never change it.
-READ_ONLY_CALLS = frozenset(
-    {"print", "len", "repr", "str", "type", "id", "isinstance", "display", "format", "hash"}
-    | {"sum", "min", "max", "abs", "round", "bool", "int", "float", "all", "any", "sorted"}
-)
 # The modules whose functions are known: each reads what it is handed but these, which
 # change it in place (and any given it as `out=`).
 KNOWN_MODULES = frozenset({"numpy", "random"})
 CHANGING_FUNCTIONS = frozenset(
     {"copyto", "put", "place", "putmask", "put_along_axis", "fill_diagonal", "shuffle", "at"}
 )
-BLOCK_FIELDS = ("body", "orelse", "finalbody", "handlers", "cases")
+# Calls that may change any name, no syntax says which.
+UNBOUNDED_CALLS = frozenset({"exec", "eval", "globals", "vars", "locals", "setattr", "delattr"})
+# The notebook's own functions followed from one call, each called by the one before.
+MAX_CALLS_FOLLOWED = 200
 
 
 @dataclass
@@ -56,6 +60,12 @@ class Statement:
     handed: frozenset[tuple[str, str, str]] = frozenset()
     aliases: frozenset[str] = frozenset()  # names another name is bound to (view = EXP)
     unknown: frozenset[str] = frozenset()  # handed to a call whose effect is not known
+    # A method called on the name anywhere it runs ([CFG.update(...) for _ in ...]).
+    called_on: frozenset[str] = frozenset()
+    called: frozenset[str] = frozenset()  # the plain names it calls (set_base())
+    # A function it defines: the globals that function may set or change, the names it calls.
+    writes: frozenset[str] = frozenset()
+    inner_calls: frozenset[str] = frozenset()
     star: bool = False
     future: bool = False
     needed: bool = False
@@ -87,15 +97,20 @@ def _names(statement: Statement) -> None:
     binds = {s.get_name() for s in symbols if s.is_assigned() or s.is_imported()}
     now = {s.get_name() for s in symbols if s.is_referenced()}
     later: set[str] = set()
-    for table, when in _nested(top, now=True):
+    for table, when in effects.nested(top, now=True):
         (now if when else later).update(s.get_name() for s in table.get_symbols() if s.is_global())
     changes: set[str] = set()
     handed: set[tuple[str, str, str]] = set()
     aliases: set[str] = set()
-    for simple in _run_here(node):
-        changes.update(_changed_roots(simple))
-        handed.update(_handed(simple))
-        aliases.update(_aliased(simple))
+    for simple in effects.run_here(node):
+        changes.update(effects.changed_roots(simple))
+        handed.update(effects.handed(simple))
+        aliases.update(effects.aliased(simple))
+    statement.called_on, statement.called = effects.calls(
+        e for simple in effects.run_here(node) for e in effects.own_expressions(simple)
+    )
+    if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+        statement.writes, statement.inner_calls = effects.writes(node, top)
     if isinstance(node, ast.AugAssign) and isinstance(node.target, ast.Name):
         changes.add(node.target.id)
     statement.binds = frozenset(binds - changes)
@@ -104,106 +119,6 @@ def _names(statement: Statement) -> None:
     statement.uses_later = frozenset(later - BUILTIN_NAMES)
     statement.handed = frozenset(handed)
     statement.aliases = frozenset(aliases)
-
-
-def _nested(
-    table: symtable.SymbolTable, *, now: bool
-) -> Iterator[tuple[symtable.SymbolTable, bool]]:
-    """Yield the tables inside ``table``, each with whether its names are read at once: a
-    class body's are, a function's only when it is called."""
-    for child in table.get_children():
-        at_once = now and child.get_type() == "class"
-        yield child, at_once
-        yield from _nested(child, now=at_once)
-
-
-def _run_here(node: ast.stmt) -> Iterator[ast.stmt]:
-    """Yield the statements a top-level statement runs as the cell runs: itself and those
-    of its blocks (for, while, if, with, try, match), never a function's or class's body."""
-    if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
-        return
-    yield node
-    for name in BLOCK_FIELDS:
-        for child in getattr(node, name, None) or ():
-            if isinstance(child, ast.stmt):
-                yield from _run_here(child)
-            else:  # an except handler or a match case: its body
-                for inner in getattr(child, "body", []):
-                    yield from _run_here(inner)
-
-
-def _own_expressions(node: ast.stmt) -> Iterator[ast.expr]:
-    """Yield the expressions of a statement itself, not those of its blocks."""
-    for _, value in ast.iter_fields(node):
-        for item in value if isinstance(value, list) else [value]:
-            if isinstance(item, ast.expr):
-                yield item
-            elif isinstance(item, ast.withitem):
-                yield item.context_expr
-
-
-def _root(element: ast.expr, *, attributes: bool = True) -> str | None:
-    """Return the name an item or attribute chain starts from (EXP in EXP[i].a)."""
-    kinds = (ast.Subscript, ast.Attribute) if attributes else (ast.Subscript,)
-    root = element
-    while isinstance(root, kinds):
-        root = root.value
-    return root.id if isinstance(root, ast.Name) else None
-
-
-def _changed_roots(node: ast.stmt) -> Iterator[str]:
-    """Yield the names whose object a statement changes in place: x[0] = 1, x.a = 1,
-    del x[0], and a method called on the name as a statement of its own (x.append(1))."""
-    targets: list[ast.expr] = []
-    if isinstance(node, ast.Assign):
-        targets = list(node.targets)
-    elif isinstance(node, (ast.AugAssign, ast.AnnAssign)):
-        targets = [node.target]
-    elif isinstance(node, ast.Delete):
-        targets = list(node.targets)
-    elif isinstance(node, ast.Expr) and isinstance(node.value, ast.Call):
-        targets = [node.value.func]
-    for target in targets:
-        for element in target.elts if isinstance(target, (ast.Tuple, ast.List)) else [target]:
-            root = _root(element)
-            if root is not None and isinstance(element, (ast.Subscript, ast.Attribute)):
-                yield root
-
-
-def _handed(node: ast.stmt) -> Iterator[tuple[str, str, str]]:
-    """Yield (the callee's root name, its last attribute, a name handed to it) for every
-    call a statement makes, "out=" for the attribute where the name is its `out`; the
-    builtins that only read are passed over."""
-    for expression in _own_expressions(node):
-        for call in ast.walk(expression):
-            if not isinstance(call, ast.Call):
-                continue
-            callee = _root(call.func) or ""
-            if isinstance(call.func, ast.Name) and callee in READ_ONLY_CALLS:
-                continue
-            attribute = call.func.attr if isinstance(call.func, ast.Attribute) else ""
-            handed = [(attribute, a) for a in call.args]
-            handed += [("out=" if k.arg == "out" else attribute, k.value) for k in call.keywords]
-            for said, argument in handed:
-                if isinstance(argument, ast.Starred):
-                    argument = argument.value
-                name = _root(argument, attributes=False)
-                if name is not None:
-                    yield callee, said, name
-
-
-def _aliased(node: ast.stmt) -> Iterator[str]:
-    """Yield the names a statement binds a second name to (view = EXP, for row in EXP)."""
-    value: ast.expr | None = None
-    if isinstance(node, (ast.Assign, ast.AnnAssign)):
-        value = node.value
-    elif isinstance(node, (ast.For, ast.AsyncFor)):
-        value = node.iter
-    values = value.elts if isinstance(value, (ast.Tuple, ast.List)) else [value]
-    for element in values:
-        name = _root(element, attributes=False) if element is not None else None
-        if name is not None:
-            yield name
 
 
 def last(found: Sequence[Statement], name: str, before: int) -> Statement | None:
@@ -263,16 +178,51 @@ def _callees(found: Sequence[Statement]) -> _Callees:
     return _Callees(frozenset(own), frozenset(modules), frozenset(functions))
 
 
+def _own_writes(found: Sequence[Statement]) -> tuple[dict[str, frozenset[str]], frozenset[str]]:
+    """Return the globals each function of the notebook's own may set or change when called,
+    through the functions it calls too, and the names imports bind."""
+    writes: dict[str, set[str]] = {}
+    calls: dict[str, set[str]] = {}
+    imported: set[str] = set()
+    for statement in found:
+        node = statement.node
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            writes.setdefault(node.name, set()).update(statement.writes)
+            calls.setdefault(node.name, set()).update(statement.inner_calls)
+        elif isinstance(node, (ast.Import, ast.ImportFrom)):
+            imported |= statement.binds
+    every = frozenset(name for names in writes.values() for name in names)
+    closed: dict[str, frozenset[str]] = {}
+    for name in writes:  # what it calls, and what they call, to any depth
+        seen, todo, reached = {name}, list(calls[name]), set(writes[name])
+        while todo and len(seen) < MAX_CALLS_FOLLOWED:
+            callee = todo.pop()
+            if callee not in seen and callee in writes:
+                seen.add(callee)
+                reached |= writes[callee]
+                todo.extend(calls[callee])
+        # Past the bound, whatever any of them writes: keeping beats guessing.
+        closed[name] = every if todo else frozenset(reached)
+    return closed, frozenset(imported)
+
+
 def _indexes(
     found: Sequence[Statement], function: str
 ) -> tuple[dict[str, list[int]], dict[str, list[int]], list[int]]:
     """Return, by name, the orders of the statements binding it and of those changing it
     (a test or demo of the function aside), and the orders of the `import *`."""
     callees = _callees(found)
+    writes, imported = _own_writes(found)
     binders: dict[str, list[int]] = {}
     changers: dict[str, list[int]] = {}
     stars: list[int] = []
     for statement in found:
+        # A method called on a name (a module's function aside), a function of the
+        # notebook's own that sets or changes globals: kept as changing them.
+        reached = statement.called_on - imported - statement.binds
+        for called in statement.called & writes.keys():
+            reached |= writes[called] - imported
+        statement.changes |= reached
         for root, attribute, name in statement.handed:
             effect = callees.effect(root, attribute)
             if effect is Effect.CHANGES and name not in statement.binds:
@@ -323,11 +273,15 @@ def need(found: Sequence[Statement], target: Statement, function: str) -> None:
         bound = binders.get(name, [])
         at = bisect.bisect_left(bound, before)
         if at == 0:
-            # Bound by no statement before: it may come from an `import *`.
+            # Bound by no statement before: it may come from an `import *`, or a
+            # function setting it as a global (set_base()).
             upto = bisect.bisect_left(stars, before)
             for order in stars[stars_kept:upto]:
                 keep(found[order])
             stars_kept = max(stars_kept, upto)
+            orders = changers.get(name, [])
+            for order in orders[: bisect.bisect_left(orders, before)]:
+                keep(found[order])
             continue
         where = bound[at - 1]
         keep(found[where])
@@ -346,7 +300,8 @@ def need(found: Sequence[Statement], target: Statement, function: str) -> None:
 def unsure(found: Sequence[Statement]) -> list[tuple[Statement, str]]:
     """Return the statements left out that may change a name the slice binds and reads,
     between its first binding and its last reading (handed to a call, changed in place, or
-    bound to a second name), each with such a name."""
+    bound to a second name), each with such a name; and those left out before the last
+    reading that call what may change any name (exec, globals), each with that call."""
     last_read: dict[str, int] = {}  # a name the kept code reads -> when, last
     first_bound: dict[str, int] = {}  # a name kept statements bind, imports aside -> when
     for statement in found:
@@ -360,8 +315,13 @@ def unsure(found: Sequence[Statement]) -> list[tuple[Statement, str]]:
             for name in statement.binds:
                 first_bound.setdefault(name, statement.order)
     doubtful = []
+    end = max(last_read.values(), default=-1)
     for statement in found:
         if statement.needed:
+            continue
+        hidden = sorted(statement.called & UNBOUNDED_CALLS)
+        if hidden and statement.order < end:  # exec("BASE = 1"): no syntax says what
+            doubtful.append((statement, f"{hidden[0]}()"))
             continue
         touched = statement.changes | statement.aliases | statement.unknown
         for name in sorted(touched & first_bound.keys()):

@@ -1,0 +1,75 @@
+"""The notebook's slice keeps whatever may change what the function reads, through the CLI."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from grader.submission.notebook import to_module
+from tests.conftest import Cli
+from tests.submission.test_notebooks import BODY, FUNCTION, IMPORTS, notebook
+
+# The reference, its base read from a table the notebook changes after building it.
+FROM_CFG = BODY.format(freq='1.0 / np.power(CFG["base"], 2.0 * np.arange(d_model // 2) / d_model)')
+FROM_TABLE = FROM_CFG.replace('CFG["base"]', "T[0]")
+SMALL_BASE = IMPORTS + "CFG = {'base': 100.0}\n"
+
+# The change of a table the function reads, held by something other than a statement of
+# its own: each was left out, the notebook 0/10 or 1/10 where the .py of its cells got 10/10.
+CHANGED_INSIDE = {
+    "a method called in a comprehension": (
+        SMALL_BASE,
+        "[CFG.update(base=10000.0) for _ in range(1)]\n",
+        FROM_CFG,
+    ),
+    "a method's result assigned": (SMALL_BASE, "_ = CFG.update(base=10000.0)\n", FROM_CFG),
+    "a helper setting a global": (
+        IMPORTS,
+        "def set_base():\n    global CFG\n    CFG = {'base': 10000.0}\n",
+        "set_base()\n",
+        FROM_CFG,
+    ),
+    "a helper calling one changing a global": (
+        SMALL_BASE,
+        "def inner():\n    CFG['base'] = 10000.0\n\ndef outer():\n    inner()\n",
+        "outer()\n",
+        FROM_CFG,
+    ),
+    "a comprehension of appends": (
+        IMPORTS + "T = []\n",
+        "[T.append(b) for b in [10000.0]]\n",
+        FROM_TABLE,
+    ),
+}
+
+
+@pytest.mark.parametrize("case", CHANGED_INSIDE)
+def test_a_change_inside_an_expression_is_kept(cli: Cli, tmp_path: Path, case: str) -> None:
+    path = tmp_path / "answer.ipynb"
+    path.write_text(notebook(*CHANGED_INSIDE[case]))
+    code, out, _ = cli("submit", path, "--format", "json")
+    doc = json.loads(out)
+    assert (code, doc["score"]) == (0, 10.0), out
+    assert "left out" not in out
+
+
+def test_a_module_s_function_called_is_no_change_of_the_module() -> None:
+    """`np.load(...)` in a cell the function does not need stays out: a method on a module is
+    the module's function, not a change of the module the function reads."""
+    cells = (IMPORTS + "T = [10000.0]\n", "data = np.load('mine.npy')\n", FROM_TABLE)
+    module = to_module(notebook(*cells).encode(), FUNCTION)
+    assert "np.load" not in module.text and not module.unsure
+
+
+def test_a_call_that_may_change_any_name_makes_the_slice_unsure(cli: Cli, tmp_path: Path) -> None:
+    """`exec(...)` left out may set what the function reads: no mistake is named on the
+    answers, and the report says which cell was left out and why."""
+    path = tmp_path / "answer.ipynb"
+    cells = (SMALL_BASE, "exec(\"CFG['base'] = 10000.0\")\n", FROM_CFG)
+    path.write_text(notebook(*cells))
+    code, out, _ = cli("submit", path, "--format", "json")
+    doc = json.loads(out)
+    assert code == 1 and not [t for t in doc["tests"] if "hint" in t["output"]], out
+    assert "cells left out may change what sinusoidal_positions reads: cell 3 (exec())" in out
