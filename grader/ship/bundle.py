@@ -8,7 +8,6 @@ import zipfile
 from collections.abc import Iterable
 from pathlib import Path
 from string import Template
-from typing import Any
 
 from grader.errors import GraderError, Refused
 from grader.files import PACKAGE, TEMPLATES, delete
@@ -30,6 +29,7 @@ from grader.problem.layout import (
 from grader.sandbox import tempdirs
 from grader.ship.kit.vendor import rename_problem, vendor
 from grader.ship.kitcheck import HOME_FILES, public_files, verify_learner
+from grader.ship.kitstage import kit_examples, write_known_tables
 
 GRADESCOPE_CONFIG = "gradescope.yaml"
 # The grading stack pinned with hashes, which the autograder installs (docs/shards/README.md).
@@ -106,46 +106,13 @@ def _kit_data(root: Path, stage: Path, package: Path) -> None:
     for the diagnosis. The copy inside the package is what an installed kit (pip, pipx)
     finds when it is not run from the kit's folder.
     """
-    import numpy as np
-    import yaml
-
-    from grader.files import read_bounded
-    from grader.problem.cases import check_problem
-    from grader.problem.rules import load_staff
-    from grader.problem.yamlsafe import MAX_BYTES, load_bytes
-    from grader.verdict.known import stored_arrays
-
-    checked = check_problem(root, hidden=False)
-    problem = checked.problem
-    # Through the loader's bounds, as check_problem read it; the text ships as it is.
-    read = read_bounded(root / EXAMPLES_FILE, MAX_BYTES)
-    text = read.decode("utf-8")
-    if problem.probes:
-        head, _, _ = text.partition("\nprobes:")
-        top = load_bytes(read).data
-        assert isinstance(top, dict)  # check_problem has loaded the very same file
-        raw = top["probes"]
-        for entry, probe in zip(raw, problem.probes, strict=True):
-            entry["expected"] = checked.expected[probe.name].tolist()
-        text = (
-            head
-            + "\n"
-            + yaml.safe_dump({"probes": raw}, sort_keys=False, width=100, default_flow_style=None)
-        )
-    (stage / EXAMPLES_FILE).write_text(text, encoding="utf-8")
+    (stage / EXAMPLES_FILE).write_text(kit_examples(root), encoding="utf-8")
     data = package / KIT_DATA_DIR
     (data / "problem").mkdir(parents=True)
     for name in (BUNDLE_FILE, *public_files(root)):
         (data / name).parent.mkdir(parents=True, exist_ok=True)
         shutil.copy(stage / name, data / name)
-    staff = load_staff(root)
-    if staff is None or not hasattr(staff, "kit_tables"):
-        return  # an exercise with no known mistakes: the kit has no tables to carry
-    # Any: numpy's stub types the keyword arguments of savez as its own options.
-    arrays: dict[str, Any] = {}
-    for i, case in enumerate(problem.examples + problem.probes):
-        arrays |= stored_arrays(i, case.inputs, staff.kit_tables(case.inputs))
-    np.savez_compressed(data / KNOWN_TABLES, **arrays)
+    write_known_tables(root, data / KNOWN_TABLES)
 
 
 def build_gradescope(

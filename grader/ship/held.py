@@ -5,9 +5,16 @@ within the case's tolerance, is some public row's values at some of its columns,
 order. That covers the rows reordered, repeated or spread over several tables, a table
 inside a larger one, columns added anywhere (a zero pair after each row, pair i moved to
 pair k * i), and, as every public table is read by its columns too, a table transposed or
-laid out flat in one list. A row in common is no case: every row must be held. Columns
-shuffled within a row, or values scaled or shifted, make another table: the check is about
-copies of the numbers, not disguises of them.
+laid out flat in one list, or reshaped (a table's values read flat, in order, hold the
+rows of a table of any other width). A row in common is no case: every row must be held.
+
+Rows are also compared up to a scale, in every exercise (a table times 2 with its answer
+times 2 gives a linear exercise's hidden answer away, and a false match would need the
+ratios of a whole table's values, each within the tolerance): each row, column or flat
+layout is divided by its value of largest magnitude, and so is each hidden row, and the
+hidden table as a whole. A scaled copy is found alone or among values of smaller
+magnitude. Columns shuffled within a row, or values shifted, make another table: the check
+is about copies of the numbers, not every disguise of them.
 """
 
 from __future__ import annotations
@@ -23,27 +30,100 @@ if TYPE_CHECKING:
 
 
 class PublicTable(NamedTuple):
-    """A table of numbers the kit holds, as rows of its last axis, and where it is."""
+    """A table of numbers the kit holds, as rows of its last axis, and where it is; the
+    seed of numpy's stream it was generated from, if it was."""
 
     where: str
     rows: Array
+    seed: int | None = None
 
 
 class PublicRows:
-    """Every row and every column of the kit's tables, each value findable by its size."""
+    """Every row, column and flat layout of the kit's tables, as they are and as scaled."""
 
     def __init__(self, tables: Sequence[PublicTable]) -> None:
+        self.tables = tables
+        self.exact = _Index([table.rows for table in tables], tables)
+        self.scaled = _Index([table.rows / _anchor(table.rows) for table in tables], tables)
+
+    def holding(self, wanted: Array, tol: Tolerance) -> list[str] | None:
+        """Return where the rows of ``wanted`` are (the table holding most of them first),
+        as they are or scaled as a whole; None if a row is in none."""
+        bounds = _bounds(wanted, tol)
+        found = self.exact.holding(wanted, bounds)
+        anchor = _anchor(wanted)
+        # Either sign: a table's first value of largest magnitude may be another row's
+        # in a copy whose rows are reordered, where two have it with opposite signs.
+        for sign in (1.0, -1.0):
+            if found is None:
+                found = self.scaled.holding(sign * wanted / anchor, bounds / abs(anchor))
+        return found
+
+    def streaming(self, wanted: Array, tol: Tolerance) -> str | None:
+        """Return where a table generated from a seed holds ``wanted``'s values: the same
+        seed's stream at least as long, whatever its shape and bounds (numpy's uniform draws
+        are low + (high - low) * u, so any bounds give the same u back); None if none."""
+        import numpy as np
+
+        flat = wanted.reshape(-1)
+        for table in self.tables:
+            if table.seed is None or table.rows.size < flat.size or flat.size < 2:
+                continue
+            stream = np.random.RandomState(table.seed).random_sample(flat.size)
+            # The bounds that would give these values, from the stream's two ends, then
+            # every value checked with them.
+            first, last = int(np.argmin(stream)), int(np.argmax(stream))
+            scale = (flat[last] - flat[first]) / (stream[last] - stream[first])
+            if not scale:
+                continue  # a constant table is no draw of any stream
+            low = flat[first] - scale * stream[first]
+            if np.all(np.abs(low + scale * stream - flat) <= _bounds(flat, tol)):
+                return table.where
+        return None
+
+
+def _bounds(wanted: Array, tol: Tolerance) -> Array:
+    import numpy as np
+
+    return tol.atol + tol.rtol * np.abs(wanted)
+
+
+def _anchor(table: Array) -> float:
+    """Return a table's first value of largest magnitude, row by row (1 if it has none)."""
+    import numpy as np
+
+    flat = table.reshape(-1)
+    magnitudes = np.abs(flat[np.isfinite(flat)])
+    if not magnitudes.size or not magnitudes.max():
+        return 1.0
+    return float(flat[np.isfinite(flat)][int(np.argmax(magnitudes))])
+
+
+class _Index:
+    """Rows, each value findable by its size, and the table each row is of."""
+
+    def __init__(self, contents: list[Array], tables: Sequence[PublicTable]) -> None:
         import numpy as np
 
         self.tables = tables
         rows: list[Array] = []
         owners: list[int] = []
-        for number, table in enumerate(tables):
-            # Its columns too: a table transposed, or written as one list, is the same table.
-            # (A row's columns are single values, which its row holds already.)
-            for lines in (table.rows, table.rows.T) if len(table.rows) > 1 else (table.rows,):
-                rows.extend(lines)
-                owners.extend([number] * len(lines))
+        # The flat layouts, where a row is held only as consecutive values: across a row's
+        # end, any values in order would make a row of two out of any two rows.
+        self.flat: set[int] = set()
+        for number, table in enumerate(contents):
+            lines = [table]
+            # Its columns too: a table transposed is the same table; and its values flat,
+            # in order: the same values reshaped. (A row's columns are single values, which
+            # its row holds already.)
+            if len(table) > 1:
+                lines.append(table.T)
+                if table.shape[1] > 1:
+                    self.flat.add(len(rows) + len(table) + table.shape[1])
+                    lines.append(table.reshape(1, -1))
+            for part in lines:
+                rows.extend(part)
+                owners.extend([number] * len(part))
         self.rows = rows
         self.owners = owners
         if rows:
@@ -55,13 +135,12 @@ class PublicRows:
         self.values = values[order]
         self.row_of = row_of[order]
 
-    def holding(self, wanted: Array, tol: Tolerance) -> list[str] | None:
+    def holding(self, wanted: Array, bounds: Array) -> list[str] | None:
         """Return where the rows of ``wanted`` are (the table holding most of them first),
-        each within ``tol`` of a public row's values at some of its columns in order; None
-        if a row is in none."""
+        each within ``bounds`` of a public row's values at some of its columns in order;
+        None if a row is in none."""
         import numpy as np
 
-        bounds = tol.atol + tol.rtol * np.abs(wanted)
         low = np.searchsorted(self.values, wanted - bounds, side="left")
         high = np.searchsorted(self.values, wanted + bounds, side="right")
         counts = high - low
@@ -79,7 +158,7 @@ class PublicRows:
             candidates = np.unique(self.row_of[low[index, anchor] : high[index, anchor]])
             # The tables that held rows already first: the message names where the copy is.
             ordered = sorted(candidates.tolist(), key=lambda c: -held[self._where(c)])
-            found = next((c for c in ordered if _within(self.rows[c], row, bounds[index])), None)
+            found = next((c for c in ordered if self._within(c, row, bounds[index])), None)
             if found is None:
                 return None
             done.add(row.tobytes())
@@ -88,6 +167,18 @@ class PublicRows:
 
     def _where(self, row: int) -> str:
         return self.tables[self.owners[row]].where
+
+    def _within(self, number: int, row: Array, bounds: Array) -> bool:
+        """Whether ``row`` is in public row ``number``: in order, or (a flat layout) next
+        to each other."""
+        import numpy as np
+
+        public = self.rows[number]
+        if number not in self.flat:
+            return _within(public, row, bounds)
+        width = len(row)
+        starts = np.flatnonzero(np.abs(public[: len(public) - width + 1] - row[0]) <= bounds[0])
+        return any(np.all(np.abs(public[s : s + width] - row) <= bounds) for s in starts)
 
 
 def _within(public: Array, row: Array, bounds: Array) -> bool:

@@ -21,18 +21,24 @@ from grader.problem.layout import (
     EXAMPLES_FILE,
     EXERCISES_DIR,
     HIDDEN_DIR,
+    KIT_DATA_DIR,
+    KNOWN_TABLES,
     REFERENCE_FILE,
     STAFF_FILE,
+    STARTER_FILE,
+    STATEMENT_FILE,
 )
 from grader.problem.rules import Rules, load_rules
-from grader.ship.held import PublicRows, PublicTable
-from grader.ship.kitdata import (
-    DATA_SUFFIXES,
-    WRITTEN,
-    PublicInput,
-    public_data,
-    read_data,
-    written_inputs,
+from grader.ship.held import PublicRows
+from grader.ship.kitdata import WRITTEN, PublicInput, public_data, read_data, written_inputs
+from grader.ship.kitstage import kit_examples, write_known_tables
+from grader.ship.kittext import (
+    FileKind,
+    authored,
+    code_views,
+    kind_of,
+    refuse_unknown,
+    views,
     written_tables,
 )
 
@@ -46,13 +52,6 @@ class Kit(NamedTuple):
     bundle: Path
     words: dict[Path, str]
     lines: dict[Path, set[str]]
-
-
-class Written(NamedTuple):
-    """What the kit's text files write out: lists of whole numbers, and rows of numbers."""
-
-    lists: list[PublicInput]
-    tables: list[PublicTable]
 
 
 # What the kit carries of the grader's own home: how to install it, beside the package.
@@ -146,42 +145,55 @@ def verify_learner(root: Path, bundle: Path) -> list[str]:
     forbidden += [n for n in names if n.endswith(str(STAFF_FILE))]
     if forbidden:
         raise GraderError(f"learner bundle would contain {', '.join(forbidden)}")
-    # Each file read once, as text and (its data files) as data; every exercise's
-    # secrets are then looked for in them.
-    texts = {path: path.read_text("utf-8", errors="replace") for path in files}
-    data = read_data(bundle, [p for p in files if p.suffix in DATA_SUFFIXES])
+    # A closed list of kinds: what the check cannot read is not shipped.
+    refuse_unknown(bundle, files)
+    # Each file read once, as text (a notebook's strings decoded) and (its data files) as
+    # data; every exercise's secrets are then looked for in them.
+    texts = {
+        path: views(path, path.read_text("utf-8", errors="replace"))
+        for path in files
+        if kind_of(path) is not FileKind.ARRAYS
+    }
+    data = read_data(bundle, [p for p in files if kind_of(p) in (FileKind.DATA, FileKind.ARRAYS)])
     exercises = [(e, check_problem(e, examples=False)) for e in exercise_roots(root)]
     found = [public_data(data, checked.problem.rules.inputs) for _, checked in exercises]
     # Every table of the kit, indexed once for all: any of them may hold any exercise's case.
     tables = {table.where: table for _, read in found for table in read}
-    written = Written(written_inputs(bundle, texts), written_tables(bundle, texts))
-    seen = Seen(PublicRows([*tables.values(), *written.tables]), written.lists)
+    plain = {path: read.text for path, read in texts.items()}
+    written = [
+        table
+        for path in authored(bundle, list(plain))
+        for table in written_tables(str(path.relative_to(bundle)), plain[path])
+    ]
+    seen = Seen(PublicRows([*tables.values(), *written]), written_inputs(bundle, plain))
     kit = Kit(
         bundle,
-        {path: _words(text) for path, text in texts.items()},
-        {path: {line.strip() for line in text.splitlines()} for path, text in texts.items()},
+        {path: _words(text) for path, text in plain.items()},
+        {path: {line.strip() for line in text.splitlines()} for path, text in plain.items()},
     )
     for (exercise, checked), (inputs, _) in zip(exercises, found, strict=True):
         _check_secrets(exercise, checked, kit, inputs, seen)
     formula = load_rules(root).formula
-    for path, text in texts.items():
-        if formula and path.suffix == ".py" and re.search(formula, text):
+    for name, code in code_views(bundle, texts):
+        if formula and re.search(formula, code):
             raise GraderError(
-                f"learner bundle file {path.relative_to(bundle)} computes the formula "
+                f"learner bundle file {name} computes the formula "
                 f"(it matches {formula!r}): the kit must carry no implementation of it"
             )
     return names
 
 
 def verify_public(root: Path) -> None:
-    """Check the exercise's public files, as a learner kit carries them, for every
-    exercise's secrets: what `check` asks before any kit is built (the kit's stored tables
-    of known mistakes are the bundle's own check)."""
+    """Check the exercise's public files, as a learner kit carries them (the probes'
+    expected tables and the known mistakes' tables added), for every exercise's secrets:
+    what `check` asks before any kit is built, so that it refuses what the bundle would."""
     with tempfile.TemporaryDirectory(prefix="grader-public-") as folder:
         stage = Path(folder)
         for name in public_files(root):
             (stage / name).parent.mkdir(parents=True, exist_ok=True)
             shutil.copyfile(root / name, stage / name)
+        (stage / EXAMPLES_FILE).write_text(kit_examples(root), encoding="utf-8")
+        write_known_tables(root, stage / KIT_DATA_DIR / KNOWN_TABLES)
         try:
             verify_learner(root, stage)
         except GraderError as leak:
@@ -204,9 +216,13 @@ def _check_secrets(
                 raise GraderError(refusal)
         _check_answer(seen.rows, case, checked.expected[case.name])
     _check_whys(problem.hidden, kit)
+    # The lines the exercise shows on purpose (the signature in the starter and the
+    # statement), never those of any file of problem/: a copy of the reference there would
+    # then hide itself.
     public = {
         line.strip()
-        for name in public_files(root)
+        for name in (EXAMPLES_FILE, STARTER_FILE, STATEMENT_FILE, EXERCISE_FILE)
+        if (root / name).is_file()
         for line in (root / name).read_text("utf-8", errors="replace").splitlines()
     }
     reference = _reference_lines(root, public)
@@ -250,7 +266,7 @@ def _check_inputs(inputs: Sequence[PublicInput], hidden: Sequence[Case], rules: 
             if rows <= set(_rows(public.values, rules)):
                 raise GraderError(
                     f"learner bundle file {public.where} holds every row of {case.source}: "
-                    "the kit must not show a hidden case"
+                    f"the kit must not show a hidden case; {ADVICE}"
                 )
 
 
@@ -299,13 +315,26 @@ def _shown_written(spec: InputKind, case: Case, seen: Seen) -> str | None:
 
 def _shown_rows(spec: InputKind, case: Case, seen: Seen) -> str | None:
     """Refuse a hidden table whose every row is in the kit's tables (see held.py)."""
-    places = seen.rows.holding(case.inputs[spec.name], case.tolerance)
+    table = case.inputs[spec.name]
+    stream = seen.rows.streaming(table, case.tolerance)
+    if stream is not None:
+        return (
+            f"learner bundle holds the input {spec.name} of {case.source}: {stream} is "
+            f"generated from the same seed, as many values or more; {ADVICE_SEED}"
+        )
+    places = seen.rows.holding(table, case.tolerance)
     if places is None:
         return None
     return (
         f"learner bundle holds the input {spec.name} of {case.source}: each of its rows is "
-        f"in {_places(places)}"
+        f"in {_places(places)}; {ADVICE}"
     )
+
+
+# What the author can do, said after a refusal of rows: some of a case's rows may be
+# public (a single row in common is no case), never all of them.
+ADVICE = "a kit may show some of its rows, never all: leave one out, or change that hidden case"
+ADVICE_SEED = "use another seed, or fewer values"
 
 
 SHOWN: dict[Secrecy, Callable[[InputKind, Case, Seen], str | None]] = {
@@ -327,7 +356,7 @@ def _check_answer(rows: PublicRows, case: Case, expected: Array) -> None:
     if places is not None:
         raise GraderError(
             f"learner bundle holds the expected table of {case.source}: each of its "
-            f"rows is in {_places(places)}"
+            f"rows is in {_places(places)}; {ADVICE}"
         )
 
 

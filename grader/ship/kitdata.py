@@ -12,16 +12,12 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 
 from grader.errors import GraderError, Refused
 from grader.problem.kinds import Secrecy
-from grader.problem.layout import KIT_DATA_DIR
 from grader.problem.schema import InputSchema, InvalidInputs, check_inputs
 from grader.ship.held import PublicTable
+from grader.ship.kittext import FileKind, authored, kind_of, numbers
 
 if TYPE_CHECKING:
     from grader.compare import Array
-
-
-# The kit's files read as data, by suffix: YAML (JSON is YAML too) and numpy's files.
-DATA_SUFFIXES = {".yaml": "yaml", ".yml": "yaml", ".json": "yaml", ".npz": "numpy", ".npy": "numpy"}
 
 
 class PublicInput(NamedTuple):
@@ -48,13 +44,14 @@ WRITTEN = "(written)"
 
 
 def written_inputs(bundle: Path, texts: Mapping[Path, str]) -> list[PublicInput]:
-    """Return every list or range of whole numbers written in the kit's text files.
+    """Return every list or range of whole numbers written in the kit's course texts.
 
     The statement, the starter, a comment in examples.yaml or a sentence of a probe's why
     can carry a hidden case's list as well as a probe can.
     """
     found: list[PublicInput] = []
-    for where, text in _authored(bundle, texts):
+    for path in authored(bundle, list(texts)):
+        where, text = str(path.relative_to(bundle)), texts[path]
         for match in _LIST.finditer(text):
             numbers = tuple(int(n) for n in re.findall(r"-?\d+", match[0]))
             found.append(PublicInput(where, {WRITTEN: numbers}, written=True))
@@ -62,42 +59,6 @@ def written_inputs(bundle: Path, texts: Mapping[Path, str]) -> list[PublicInput]
             args = [int(a) for a in match.groups() if a is not None]
             if 0 not in args[2:]:
                 found.append(PublicInput(where, {WRITTEN: range(*args)}, written=True))
-    return found
-
-
-def _authored(bundle: Path, texts: Mapping[Path, str]) -> list[tuple[str, str]]:
-    """Return (name, text) of each text file of the kit that the course wrote."""
-    found = []
-    for path, text in texts.items():
-        parts = path.relative_to(bundle).parts
-        # The grader's own code and templates (the kit's package) are the project's, not the
-        # course's: what an author writes is the problem's files and the kit's data.
-        ours = (bundle / parts[0] / "__init__.py").is_file() and KIT_DATA_DIR not in parts
-        if not ours and path.suffix not in (".npz", ".npy", ".png"):
-            found.append((str(path.relative_to(bundle)), text))
-    return found
-
-
-# A row of numbers, a decimal point among them, as prose, Python, JSON or YAML write it.
-_NUMBER = r"[-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?"
-_ROW = re.compile(rf"\[\s*{_NUMBER}(?:\s*,\s*{_NUMBER})*\s*,?\s*\]")
-
-
-def written_tables(bundle: Path, texts: Mapping[Path, str]) -> list[PublicTable]:
-    """Return the rows of numbers written in the kit's text files, each file's as a table.
-
-    A hidden table pasted into the statement, a comment or a helper module, in any layout
-    (YAML rows, nested Python lists, one flat list), is as public as a probe. Rows of whole
-    numbers only are lists, which written_inputs reads.
-    """
-    import numpy as np
-
-    found = []
-    for where, text in _authored(bundle, texts):
-        for match in _ROW.finditer(text):
-            if "." in match[0]:
-                numbers = re.findall(_NUMBER, match[0])
-                found.append(PublicTable(where, np.array([numbers], dtype=np.float64)))
     return found
 
 
@@ -117,7 +78,7 @@ def read_data(bundle: Path, files: Sequence[Path]) -> list[Data]:
     for path in files:
         name = str(path.relative_to(bundle))
         try:
-            if DATA_SUFFIXES[path.suffix] == "yaml":
+            if kind_of(path) is FileKind.DATA:
                 found.append(Data(name, document=load_file(path).data))
             else:
                 found.append(Data(name, arrays=_numpy_arrays(path)))
@@ -206,14 +167,15 @@ def _generated_tables(
     schema: InputSchema,
 ) -> list[PublicTable]:
     """Return the tables an input generates (written as a seed, not as rows): public too."""
-    return [
-        PublicTable(
-            f"{name} ({path}.{field.name})" if path else f"{name} ({field.name})",
-            values[field.name],
-        )
-        for field in schema.fields
-        if field.secrecy is Secrecy.ROWS and not isinstance(node[field.name], list)
-    ]
+    found = []
+    for field in schema.fields:
+        raw = node[field.name]
+        if field.secrecy is Secrecy.ROWS and isinstance(raw, dict):
+            where = f"{name} ({path}.{field.name})" if path else f"{name} ({field.name})"
+            seed = raw.get("seed")
+            seed = seed if isinstance(seed, int) else None
+            found.append(PublicTable(where, values[field.name], seed))
+    return found
 
 
 def _numpy_arrays(path: Path) -> dict[str, Any]:
@@ -227,6 +189,30 @@ def _numpy_arrays(path: Path) -> dict[str, Any]:
         return {key: loaded[key] for key in loaded.files}
 
 
+def _numeric(array: Any) -> Array | None:
+    """Return a numpy array's numbers as float64s: a complex value as its two parts side by
+    side, a structured one's fields side by side, text as the numbers it writes."""
+    import numpy as np
+    from numpy.lib import recfunctions
+
+    if array.dtype.names:
+        try:
+            parts: Array = recfunctions.structured_to_unstructured(array, dtype=np.float64)
+            return parts
+        except (TypeError, ValueError):
+            return None
+    if array.dtype.kind == "c":
+        parts = np.stack([array.real, array.imag], axis=-1).astype(np.float64)
+        return parts if array.ndim <= 1 else parts.reshape(*array.shape[:-1], -1)
+    if array.dtype.kind in "fiu":
+        values: Array = array.astype(np.float64)
+        return values
+    if array.dtype.kind in "US":
+        text = " ".join(str(v) for v in array.reshape(-1).tolist())
+        return np.array(numbers(text), dtype=np.float64)
+    return None
+
+
 def _numpy_data(
     arrays: Mapping[str, Any],
     name: str,
@@ -236,15 +222,14 @@ def _numpy_data(
 ) -> None:
     """Collect the tables (float arrays) and the stored inputs of a numpy file (the known
     tables' file names each input's fields, see verdict/known.py)."""
-    import numpy as np
 
     from grader.verdict.known import input_fields
 
     for key, array in arrays.items():
         where = f"{name} ({key})" if key else name
-        # A list of floats is a table of one row, as in YAML.
-        if array.dtype.kind == "f" and array.ndim >= 1 and array.shape[-1]:
-            rows = array.reshape(-1, array.shape[-1]).astype(np.float64)
-            tables.append(PublicTable(where, rows))
+        # A list of numbers is a table of one row, as in YAML.
+        rows = _numeric(array)
+        if rows is not None and rows.ndim >= 1 and rows.shape[-1]:
+            tables.append(PublicTable(where, rows.reshape(-1, rows.shape[-1])))
     for number, values in input_fields(arrays, schema).items():
         inputs.append(PublicInput(f"{name} (input {number})", values))

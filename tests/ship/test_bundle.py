@@ -23,7 +23,7 @@ import pytest
 from grader.errors import GraderError
 from grader.problem.cases import load_problem
 from grader.problem.rules import load_rules, load_staff
-from grader.ship.kitcheck import verify_learner
+from grader.ship.kitcheck import ADVICE, verify_learner
 from tests.conftest import CORPUS, ROOT, ROPE, SAMPLES, Cli, plant_stand_ins
 
 # The first exercise's formula, as it declares it: what no file of its kit may compute.
@@ -736,7 +736,7 @@ def test_kit_refuses_a_superset_of_a_hidden_input(
     problem = _with_probe(_problem_copy(tmp_path), positions, d_model)
     assert _refused(cli, problem, tmp_path / "kit") == (
         "grader: error: learner bundle file examples.yaml (probes[1].input) holds every row "
-        f"of hidden_tests/{case}.yaml: the kit must not show a hidden case"
+        f"of hidden_tests/{case}.yaml: the kit must not show a hidden case; {ADVICE}"
     )
 
 
@@ -794,7 +794,7 @@ def test_kit_refuses_a_table_holding_a_hidden_expected_table(cli: Cli, tmp_path:
     assert _refused(cli, problem, tmp_path / "kit") == (
         "grader: error: learner bundle holds the expected table of "
         "hidden_tests/01_single_pair.yaml: each of its rows is in "
-        f"{KIT_PACKAGE}/kit_data/known_tables.npz (i3.tables)"
+        f"{KIT_PACKAGE}/kit_data/known_tables.npz (i3.tables); {ADVICE}"
     )
 
 

@@ -37,6 +37,10 @@ def _zeros(rows: int, columns: int) -> np.ndarray:
         ("transposed", HIDDEN.T.copy()),
         ("flat, one row", HIDDEN.reshape(1, -1)),
         ("within the tolerance", HIDDEN + 5e-7),
+        ("scaled as a whole", HIDDEN * 2.5),
+        ("scaled by a negative number, reversed", -0.5 * HIDDEN[::-1]),
+        ("scaled, among smaller values", np.vstack([_zeros(2, 2) + 0.1, 3 * HIDDEN])),
+        ("reshaped", np.hstack([HIDDEN, HIDDEN[::-1]]).reshape(4, 5)),
     ],
 )
 def test_a_copied_table_is_held(name: str, table: np.ndarray) -> None:
@@ -56,11 +60,25 @@ def test_rows_spread_over_tables_are_held_and_named() -> None:
         ("every row but one", np.vstack([HIDDEN[:4], _zeros(3, 2)])),
         ("a row's values out of order", np.vstack([HIDDEN[:4], [[-1.0, 0.0]]])),
         ("just outside the tolerance", HIDDEN + 3e-6),
+        ("each row scaled by its own number", HIDDEN * np.arange(1.0, 6.0)[:, None]),
+        ("shifted", HIDDEN + 1.0),
     ],
 )
 def test_what_is_no_copy_is_not_held(name: str, table: np.ndarray) -> None:
     """A row in common, or the rows' values in another order, give no case away."""
     assert _holds(table) is None, name
+
+
+def test_a_seeded_stream_holds_its_draws_whatever_their_shape_and_bounds() -> None:
+    """A table drawn from a seed holds another drawn from the same seed, fewer values or as
+    many, whatever the shape and bounds; not more values, nor another seed's."""
+    draws = np.random.RandomState(7).uniform(-1000.0, 1000.0, (6, 4))
+    table = np.random.RandomState(7).uniform(0.0, 1.0, (3, 10))
+    rows = PublicRows([PublicTable("t", table, seed=7), PublicTable("u", table)])
+    assert rows.streaming(draws, TOL) == "t"
+    assert rows.streaming(np.vstack([draws, draws]), TOL) is None
+    other = PublicRows([PublicTable("t", table, seed=8)])
+    assert other.streaming(draws, TOL) is None
 
 
 def test_a_table_and_an_empty_kit() -> None:

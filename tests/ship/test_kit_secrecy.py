@@ -13,6 +13,7 @@ import pytest
 import yaml
 
 from grader.problem.cases import check_problem, load_problem, load_reference
+from grader.ship.kitcheck import ADVICE
 from tests.conftest import ROPE, Cli
 
 # Each test builds a kit through the command line.
@@ -64,7 +65,7 @@ def test_rope_example_of_a_hidden_case_reversed_and_padded_is_refused(
     assert (code, out) == (2, "") and len(err.splitlines()) == 1
     said = (
         f"learner bundle holds the input x of {CASE}: each of its rows is in "
-        "examples.yaml (examples[2].input.x)"
+        f"examples.yaml (examples[2].input.x); {ADVICE}"
     )
     assert err == f"grader: error: {said}"
     assert not (tmp_path / "kit").exists()
@@ -97,7 +98,7 @@ def test_rope_hidden_answer_in_a_public_data_file_is_refused(
     assert code == 2 and err == (
         "grader: error: learner bundle holds the expected table of "
         "hidden_tests/02_odd_pair_count.yaml: each of its rows is in "
-        "problem/data.yaml (table)"
+        f"problem/data.yaml (table); {ADVICE}"
     )
 
 
@@ -111,7 +112,7 @@ def test_rope_hidden_rows_pasted_in_the_statement_are_refused(cli: Cli, tmp_path
     code, _, err = _bundle(cli, problem, tmp_path / "kit")
     assert code == 2 and err == (
         f"grader: error: learner bundle holds the input x of {CASE}: each of its rows is in "
-        "problem/statement.md"
+        f"problem/statement.md; {ADVICE}"
     )
 
 
