@@ -15,7 +15,8 @@ copies of it (--batch-rounds of them). Medians are printed as Markdown, with the
 request sends the child for one hidden case: its JSON and its float table (8 N D bytes for
 rope's x; the sinusoidal positions travel as a range). Then, in this process, what one
 case costs either side of the answer: the child's decoding of the request's arguments
-(rope's `tolist()` of x) and the reference called as a learner's function is.
+(rope's x as an array over the request's bytes; before version 2 its `tolist()`) and the
+reference called as a learner's function is.
 """
 
 from __future__ import annotations
@@ -23,10 +24,8 @@ from __future__ import annotations
 import argparse
 import importlib.util
 import json
-import os
 import shutil
 import statistics
-import subprocess
 import sys
 import tempfile
 import time
@@ -36,6 +35,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from speed import GRADER, ROOT  # the benchmark's own, imported after the line above
+from versus import tree_cpu
 
 EXERCISES = {"sinusoidal": ROOT, "rope": ROOT / "exercises" / "rope"}
 # What a problem folder needs beside its hidden cases.
@@ -44,16 +44,13 @@ REFERENCE = Path("solutions") / "reference.py"
 
 
 def run(cmd: list[str], cwd: Path) -> tuple[float, float]:
-    """Run ``cmd``, which must pass; return its wall time and the CPU time of the grader's
-    own process (user and system, from wait4: the children it starts are not counted)."""
-    began = time.perf_counter()
-    proc = subprocess.Popen(cmd, cwd=cwd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-    _, status, usage = os.wait4(proc.pid, 0)
-    took = time.perf_counter() - began
-    if os.waitstatus_to_exitcode(status) != 0:
-        error = proc.stderr.read().decode() if proc.stderr else ""
-        raise SystemExit(f"{' '.join(cmd)} failed:\n{error}")
-    return took, usage.ru_utime + usage.ru_stime
+    """Run ``cmd``, which must pass; return its wall time and the CPU time of its whole
+    process tree (the grader, its children, a batch's template and forks: perf's
+    task-clock; NaN without perf)."""
+    took, cpu, proc = tree_cpu(cmd, cwd=cwd)
+    if proc.returncode != 0:
+        raise SystemExit(f"{' '.join(cmd)} failed:\n{proc.stderr.decode()}")
+    return took, cpu
 
 
 def size_text(text: str) -> tuple[int, int]:
@@ -111,7 +108,7 @@ def in_process(folder: Path) -> tuple[float, float]:
 
     problem = load_problem(folder)
     first = inputs(problem.hidden, problem.rules.inputs)[0]
-    tables = b"".join(first.blobs)
+    tables = bytearray(b"".join(first.blobs))  # as the child reads its request
 
     def decode() -> list[Any]:
         places = [[0, len(tables) // 8]]
@@ -207,22 +204,24 @@ def main() -> None:
         f"{args.cases} hidden cases per folder; submit of the reference: median of "
         f"{args.rounds}; batch of {args.size} copies of it: median of {args.batch_rounds}; "
         "in turn. Ratio: the median of each round's ratio to the first exercise's run just "
-        "before it. CPU: the grader's own process (not the children it starts).\n"
+        "before it. CPU: the command's whole process tree (perf's task-clock), with its ratio "
+        "paired the same way.\n"
     )
     print(
-        "| n x d | exercise | request per case: JSON + table bytes | submit | ratio | "
-        "its CPU | batch | submissions/s | ratio | its CPU |"
+        "| n x d | exercise | request per case: JSON + table bytes | submit | ratio | CPU | "
+        "ratio | batch | submissions/s | ratio | CPU | ratio |"
     )
-    print("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|")
-    first: dict[tuple[int, int], tuple[list[float], list[float]]] = {}
+    print("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+    first: dict[tuple[int, int], list[list[float]]] = {}
     for rows, columns, name, (text, table), submit_runs, batch_runs in rows_out:
         (submit, submit_cpu), (batch, batch_cpu) = medians(submit_runs), medians(batch_runs)
-        walls = [w for w, _ in submit_runs], [w for w, _ in batch_runs]
-        base = first.setdefault((rows, columns), walls)
+        series = [[r[at] for r in runs] for runs in (submit_runs, batch_runs) for at in (0, 1)]
+        base = first.setdefault((rows, columns), series)
+        ratios = [paired(mine, theirs) for mine, theirs in zip(series, base, strict=True)]
         print(
             f"| {rows} x {columns} | {name} | {text} + {table:,} | {1000 * submit:.0f} ms | "
-            f"{paired(walls[0], base[0]):.2f} | {1000 * submit_cpu:.0f} ms | {batch:.2f} s | "
-            f"{args.size / batch:.1f} | {paired(walls[1], base[1]):.2f} | {batch_cpu:.2f} s |"
+            f"{ratios[0]:.2f} | {1000 * submit_cpu:.0f} ms | {ratios[1]:.2f} | {batch:.2f} s | "
+            f"{args.size / batch:.1f} | {ratios[2]:.2f} | {batch_cpu:.2f} s | {ratios[3]:.2f} |"
         )
     print("\none hidden case in this process, medians of 5\n")
     print("| n x d | exercise | decoding the arguments | the reference on them |")

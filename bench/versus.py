@@ -5,9 +5,12 @@
     .venv/bin/python bench/versus.py /tmp/base --copies solutions/reference.py
 
 Each round runs, once per tree, with that tree first on PYTHONPATH (so the same interpreter
-and packages serve both): `grader batch` on the benchmark's class, recording the wall time
-and the whole machine's busy CPU time over it (from /proc/stat); `grader submit` of the
-reference; and `import grader.cli` under `-X importtime` (its cumulative import time).
+and packages serve both): `grader batch` on the benchmark's class and `grader submit` of
+the reference, each recording its wall time and the CPU time of its whole process tree
+(perf's task-clock, inherited by every process it starts: the measure a loaded machine
+inflates least); the parallel floor (two interpreters started at once, one importing numpy
+and yaml, one numpy); and `import grader.cli` under `-X importtime` (its cumulative import
+time). Then the reference's own compute on the ten hidden cases, in one warm process.
 With --copies the class is that many copies of one file instead of the benchmark's mix.
 Both trees are compiled to bytecode first. Taking turns (the other way round every other
 round) spreads the shared machine's slow moments over both versions alike; medians are
@@ -18,6 +21,7 @@ from __future__ import annotations
 
 import argparse
 import compileall
+import math
 import os
 import shutil
 import statistics
@@ -26,50 +30,98 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from speed import ROOT, make_class  # the benchmark's own class, imported after the line above
 
+PERF = shutil.which("perf")
 
-def busy_seconds() -> float:
-    """Return the CPU time the whole machine has spent busy since it started."""
-    with open("/proc/stat") as handle:
-        ticks = [int(v) for v in handle.readline().split()[1:]]
-    return (sum(ticks) - ticks[3] - ticks[4]) / os.sysconf("SC_CLK_TCK")  # less idle, iowait
+
+def tree_cpu(cmd: list[str], **kw: Any) -> tuple[float, float, subprocess.CompletedProcess[bytes]]:
+    """Run ``cmd``; return its wall time and the CPU time of its whole process tree (every
+    process it starts, however deep: perf's task-clock, inherited across forks), which a
+    loaded machine inflates far less than the wall time. Without perf: NaN."""
+    with tempfile.NamedTemporaryFile(suffix=".perf") as stat:
+        counted = PERF is not None
+        prefix = [PERF, "stat", "-x,", "-e", "task-clock", "-o", stat.name, "--"] if PERF else []
+        began = time.perf_counter()
+        proc = subprocess.run([*prefix, *cmd], capture_output=True, check=False, **kw)
+        wall = time.perf_counter() - began
+        cpu = math.nan
+        for line in Path(stat.name).read_text().splitlines() if counted else ():
+            fields = line.split(",")
+            if len(fields) > 2 and fields[2].startswith("task-clock"):
+                cpu = float(fields[0]) / 1000
+    return wall, cpu, proc
 
 
 def one_batch(tree: Path, folder: Path, out: Path) -> tuple[float, float]:
-    """Grade ``folder`` with the grader in ``tree``; return wall and busy CPU seconds."""
+    """Grade ``folder`` with the grader in ``tree``; return wall and tree CPU seconds."""
     shutil.rmtree(out, ignore_errors=True)
     env = {**os.environ, "PYTHONPATH": str(tree)}
-    cpu, began = busy_seconds(), time.perf_counter()
-    proc = subprocess.run(
-        [sys.executable, "-m", "grader", "batch", str(folder), "--out", str(out), "--no-progress"],
-        cwd=tree,
-        env=env,
-        capture_output=True,
-        check=False,
-    )
-    wall = time.perf_counter() - began
+    cmd = [sys.executable, "-m", "grader", "batch", str(folder), "--out", str(out)]
+    wall, cpu, proc = tree_cpu([*cmd, "--no-progress"], cwd=tree, env=env)
     if proc.returncode != 0:
         raise SystemExit(f"batch under {tree} failed:\n{proc.stderr.decode()}")
-    return wall, busy_seconds() - cpu
+    return wall, cpu
 
 
-def one_submit(tree: Path) -> float:
-    """Return the wall time of `grader submit` of the reference with the grader in ``tree``."""
+def one_submit(tree: Path) -> tuple[float, float]:
+    """Return the wall and tree CPU time of `grader submit` of the reference in ``tree``."""
     env = {**os.environ, "PYTHONPATH": str(tree)}
-    began = time.perf_counter()
-    proc = subprocess.run(
-        [sys.executable, "-m", "grader", "submit", "solutions/reference.py"],
-        cwd=tree,
-        env=env,
-        capture_output=True,
-        check=False,
-    )
+    cmd = [sys.executable, "-m", "grader", "submit", "solutions/reference.py"]
+    wall, cpu, proc = tree_cpu(cmd, cwd=tree, env=env)
     if proc.returncode != 0:
         raise SystemExit(f"submit under {tree} failed:\n{proc.stderr.decode()}")
-    return time.perf_counter() - began
+    return wall, cpu
+
+
+def parallel_floor() -> tuple[float, float]:
+    """Return the wall and CPU time of the least a parent and a sandboxed child can do: two
+    interpreters started at once, one importing numpy and yaml, one numpy."""
+    script = (
+        "import subprocess, sys\n"
+        "a = subprocess.Popen([sys.executable, '-c', 'import numpy, yaml'])\n"
+        "b = subprocess.Popen([sys.executable, '-c', 'import numpy'])\n"
+        "sys.exit(a.wait() or b.wait())\n"
+    )
+    wall, cpu, _ = tree_cpu([sys.executable, "-c", script])
+    return wall, cpu
+
+
+def reference_compute(tree: Path) -> float:
+    """Return the CPU seconds the reference takes on the ten hidden cases in one warm
+    process (the median of 20 passes): what a submission's own work is."""
+    code = (
+        "import statistics, sys, time\n"
+        "from grader.pipeline import inputs\n"
+        "from grader.problem.cases import load_problem\n"
+        "from grader.child import run\n"
+        "import importlib.util\n"
+        "p = load_problem(__import__('pathlib').Path('.'))\n"
+        "spec = importlib.util.spec_from_file_location('ref', p.reference_path)\n"
+        "m = importlib.util.module_from_spec(spec); spec.loader.exec_module(m)\n"
+        "f = getattr(m, p.exercise.function)\n"
+        "cases = inputs(p.hidden, p.rules.inputs)\n"
+        "def args(c):\n"
+        "    places, at = [], 0\n"
+        "    for b in c.blobs: places.append([at, len(b) // 8]); at += len(b)\n"
+        "    t = bytearray(b''.join(c.blobs))\n"
+        "    return [run._argument(v, places, t) for v in __import__('json').loads(c.args)]\n"
+        "times = []\n"
+        "for _ in range(20):\n"
+        "    given = [args(c) for c in cases]\n"
+        "    t = time.process_time()\n"
+        "    for a in given: f(*a)\n"
+        "    times.append(time.process_time() - t)\n"
+        "print(statistics.median(times))\n"
+    )
+    env = {**os.environ, "PYTHONPATH": str(tree)}
+    proc = subprocess.run(
+        [sys.executable, "-c", code], cwd=tree, env=env, capture_output=True, text=True, check=True
+    )
+    return float(proc.stdout)
 
 
 def start_up(tree: Path) -> float:
@@ -102,6 +154,11 @@ def main() -> None:
         # Both from bytecode: a tree without it (PYTHONDONTWRITEBYTECODE, a fresh worktree)
         # would pay for compiling its modules in every run.
         compileall.compile_dir(tree / "grader", quiet=1)
+    Runs = dict[str, list[tuple[float, float]]]
+    runs: Runs = {name: [] for name in trees}
+    submits: Runs = {name: [] for name in trees}
+    floors: Runs = {name: [] for name in trees}
+    starts: dict[str, list[float]] = {name: [] for name in trees}
     with tempfile.TemporaryDirectory() as tmp:
         folder = Path(tmp) / "class"
         folder.mkdir()
@@ -110,42 +167,64 @@ def main() -> None:
         else:
             for i in range(args.size):
                 shutil.copy(args.copies, folder / f"learner{i:04d}.py")
-        runs: dict[str, list[tuple[float, float]]] = {name: [] for name in trees}
-        submits: dict[str, list[float]] = {name: [] for name in trees}
-        starts: dict[str, list[float]] = {name: [] for name in trees}
         for turn in range(args.rounds):
             # Every other round the other way round: neither goes first in every pair.
             for name, tree in list(trees.items())[:: -1 if turn % 2 else 1]:
                 runs[name].append(one_batch(tree, folder, Path(tmp) / "out"))
+                floors[name].append(parallel_floor())
                 submits[name].append(one_submit(tree))
                 starts[name].append(start_up(tree))
+    computes = {name: reference_compute(tree) for name, tree in trees.items()}
+    report(args, trees, runs, submits, floors, starts, computes)
+
+
+def report(
+    args: argparse.Namespace,
+    trees: dict[str, Path],
+    runs: dict[str, list[tuple[float, float]]],
+    submits: dict[str, list[tuple[float, float]]],
+    floors: dict[str, list[tuple[float, float]]],
+    starts: dict[str, list[float]],
+    computes: dict[str, float],
+) -> None:
+    """Print the medians and the paired ratios as Markdown."""
     what = "the benchmark's mix" if args.copies is None else f"copies of {args.copies.name}"
-    print(f"class of {args.size} ({what}), {args.rounds} rounds in turn, medians\n")
-    print("| version | batch wall | submissions/s | busy CPU per submission | submit | start-up |")
-    print("|---|---:|---:|---:|---:|---:|")
+    print(f"class of {args.size} ({what}), {args.rounds} rounds in turn, medians; CPU: the")
+    print("command's whole process tree (perf's task-clock); floor: two interpreters at once\n")
+    print(
+        "| version | batch wall | submissions/s | CPU per submission | / reference's compute "
+        "| submit | / floor | submit CPU | / floor CPU | start-up |"
+    )
+    print("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+    med = statistics.median
     for name, tree in trees.items():
-        wall = statistics.median(w for w, _ in runs[name])
-        cpu = statistics.median(c for _, c in runs[name])
-        submit = statistics.median(submits[name])
-        start = statistics.median(starts[name])
+        wall, cpu = med(w for w, _ in runs[name]), med(c for _, c in runs[name])
+        each = cpu / args.size
+        submit = med(w for w, _ in submits[name])
+        submit_cpu = med(c for _, c in submits[name])
+        to_floor = med(s / f for (s, _), (f, _) in zip(submits[name], floors[name], strict=True))
+        cpu_floor = med(s / f for (_, s), (_, f) in zip(submits[name], floors[name], strict=True))
         print(
             f"| {name} ({tree.name}) | {wall:.2f} s | {args.size / wall:.1f} | "
-            f"{1000 * cpu / args.size:.1f} ms | {1000 * submit:.0f} ms | {1000 * start:.1f} ms |"
+            f"{1000 * each:.1f} ms | {each / computes[name]:.2f}x of {1000 * computes[name]:.1f}"
+            f" ms | {1000 * submit:.0f} ms | {to_floor:.3f} | {1000 * submit_cpu:.0f} ms | "
+            f"{cpu_floor:.3f} | {1000 * med(starts[name]):.1f} ms |"
         )
-    batch_ratio = statistics.median(
-        t / o for (t, _), (o, _) in zip(runs["this"], runs["other"], strict=True)
-    )
-    submit_ratio = statistics.median(
-        t / o for t, o in zip(submits["this"], submits["other"], strict=True)
-    )
+
+    def paired(runs: dict[str, list[tuple[float, float]]], at: int) -> float:
+        these, those = runs["this"], runs["other"]
+        return med(t[at] / o[at] for t, o in zip(these, those, strict=True))
+
     print(
         f"\nthis / other, the median of each round's ratio (runs one after the other): "
-        f"batch {batch_ratio:.3f}, submit {submit_ratio:.3f}"
+        f"batch wall {paired(runs, 0):.3f}, CPU {paired(runs, 1):.3f}; "
+        f"submit wall {paired(submits, 0):.3f}, CPU {paired(submits, 1):.3f}"
     )
-    print("\nevery round, batch wall s / submit ms:")
+    print("\nevery round, batch wall s / CPU s / submit ms / floor ms:")
     for name in trees:
         rounds = ", ".join(
-            f"{w:.2f}/{1000 * s:.0f}" for (w, _), s in zip(runs[name], submits[name], strict=True)
+            f"{w:.2f}/{c:.2f}/{1000 * s:.0f}/{1000 * f:.0f}"
+            for (w, c), (s, _), (f, _) in zip(runs[name], submits[name], floors[name], strict=True)
         )
         print(f"- {name}: {rounds}")
 
