@@ -180,6 +180,8 @@ def answer(
 
     static = check_source(src, rules.exercise.function, rules.exercise.arguments)
     run = session.run([] if static.outcome else inputs(cases, rules.inputs))
+    # Every case has its answer: the child's folder is deleted while they are judged.
+    session.close()
     if isinstance(checked, Future):
         checked = checked.result()
     return Answered(run=run, src=src, static=static, checked=checked, limits=session.limits)

@@ -61,11 +61,13 @@ class Session:
 
     def close(self) -> None:
         """Kill any child still running, and hand its private folder over for deletion
-        (tempdirs.settle waits for it: the command's end, the pool's close)."""
+        (tempdirs.settle waits for it: the command's end, the pool's close); once."""
         if self.child is not None:
             self.child.close()
             self.child = None
-        remove_later(self.tmp)
+        if self.tmp:
+            remove_later(self.tmp)
+            self.tmp = ""
 
     def run(self, cases: Sequence[CaseInput]) -> Run:
         """Run every case in fresh children until each one has an answer or the budget ends."""
