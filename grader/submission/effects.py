@@ -18,6 +18,42 @@ READ_ONLY_CALLS = frozenset(
     | {"sum", "min", "max", "abs", "round", "bool", "int", "float", "all", "any", "sorted"}
 )
 BLOCK_FIELDS = ("body", "orelse", "finalbody", "handlers", "cases")
+# What only a symbol table reads right: a scope of its own, a name bound without a Name.
+NOT_PLAIN = (
+    ast.FunctionDef,
+    ast.AsyncFunctionDef,
+    ast.ClassDef,
+    ast.Lambda,
+    ast.ListComp,
+    ast.SetComp,
+    ast.DictComp,
+    ast.GeneratorExp,
+    ast.Global,
+    ast.Nonlocal,
+    ast.ExceptHandler,
+    ast.AnnAssign,
+    ast.AugAssign,
+    getattr(ast, "Match", ast.FunctionDef),
+    getattr(ast, "TypeAlias", ast.FunctionDef),
+)
+
+
+def plain_names(node: ast.stmt) -> tuple[set[str], set[str], bool] | None:
+    """Return the names a statement binds and reads, from its syntax alone, and whether it
+    calls anything; or None where it holds what only its symbol table reads right (most
+    statements hold none: `x = 1` is read so in one walk, no symbol table built)."""
+    binds: set[str] = set()
+    reads: set[str] = set()
+    calls = False
+    for sub in ast.walk(node):
+        if isinstance(sub, NOT_PLAIN):
+            return None
+        if isinstance(sub, ast.Name):
+            (reads if isinstance(sub.ctx, ast.Load) else binds).add(sub.id)
+        elif isinstance(sub, ast.alias):
+            binds.add((sub.asname or sub.name).split(".")[0])
+        calls = calls or isinstance(sub, ast.Call)
+    return binds, reads, calls
 
 
 def nested(

@@ -43,10 +43,16 @@ class Python:
 
     lines: list[str]
     error: str = ""
+    tokens: int = 0  # Python's tokens read in it
 
 
-def python_of(source: str) -> Python:
-    """Return a code cell's lines with IPython's own syntax turned into Python."""
+class TooManyTokens(Exception):
+    """The cells hold more tokens than the bound handed in: not parsed at all."""
+
+
+def python_of(source: str, most: int) -> Python:
+    """Return a code cell's lines with IPython's own syntax turned into Python; past
+    ``most`` tokens, raise TooManyTokens where the tokenizer stands (nothing built)."""
     lines = python_lines(source)
     first = next((i for i, line in enumerate(lines) if line.strip()), None)
     if first is not None and lines[first].lstrip().startswith("%%"):
@@ -55,7 +61,8 @@ def python_of(source: str) -> Python:
         if name not in PYTHON_CELL_MAGICS:
             return Python(lines, f"a %%{display(name)[:30]} cell is not Python")
         lines[first] = ""
-    return Python(_Lines(lines).transformed())
+    reader = _Lines(lines, most=most)
+    return Python(reader.transformed(), tokens=reader.tokens_all)
 
 
 @dataclass
@@ -68,6 +75,8 @@ class _Lines:
     depth: int = 0  # brackets open
     fresh: bool = True  # a logical line starts at the next line read
     tokens: int = 0  # tokens seen since the last line was read
+    most: int = 0  # the bound on tokens_all
+    tokens_all: int = 0
     out: list[str] = field(default_factory=list)
 
     def transformed(self) -> list[str]:
@@ -98,6 +107,9 @@ class _Lines:
 
     def seen(self, token: tokenize.TokenInfo) -> None:
         self.tokens += 1
+        self.tokens_all += 1
+        if self.tokens_all > self.most:
+            raise TooManyTokens
         if token.type == tokenize.OP and token.string in OPENING:
             self.depth += 1
         elif token.type == tokenize.OP and token.string in CLOSING:

@@ -17,8 +17,9 @@ magic whose body is Python (`%%time`, `%%capture`) keeps its body; any other cel
 (`%%bash`, `%%writefile`, `%%html`) drops its cell. Line numbers are kept per cell, so
 that a message cites `cell 3, line 2`, cells counted from the top, markdown included.
 Outputs are never read beyond the JSON parser: the bound on the file is loose (images),
-the bound on its code cells, checked before any is parsed, is the .py bound: a syntax tree
-takes hundreds of times the memory of its text.
+the bounds on its code cells, checked before any is parsed, are the .py bound on bytes and
+a bound on tokens: a syntax tree takes hundreds of times the memory of its text, and the
+slice reads every top-level statement.
 """
 
 from __future__ import annotations
@@ -34,11 +35,16 @@ from grader.errors import GraderError
 from grader.names import display
 from grader.submission import slicer
 from grader.submission.defines import mentions
-from grader.submission.ipython import python_of
+from grader.submission.ipython import TooManyTokens, python_of
 
 MAX_CELLS = 10_000
 # The code cells together, before any is parsed: the bound of a .py submission.
 MAX_CODE_BYTES = 1024 * 1024
+# Python's tokens in the code cells together, counted before any cell is parsed: the
+# slice's work grows with them (each top-level statement is read for its names), and a
+# syntax tree takes hundreds of times the memory of its text. An answer and its
+# experiments hold a few thousand; 1 MiB of `x=1` lines, a million.
+MAX_CODE_TOKENS = 100_000
 # The most lists and objects, and values of any kind, a notebook's JSON may hold: a
 # notebook of a thousand cells with their outputs holds a tenth of either.
 MAX_CONTAINERS = 100_000
@@ -80,6 +86,7 @@ class _Cell:
     lines: list[str]
     tree: ast.Module | None = None
     error: str = ""
+    tokens: int = 0
 
 
 def to_module(data: bytes, function: str) -> Module:
@@ -168,13 +175,24 @@ def _cells(doc: dict[str, object]) -> list[_Cell]:
                 "the bound of a submission"
             )
         sources.append((number, source))
-    return [_python_of(number, source) for number, source in sources]
+    made: list[_Cell] = []
+    left = MAX_CODE_TOKENS
+    for number, source in sources:
+        try:
+            made.append(_python_of(number, source, left))
+        except TooManyTokens:
+            raise NotANotebook(
+                f"its code cells hold over {MAX_CODE_TOKENS:,} of Python's tokens (names, "
+                "numbers, operators), far more than an answer needs: the bound of a notebook"
+            ) from None
+        left -= made[-1].tokens
+    return made
 
 
-def _python_of(number: int, source: str) -> _Cell:
+def _python_of(number: int, source: str, most: int) -> _Cell:
     """Return a code cell with IPython's own syntax turned into Python, line for line."""
-    python = python_of(source)
-    cell = _Cell(number, python.lines, error=python.error)
+    python = python_of(source, most)
+    cell = _Cell(number, python.lines, error=python.error, tokens=python.tokens)
     if cell.error:
         return cell
     try:

@@ -90,26 +90,34 @@ def _names(statement: Statement) -> None:
         statement.star = True
         return
     statement.future = isinstance(node, ast.ImportFrom) and node.module == "__future__"
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        top = symtable.symtable(ast.unparse(node), "cell", "exec")
-    symbols = top.get_symbols()
-    binds = {s.get_name() for s in symbols if s.is_assigned() or s.is_imported()}
-    now = {s.get_name() for s in symbols if s.is_referenced()}
+    plain = effects.plain_names(node)
     later: set[str] = set()
-    for table, when in effects.nested(top, now=True):
-        (now if when else later).update(s.get_name() for s in table.get_symbols() if s.is_global())
+    calls = True
+    if plain is not None:  # no scope of its own inside: its syntax says as much
+        binds, now, calls = plain
+    else:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            top = symtable.symtable(ast.unparse(node), "cell", "exec")
+        symbols = top.get_symbols()
+        binds = {s.get_name() for s in symbols if s.is_assigned() or s.is_imported()}
+        now = {s.get_name() for s in symbols if s.is_referenced()}
+        for table, when in effects.nested(top, now=True):
+            names = (s.get_name() for s in table.get_symbols() if s.is_global())
+            (now if when else later).update(names)
     changes: set[str] = set()
     handed: set[tuple[str, str, str]] = set()
     aliases: set[str] = set()
     for simple in effects.run_here(node):
         changes.update(effects.changed_roots(simple))
-        handed.update(effects.handed(simple))
         aliases.update(effects.aliased(simple))
-    statement.called_on, statement.called = effects.calls(
-        e for simple in effects.run_here(node) for e in effects.own_expressions(simple)
-    )
-    if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+        if calls:
+            handed.update(effects.handed(simple))
+    if calls:
+        statement.called_on, statement.called = effects.calls(
+            e for simple in effects.run_here(node) for e in effects.own_expressions(simple)
+        )
+    if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and plain is None:
         statement.writes, statement.inner_calls = effects.writes(node, top)
     if isinstance(node, ast.AugAssign) and isinstance(node.target, ast.Name):
         changes.add(node.target.id)

@@ -3,13 +3,18 @@
 from __future__ import annotations
 
 import json
+import sys
 from pathlib import Path
+from types import FrameType
 
 import pytest
 
+import grader.submission
 from grader.submission.notebook import to_module
-from tests.conftest import Cli
-from tests.submission.test_notebooks import BODY, FUNCTION, IMPORTS, notebook
+from tests.conftest import Cli, grader_process
+from tests.submission.test_notebooks import BODY, FUNCTION, IMPORTS, RIGHT, notebook
+
+SUBMISSION_LAYER = str(Path(grader.submission.__file__).parent)
 
 # The reference, its base read from a table the notebook changes after building it.
 FROM_CFG = BODY.format(freq='1.0 / np.power(CFG["base"], 2.0 * np.arange(d_model // 2) / d_model)')
@@ -73,3 +78,55 @@ def test_a_call_that_may_change_any_name_makes_the_slice_unsure(cli: Cli, tmp_pa
     doc = json.loads(out)
     assert code == 1 and not [t for t in doc["tests"] if "hint" in t["output"]], out
     assert "cells left out may change what sinusoidal_positions reads: cell 3 (exec())" in out
+
+
+def _lines_run(data: bytes) -> int:
+    """Return how many lines of the submission layer reading ``data`` runs: the work done,
+    whatever the machine's speed."""
+    count = 0
+
+    def line(frame: FrameType, event: str, arg: object) -> object:
+        nonlocal count
+        count += event == "line"
+        return line
+
+    def call(frame: FrameType, event: str, arg: object) -> object:
+        return line if frame.f_code.co_filename.startswith(SUBMISSION_LAYER) else None
+
+    sys.settrace(call)
+    try:
+        to_module(data, FUNCTION)
+    finally:
+        sys.settrace(None)
+    return count
+
+
+@pytest.mark.slow
+def test_the_slice_s_work_grows_in_step_with_the_code() -> None:
+    """Each in-place change of a name the function reads is kept: looking them up anew for
+    each one made the work grow with their square (the parent busy for minutes at the
+    bound). Twice the changes, about twice the lines run, never four times."""
+    uses_table = RIGHT.replace("return out", "return out + 0 * len(table)")
+
+    def made(changes: int) -> bytes:
+        return notebook(
+            IMPORTS + "table = []\n" + "table.append(0)\n" * changes, uses_table
+        ).encode()
+
+    module = to_module(made(1500), FUNCTION)
+    assert module.text.count("table.append(0)") == 1500
+    assert _lines_run(made(3000)) < 2.3 * _lines_run(made(1500))
+
+
+def test_a_notebook_of_a_million_tokens_is_refused_before_parsing(tmp_path: Path) -> None:
+    """The reference and 262,000 lines of `x=1`, within the byte bounds, took the grader's
+    own process a minute and a gigabyte to read: the code cells' tokens are bounded, counted
+    before any cell is parsed, and the notebook refused in one line."""
+    path = tmp_path / "answer.ipynb"
+    path.write_text(notebook(IMPORTS, RIGHT, "x=1\n" * 262_000))
+    done = grader_process("submit", path)
+    assert (done.returncode, done.stdout) == (2, "")
+    assert done.stderr == (
+        "grader: error: answer.ipynb: its code cells hold over 100,000 of Python's tokens "
+        "(names, numbers, operators), far more than an answer needs: the bound of a notebook\n"
+    )
