@@ -14,6 +14,7 @@ import html
 import re
 from collections import Counter
 from dataclasses import dataclass
+from enum import Enum, auto
 
 from grader.names import display
 from grader.records import Cause
@@ -28,47 +29,57 @@ HINT = "hint: "
 MARKDOWN = re.compile(r"([\\`*_{}\[\]()<>#|~&])")
 
 
+class Part(Enum):
+    """What a line of feedback is, which says how each rendering sets it out."""
+
+    TITLE = auto()
+    NOTE = auto()  # a paragraph of its own: why not graded, the file, a warning
+    SCORE = auto()
+    CASE = auto()  # a hidden case's pass or fail, an item of the cases' list
+    DETAIL = auto()  # its sentence or its hint, under its case
+
+
 @dataclass(frozen=True)
 class Line:
-    """One line of feedback: its kind (title, score, case, detail, note) and its words."""
+    """One line of feedback: what part of it the line is, and its words."""
 
-    kind: str
+    kind: Part
     text: str
     learners: bool = False  # the text holds what a learner named: escape it
 
 
 def view(doc: Results) -> list[Line]:
     """Return what `grader submit` shows the learner of ``doc``, line by line."""
-    lines = [Line("title", "Feedback on your submission")]
+    lines = [Line(Part.TITLE, "Feedback on your submission")]
     submission = str(doc.extra.get("submission", ""))
     if not doc.graded:
         if doc.cause is Cause.SUBMISSION:
-            lines.append(Line("note", f"Not graded: {doc.error}", learners=True))
+            lines.append(Line(Part.NOTE, f"Not graded: {doc.error}", learners=True))
         else:
-            lines.append(Line("note", LOST))
+            lines.append(Line(Part.NOTE, LOST))
         return lines
     if submission:
-        lines.append(Line("note", f"File graded: {submission}", learners=True))
-    lines.append(Line("score", f"Score: {doc.score:g}/{doc.max_score:g}"))
+        lines.append(Line(Part.NOTE, f"File graded: {submission}", learners=True))
+    lines.append(Line(Part.SCORE, f"Score: {doc.score:g}/{doc.max_score:g}"))
     hints: Counter[str] = Counter()
     failing = 0
     for test in doc.tests:
         said = test.output.split("\n")
         sentence = [s for s in said if not s.startswith(HINT)]
-        lines.append(Line("case", f"{'PASS' if test.passed else 'FAIL'} {test.name}"))
+        lines.append(Line(Part.CASE, f"{'PASS' if test.passed else 'FAIL'} {test.name}"))
         if test.passed:
             continue
         failing += 1
-        lines += [Line("detail", s) for s in sentence if s]
+        lines += [Line(Part.DETAIL, s) for s in sentence if s]
         for hint in (s[len(HINT) :] for s in said if s.startswith(HINT)):
-            lines.append(Line("detail", f"hint: {hint}"))
+            lines.append(Line(Part.DETAIL, f"hint: {hint}"))
             hints[hint] += 1
     if hints:
         hint, count = hints.most_common(1)[0]
         if 2 * count > failing:
-            lines.append(Line("note", f"Likely mistake: {hint}"))
+            lines.append(Line(Part.NOTE, f"Likely mistake: {hint}"))
     for warning in doc.extra.get("warnings", ()):
-        lines.append(Line("note", f"Warning: {warning}", learners=True))
+        lines.append(Line(Part.NOTE, f"Warning: {warning}", learners=True))
     return lines
 
 
@@ -82,11 +93,11 @@ def to_markdown(doc: Results, lines: list[Line] | None = None) -> str:
     out = []
     for line in view(doc) if lines is None else lines:
         text = _md_text(line)
-        if line.kind == "title":
+        if line.kind is Part.TITLE:
             out += [f"# {text}", ""]
-        elif line.kind == "case":
+        elif line.kind is Part.CASE:
             out.append(f"- {text}")
-        elif line.kind == "detail":
+        elif line.kind is Part.DETAIL:
             out.append(f"  - {text}")
         else:
             out += ["", text, ""]
@@ -98,11 +109,11 @@ def to_html(doc: Results, *, page: bool = True, lines: list[Line] | None = None)
     body, cases = [], []
     for line in view(doc) if lines is None else lines:
         text = html.escape(display(line.text))
-        if line.kind == "case":
+        if line.kind is Part.CASE:
             cases.append(f"<li>{text}")
-        elif line.kind == "detail":
+        elif line.kind is Part.DETAIL:
             cases[-1] += f"<br>{text}"
-        elif line.kind == "title":
+        elif line.kind is Part.TITLE:
             body.append(f"<h1>{text}</h1>" if page else "")
         else:
             if cases:
