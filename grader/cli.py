@@ -16,7 +16,7 @@ from typing import Any
 
 from grader import logs
 from grader.commands import authors, learner, staff
-from grader.commands.args import Command, Parser
+from grader.commands.args import Command, Need, Parser
 from grader.errors import EXIT_INTERNAL, EXIT_PASSED, EXIT_USAGE, GraderError
 from grader.files import PROG
 from grader.stops import exit_status, hand_over, signal_of, stopped_line
@@ -213,12 +213,12 @@ def _dispatch(args: argparse.Namespace) -> int:
     if not command.in_bundle and is_learner_kit():
         raise GraderError(IN_KIT)
     given: list[Any] = []
-    if "root" in command.needs:
+    if Need.ROOT in command.needs:
         root = find_problem_root(args.problem)
         if not command.in_bundle and is_learner_bundle(root):
             raise GraderError(IN_KIT)
         given.append(root)
-    if "choice" in command.needs:
+    if Need.CHOICE in command.needs:
         given.append(_choose(args, command, kit=bool(given) and is_learner_bundle(given[0])))
     return command.handler(args, *given)
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import argparse
 from collections.abc import Callable
+from enum import Enum, auto
 from pathlib import Path
 from typing import Any, NamedTuple, NoReturn
 
@@ -153,24 +154,31 @@ def limits_of(args: argparse.Namespace) -> Any:
     return Limits(**{f.field: getattr(args, f.dest) for f in FLAGS})
 
 
+class Need(Enum):
+    """What a command's handler is given after its parsed arguments."""
+
+    ROOT = auto()  # the problem folder, found from --problem
+    CHOICE = auto()  # the sandbox backend, resolved from --sandbox
+
+
 class Command(NamedTuple):
     """A subcommand: its name, its one-line help, the steps that add its arguments, and what
     runs it.
 
     ``handler`` is called with the parsed arguments, then with what ``needs`` names, in
-    that order: "root" (the problem folder, found from --problem) and "choice" (the
-    sandbox backend, resolved from --sandbox). Only commands with ``in_bundle`` run in a
-    learner bundle, which has no hidden cases. ``own_files``: the command runs only the
-    author's own files (the reference, the corpus), which may run without walls where
-    none can start; every other command runs learners' submissions, which may not.
-    ``stopped``: what a stop signal leaves of its work, said after the stop's own line.
+    that order (each a Need: the problem folder, then the sandbox backend). Only commands
+    with ``in_bundle`` run in a learner bundle, which has no hidden cases. ``own_files``:
+    the command runs only the author's own files (the reference, the corpus), which may run
+    without walls where none can start; every other command runs learners' submissions,
+    which may not. ``stopped``: what a stop signal leaves of its work, said after the
+    stop's own line.
     """
 
     name: str
     help: str
     steps: tuple[Step, ...]
     handler: Callable[..., int]
-    needs: tuple[str, ...] = ("root", "choice")
+    needs: tuple[Need, ...] = (Need.ROOT, Need.CHOICE)
     in_bundle: bool = False
     own_files: bool = False
     stopped: str = ""

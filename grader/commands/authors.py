@@ -11,6 +11,7 @@ from typing import Any
 
 from grader.commands.args import (
     Command,
+    Need,
     format_args,
     grading_args,
     jobs_args,
@@ -220,5 +221,5 @@ ADD_CASE = Command(
     "add a hidden case and audit it (authors)",
     (problem_args, grading_args, _add_case_args),
     _add_case,
-    needs=("root",),
+    needs=(Need.ROOT,),
 )
