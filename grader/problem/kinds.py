@@ -172,12 +172,12 @@ class Integer(InputKind):
 @dataclass(frozen=True)
 class IntegerList(InputKind):
     """A list of ``items`` whole numbers, each from ``low`` to ``high``; ``ranges`` lets it
-    be written as ``{range: [start, stop(, step)]}`` (or START:STOP[:STEP] on the command
-    line)."""
+    be written as ``{range: [start, stop(, step)]}`` (START:STOP[:STEP] on the command line)."""
 
     items: tuple[int, int] = (1, 1)
     ranges: bool = False
     word: ClassVar[str] = "integer list"
+    generator: ClassVar[str] = "range"  # the YAML key of its form as a range
     secrecy: ClassVar[Secrecy] = Secrecy.WRITTEN
 
     def check(self, raw: object) -> tuple[int, ...]:
@@ -218,11 +218,11 @@ class IntegerList(InputKind):
     def _range(self, raw: dict[object, object]) -> range:
         """Turn ``{range: [start, stop, step]}`` into a range, without expanding it."""
         for key in raw:
-            if key != "range":
-                raise Invalid(f"{self.name}.{key_text(key)}", unknown_key(key, ("range",)))
-        if "range" not in raw:
+            if key != self.generator:
+                raise Invalid(f"{self.name}.{key_text(key)}", unknown_key(key, (self.generator,)))
+        if not raw:
             raise Invalid(self.name, "a generator must be {range: [start, stop(, step)]}")
-        args = raw["range"]
+        args = raw[self.generator]
         if (
             not isinstance(args, list)
             or not 1 <= len(args) <= 3
