@@ -201,7 +201,7 @@ def _load(path: str, function: str, arity: int) -> Any:
             for name, value in vars(module).items()
             if callable(value)
             and not name.startswith("_")
-            and getattr(value, "__module__", "") == "submission"
+            and getattr(value, "__module__", "") == module.__name__
         )
         return {"kind": "missing_function", "defined": [_name(n) for n in defined[:20]]}
     if not callable(func):
