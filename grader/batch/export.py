@@ -21,7 +21,7 @@ from pathlib import Path
 from grader import results
 from grader.batch import platforms
 from grader.batch.manifest import read_manifest
-from grader.batch.outdir import result_path
+from grader.batch.outdir import SUMMARY_COLUMNS, result_path
 from grader.batch.platforms import Platform
 from grader.batch.platforms.sheet import MAX_BYTES, Book, number, points, read_sheet
 from grader.errors import EXIT_FAILED, EXIT_PASSED, GraderError, Refused
@@ -217,8 +217,8 @@ def _overrides(path: Path, docs: dict[str, Results]) -> dict[str, Override]:
     for at, row in enumerate(rows, 1):
         if not row or not "".join(row).strip():
             continue
-        if at == 1 and row[0].strip() == "submission":
-            continue  # its header, named as summary.csv's
+        if at == 1 and row[0].strip() == SUMMARY_COLUMNS[0]:
+            continue  # its header, its first column named as summary.csv's
         where = f"--overrides {shown(path)}:{at}"
         if len(row) < 2:
             raise GraderError(f"{where}: give submission,score,reason")
