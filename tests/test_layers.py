@@ -5,9 +5,12 @@ Also the README and docs/ themselves: the README stays short, and every relative
 from __future__ import annotations
 
 import ast
+import importlib
+import pkgutil
 import re
 import subprocess
 import sys
+from enum import Enum
 from typing import Any
 
 from tests.conftest import ROOT
@@ -78,38 +81,57 @@ def test_no_module_imports_itself_back() -> None:
     assert not circles
 
 
+def _named_states() -> list[type[Enum]]:
+    """Every enum a module of the grader defines, found by importing each (the child's too):
+    a state named in a new module is covered without being listed here."""
+    found = []
+    for module in pkgutil.walk_packages([str(PACKAGE)], "grader."):
+        if module.name.rpartition(".")[2] == "__main__":
+            continue  # runs the command
+        loaded = importlib.import_module(module.name)
+        found += [
+            kind
+            for kind in vars(loaded).values()
+            if isinstance(kind, type) and issubclass(kind, Enum) and kind.__module__ == module.name
+        ]
+    return found
+
+
 def _state_words() -> set[str]:
-    """Every word a named state is written as: what a frame says, how a child ended, where
-    it stopped, what became of a case, why a load failed, why an answer is no table, the
-    backend, the fallback, how root is left, the mode, how a batch came by a row, a
-    platform's layout, a Moodle folder's submission type, --shard auto, how a case ended
-    (as the class report reads it), what the template process is asked and tells, which
-    pipe is ready, a corpus variant's folder, a bundle, a report's format, a case's status
-    in a results document, a list of public cases and an input's kind."""
-    from grader.author.audit import Meant
-    from grader.batch.outdir import RowStatus
-    from grader.batch.platforms.moodle import SubmissionType
-    from grader.batch.shard import Auto
-    from grader.problem.cases import Public
-    from grader.records import Outcome
-    from grader.results import Status
-    from grader.sandbox.answers import EndState, RawKind, Stage
-    from grader.sandbox.conversation import Pipe
-    from grader.sandbox.frames import BadValue, Event, LoadFailure
-    from grader.sandbox.template import Op
-    from grader.sandbox.walls import Fallback, Privilege
-    from grader.states import Backend, Bundle, Format, Mode
+    """Every word a named state is written as (each enum's values), every platform's name
+    ("flat"'s too) and the input kinds' words, as Field takes them."""
+    from grader.batch.platforms import PLATFORMS
+    from grader.problem.schema import KINDS
 
-    kinds = (
-        *(Event, EndState, Stage, RawKind, LoadFailure, Backend, Fallback, Privilege, Mode),
-        *(RowStatus, Op, Pipe, Meant, Bundle, Format, Status, Public, BadValue),
-        *(SubmissionType, Auto, Outcome),
-    )
-    words = {member.value for kind in kinds for member in kind if member.value}
-    from grader.batch.platforms import PLATFORMS  # every platform's name, "flat"'s too
-    from grader.problem.schema import KINDS  # and the input kinds' words, as Field takes them
+    words = {m.value for kind in _named_states() for m in kind if isinstance(m.value, str)}
+    return (words - {""}) | set(KINDS) | {platform.name for platform in PLATFORMS}
 
-    return words | set(KINDS) | {platform.name for platform in PLATFORMS}
+
+# What holds a state, by its name: a variable, an attribute, a key or an argument so named
+# is compared with an enum's member, never with a string (`line.kind == "title"` once set
+# out feedback, `"root" in command.needs` told a command what it was given).
+STATE_NAMES = frozenset(
+    {"kind", "state", "status", "mode", "layout", "format", "stage", "phase", "needs"}
+    | {"cause", "outcome", "backend", "fallback", "privilege", "op", "event", "part"}
+)
+# Other programs' own words, which the grader reads but does not define: the system's
+# name (sys.platform), numpy's one-letter kind of a dtype, a Jupyter notebook's cell type.
+FOREIGN = frozenset({("sys", "platform"), ("dtype", "kind"), ("", "cell_type")})
+
+
+def _holder(side: ast.expr) -> str | None:
+    """Return the name that ``side`` reads a value by (x, a.x, a["x"], a.get("x"))."""
+    if isinstance(side, ast.Name):
+        return side.id
+    if isinstance(side, ast.Attribute):
+        return side.attr
+    if isinstance(side, ast.Subscript) and isinstance(side.slice, ast.Constant):
+        return str(side.slice.value)
+    if isinstance(side, ast.Call) and isinstance(side.func, ast.Attribute) and side.args:
+        key = side.args[0]
+        if side.func.attr == "get" and isinstance(key, ast.Constant):
+            return str(key.value)
+    return None
 
 
 def _a_members_word(side: ast.expr) -> bool:
@@ -119,8 +141,33 @@ def _a_members_word(side: ast.expr) -> bool:
     return isinstance(member, ast.Attribute) and member.attr.isupper()
 
 
+def _strings(sides: list[ast.expr]) -> list[object]:
+    """The constants among ``sides``, and within a tuple, list or set among them."""
+    found = [s.value for s in sides if isinstance(s, ast.Constant)]
+    for side in sides:
+        if isinstance(side, (ast.Tuple, ast.List, ast.Set)):
+            found += [e.value for e in side.elts if isinstance(e, ast.Constant)]
+    return [value for value in found if isinstance(value, str)]
+
+
+def _foreign(side: ast.expr) -> bool:
+    """Whether ``side`` reads another program's word (FOREIGN)."""
+    owner = side.value if isinstance(side, ast.Attribute) else None
+    owned = owner.id if isinstance(owner, ast.Name) else getattr(owner, "attr", "")
+    return (owned, _holder(side)) in FOREIGN or ("", _holder(side)) in FOREIGN
+
+
+def _says_a_state(strings: list[object], holders: list[ast.expr], words: set[str]) -> bool:
+    """Whether a comparison of ``holders`` with ``strings`` tells a state by its words."""
+    if any(map(_foreign, holders)):
+        return False
+    named = any(_holder(side) in STATE_NAMES for side in holders)
+    return any(c in words for c in strings) or (bool(strings) and named)
+
+
 def _told_by_words(tree: ast.AST, words: set[str]) -> list[int]:
-    """Lines that compare something with a state's word, or look for one with startswith."""
+    """Lines that compare something with a state's word, look for one with startswith,
+    match a state's word, or compare what is named as a state with any string."""
     found = []
     for node in ast.walk(tree):
         if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
@@ -129,20 +176,26 @@ def _told_by_words(tree: ast.AST, words: set[str]) -> list[int]:
                 found.append(node.lineno)
         if isinstance(node, ast.Compare):
             sides = [node.left, *node.comparators]
-            constants = [s for s in sides if isinstance(s, ast.Constant)]
-            for side in sides:
-                if isinstance(side, (ast.Tuple, ast.List, ast.Set)):
-                    constants += [e for e in side.elts if isinstance(e, ast.Constant)]
-            if any(c.value in words for c in constants) or any(map(_a_members_word, sides)):
+            if _says_a_state(_strings(sides), sides, words) or any(map(_a_members_word, sides)):
+                found.append(node.lineno)
+        if isinstance(node, ast.Match):
+            cases = [
+                p.value
+                for case in node.cases
+                for p in ast.walk(case.pattern)
+                if isinstance(p, ast.MatchValue)
+            ]
+            if _says_a_state(_strings(cases), [node.subject], words):
                 found.append(node.lineno)
     return found
 
 
 def test_no_state_is_told_by_its_words() -> None:
-    """A state, a backend, a fallback, a mode and a row's status are enums,
-    compared as such: no module of the grader, the child's included, compares one with a
-    string or looks for one with startswith (a "protocol:" prefix once carried a state,
-    and fallbacks were English sentences compared for equality)."""
+    """Every state of the grader is an enum (or a class), compared as such: no module of
+    the grader, the child's included, compares one with a string, looks for one with
+    startswith or matches one against a string (a "protocol:" prefix once carried a state,
+    fallbacks were English sentences compared for equality, feedback's lines were told
+    apart by words)."""
     words = _state_words()
     found = [
         f"{path.relative_to(PACKAGE)}:{line}"
@@ -153,7 +206,7 @@ def test_no_state_is_told_by_its_words() -> None:
 
 
 def test_the_search_for_words_finds_them() -> None:
-    """The search above finds each form it looks for."""
+    """The search above finds each form it looks for, and every enum of the grader."""
     words = _state_words()
     code = [
         'if backend == "bwrap": pass',
@@ -162,10 +215,28 @@ def test_the_search_for_words_finds_them() -> None:
         'if state.startswith("protocol"): pass',
         'if row.status == "not_graded": pass',
         "if code != Outcome.PASSED.value: pass",
+        'if line.kind == "title": pass',
+        'if "root" in command.needs: pass',
+        'if header.get("event") == "anything": pass',
+        'match x:\n    case "canvas": pass',
+        'match part:\n    case "anything": pass',
     ]
     for line in code:
         assert _told_by_words(ast.parse(line), words) == [1], line
-    assert _told_by_words(ast.parse("if backend is Backend.BWRAP: pass"), words) == []
+    fine = [
+        "if backend is Backend.BWRAP: pass",
+        'if sys.platform == "win32": pass',
+        'if arr.dtype.kind == "c": pass',
+        'if name == "anything": pass',
+        'if cell.get("cell_type") != "code": pass',
+    ]
+    for line in fine:
+        assert _told_by_words(ast.parse(line), words) == [], line
+    from grader.feedback import Part
+    from grader.records import Outcome
+    from grader.sandbox.walls import Fallback
+
+    assert {Part, Outcome, Fallback} <= set(_named_states())
 
 
 def test_the_docs_state_the_limits_the_grader_has() -> None:
