@@ -232,3 +232,16 @@ def test_an_exercise_version_is_a_whole_number_from_one(
     else:
         assert load_exercise(tmp_path).version == 1
     assert load_exercise.__wrapped__(ROPE).version == 2
+
+
+def test_the_exercises_beside_the_grader_are_found_once() -> None:
+    """The kit check's exercises and the ones a misnamed file is pointed to are one list:
+    every exercise beside the grader but the one in hand."""
+    from grader.problem.exercise import beside, others
+    from grader.ship.kitcheck import exercise_roots
+
+    found = others(ROOT)
+    assert ROPE.resolve() in [f.resolve() for f in found] and ROOT not in found
+    assert [folder for _, folder in beside(ROOT)] == found
+    assert exercise_roots(ROOT) == [ROOT, *found]
+    assert ROOT in others(ROPE)

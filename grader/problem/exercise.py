@@ -104,15 +104,23 @@ def load_exercise(root: Path) -> Exercise:
 
 
 @functools.cache
-def beside(root: Path) -> tuple[tuple[str, Path], ...]:
-    """Return the other exercises the grader knows, each as (its function, its folder):
-    the grader's home's and each of its `exercises/`, ``root``'s own left out."""
+def others(root: Path) -> list[Path]:
+    """Return the folders of the other exercises beside the grader: its home's and each of
+    its `exercises/` that declares one, ``root``'s own left out."""
     home = PACKAGE.parent
     folder = home / EXERCISES_DIR
+    return [
+        candidate
+        for candidate in (home, *(sorted(folder.iterdir()) if folder.is_dir() else ()))
+        if candidate.resolve() != root.resolve() and (candidate / EXERCISE_FILE).is_file()
+    ]
+
+
+def beside(root: Path) -> tuple[tuple[str, Path], ...]:
+    """Return the other exercises the grader knows (others), each as (its function, its
+    folder)."""
     found = []
-    for candidate in (home, *(sorted(folder.iterdir()) if folder.is_dir() else ())):
-        if candidate.resolve() == root.resolve() or not (candidate / EXERCISE_FILE).is_file():
-            continue
+    for candidate in others(root):
         try:
             found.append((load_exercise(candidate).function, candidate))
         except GraderError:

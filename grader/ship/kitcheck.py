@@ -12,14 +12,12 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from grader.errors import GraderError
-from grader.files import PACKAGE
 from grader.problem.casefile import Case
 from grader.problem.cases import Checked, check_problem
-from grader.problem.exercise import EXERCISE_FILE
+from grader.problem.exercise import EXERCISE_FILE, others
 from grader.problem.kinds import InputKind, Secrecy
 from grader.problem.layout import (
     EXAMPLES_FILE,
-    EXERCISES_DIR,
     HIDDEN_DIR,
     KIT_DATA_DIR,
     KNOWN_TABLES,
@@ -108,20 +106,9 @@ def _check_whys(hidden: Sequence[Case], kit: Kit) -> None:
 
 
 def exercise_roots(root: Path) -> list[Path]:
-    """Return ``root`` and every other exercise beside the grader: its home's, and each
-    of its `exercises/`. A kit of one must hold nothing of any other's secrets either."""
-    home = PACKAGE.parent
-    found = [root]
-    folder = home / EXERCISES_DIR
-    others = sorted(folder.iterdir()) if folder.is_dir() else []
-    for candidate in (home, *others):
-        if (
-            (candidate / EXERCISE_FILE).is_file()
-            and (candidate / REFERENCE_FILE).is_file()
-            and candidate.resolve() != root.resolve()
-        ):
-            found.append(candidate)
-    return found
+    """Return ``root`` and every other exercise beside the grader that has its reference
+    (exercise.others). A kit of one must hold nothing of any other's secrets either."""
+    return [root, *(other for other in others(root) if (other / REFERENCE_FILE).is_file())]
 
 
 # A file holding this share of the reference's lines of code holds the reference. The
