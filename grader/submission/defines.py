@@ -2,8 +2,10 @@
 
 A file defines the function when its top level binds the name, in whatever block (`if`,
 `try`, `with`, `for`) and by whatever statement: a `def`, an assignment
-(`answer = a_helper_of_the_same_arguments`), an import. The compile check, the folder's
-choice of a file and the notebook's slice all ask here.
+(`answer = a_helper_of_the_same_arguments`), an import. A module's attribute bound to the
+name (`import solution` then `f = solution.f`) is the same import as `from solution import
+f`: a file that takes the function from a sibling is no second answer. The compile check,
+the folder's choice of a file and the notebook's slice all ask here.
 """
 
 from __future__ import annotations
@@ -96,10 +98,40 @@ def answer(tree: ast.Module, function: str) -> Answer | None:
         return Answer("" if _stub(node) else ast.dump(node, include_attributes=False))
     if isinstance(node, ast.ImportFrom):
         return Answer(ast.dump(node), "." if node.level else node.module)
+    module = _module_of(node, bound)
+    if module is not None:  # f = solution.f: the same import as `from solution import f`
+        return Answer(ast.dump(node), module)
     named = sorted({n.id for n in ast.walk(node) if isinstance(n, ast.Name)})
     parts = [ast.dump(node, include_attributes=False)]
     parts += [ast.dump(bound[n], include_attributes=False) for n in named if n in bound]
     return Answer("\n".join(parts))
+
+
+def _module_of(node: ast.AST, bound: dict[str, ast.AST]) -> str | None:
+    """Return the module an assignment takes a module's attribute from (`f = solution.f`,
+    `f = pkg.core.f`, `f = core.f` after `from pkg import core`; "." for a relative
+    import), or None where its value is anything else."""
+    value = getattr(node, "value", None)
+    if not isinstance(node, ast.Assign) or not isinstance(value, ast.Attribute):
+        return None
+    chain: list[str] = []
+    root: ast.expr = value.value
+    while isinstance(root, ast.Attribute):
+        chain.insert(0, root.attr)
+        root = root.value
+    if not isinstance(root, ast.Name):
+        return None
+    source = bound.get(root.id)
+    if isinstance(source, ast.Import):
+        alias = next(a for a in source.names if (a.asname or a.name).split(".")[0] == root.id)
+        # `import pkg.core` binds pkg: pkg.core.f is core's; `import pkg.core as c`: c.f
+        return ".".join([alias.name if alias.asname else root.id, *chain])
+    if isinstance(source, ast.ImportFrom):
+        if source.level:
+            return "."
+        alias = next(a for a in source.names if (a.asname or a.name) == root.id)
+        return ".".join([source.module or "", alias.name, *chain])
+    return None
 
 
 def mentions(text: str, function: str) -> bool:

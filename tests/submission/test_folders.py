@@ -154,6 +154,17 @@ LAYOUTS = {
         "mylib/__init__.py": "",
         "mylib/core.py": REFERENCE,
     },
+    "a sibling module's attribute, in a demo": {
+        "solution.py": REFERENCE,
+        "demo.py": "import solution\n\nsinusoidal_positions = solution.sinusoidal_positions\n",
+    },
+    "a package module's attribute": {
+        "solution.py": "import mylib.core\n"
+        "sinusoidal_positions = mylib.core.sinusoidal_positions\n",
+        "demo.py": "from mylib import core as c\n\nsinusoidal_positions = c.sinusoidal_positions\n",
+        "mylib/__init__.py": "",
+        "mylib/core.py": REFERENCE,
+    },
 }
 
 
