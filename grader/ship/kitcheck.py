@@ -37,6 +37,7 @@ from grader.ship.kittext import (
     kind_of,
     refuse_unknown,
     views,
+    written_seeds,
     written_tables,
 )
 
@@ -150,7 +151,8 @@ def verify_learner(root: Path, bundle: Path) -> list[str]:
     written = [
         table
         for path in authored(bundle, list(plain))
-        for table in written_tables(str(path.relative_to(bundle)), plain[path])
+        for where in [str(path.relative_to(bundle))]
+        for table in written_tables(where, plain[path]) + written_seeds(where, plain[path])
     ]
     seen = Seen(PublicRows([*tables.values(), *written]), written_inputs(bundle, plain))
     kit = Kit(

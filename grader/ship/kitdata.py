@@ -14,7 +14,7 @@ from grader.errors import GraderError, Refused
 from grader.problem.kinds import Secrecy
 from grader.problem.schema import InputSchema, InvalidInputs, check_inputs
 from grader.ship.held import PublicTable
-from grader.ship.kittext import FileKind, authored, kind_of, numbers
+from grader.ship.kittext import FileKind, authored, kind_of, numbers, whole_lists
 
 if TYPE_CHECKING:
     from grader.compare import Array
@@ -54,6 +54,8 @@ def written_inputs(bundle: Path, texts: Mapping[Path, str]) -> list[PublicInput]
         where, text = str(path.relative_to(bundle)), texts[path]
         for match in _LIST.finditer(text):
             numbers = tuple(int(n) for n in re.findall(r"-?\d+", match[0]))
+            found.append(PublicInput(where, {WRITTEN: numbers}, written=True))
+        for numbers in whole_lists(text):
             found.append(PublicInput(where, {WRITTEN: numbers}, written=True))
         for match in _RANGE.finditer(text):
             args = [int(a) for a in match.groups() if a is not None]

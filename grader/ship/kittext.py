@@ -181,6 +181,43 @@ def numbers(text: str) -> list[float]:
     return found
 
 
+def whole_lists(text: str) -> list[tuple[int, ...]]:
+    """Return the lists of two or more whole numbers ``text`` writes in any syntax: each
+    line's, and each innermost bracket's, whose numbers are all whole (a tuple, a CSV line,
+    a Markdown row, quoted). One number alone is prose ("42 rows"); `[42]` is read as a list
+    by the bracket rule of kitdata.py."""
+    text = text.translate(_SIGNS)
+    found = []
+    for part in [*text.splitlines(), *(m[1] for m in _GROUP.finditer(text))]:
+        tokens = _NUMBER.findall(part)
+        if len(tokens) >= 2 and all(re.fullmatch(r"[-+]?\d+", t) for t in tokens):
+            found.append(tuple(int(t) for t in tokens))
+    return found
+
+
+# A seeded table written in prose or code, as a case file's mapping writes it: its seed,
+# then its shape. A learner can draw the same numbers.
+_SEEDED = re.compile(
+    r"\bseed\W{1,4}(\d{1,10})\b[^\n]{0,80}?\bshape\W{1,4}(\d{1,7})\W{1,4}(\d{1,7})\b"
+)
+# At most this many values drawn for a seed written in text: a table input's own bound.
+MAX_DRAWN = 1_000_000
+
+
+def written_seeds(where: str, text: str) -> list[PublicTable]:
+    """Return the tables that seeds written in ``text`` draw (numpy's RandomState, between
+    -1 and 1 as the case files' default; held.py compares the stream whatever the bounds)."""
+    import numpy as np
+
+    found = []
+    for match in _SEEDED.finditer(text):
+        seed, rows, columns = (int(g) for g in match.groups())
+        if seed < 2**32 and 0 < rows * columns <= MAX_DRAWN:
+            drawn = np.random.RandomState(seed).uniform(-1.0, 1.0, (rows, columns))
+            found.append(PublicTable(f"{where} (seed {seed})", drawn, seed))
+    return found
+
+
 def written_tables(where: str, text: str) -> list[PublicTable]:
     """Return the rows of numbers ``text`` writes, whatever its syntax, as tables.
 

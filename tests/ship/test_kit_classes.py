@@ -194,6 +194,41 @@ def test_a_seeded_probe_of_a_hidden_stream_is_refused(
     )
 
 
+def test_a_seed_written_in_the_statement_is_refused(
+    staged: dict[Path, Path], tmp_path: Path
+) -> None:
+    """A learner can draw a seed's numbers from prose as well as from a probe."""
+    kit = _kit(staged, tmp_path)
+    _append(kit / "problem" / "statement.md", "\nTry x = {seed: 3, shape: [8, 8]} yourself.\n")
+    said = _refusal(ROPE, kit)
+    assert said.startswith(
+        "learner bundle holds the input x of hidden_tests/03_unordered_repeats.yaml: "
+        "problem/statement.md (seed 3) is generated from the same seed"
+    )
+
+
+@pytest.mark.parametrize(
+    ("file", "text"),
+    [
+        ("problem/starter.py", "\nTRY = (3, 1, 4, 0, 7)\n"),
+        ("problem/positions.csv", "9,3,3,0,12,3,1,9\n"),
+        (
+            "problem/statement.md",
+            '\n| positions | "100000" | 999999 | 250000 | 123457 | 5000 | 731072 |\n',
+        ),
+    ],
+)
+def test_a_hidden_list_in_any_syntax_is_refused(
+    staged: dict[Path, Path], tmp_path: Path, file: str, text: str
+) -> None:
+    """A hidden case's positions as a tuple, a CSV line or a Markdown row, quoted or not."""
+    kit = _kit(staged, tmp_path, ROOT)
+    path = kit / file
+    path.write_text((path.read_text() if path.exists() else "") + text)
+    said = _refusal(ROOT, kit)
+    assert said.startswith(f"learner bundle file {file} is the input of hidden_tests/"), said
+
+
 def test_fewer_values_of_a_seed_or_another_seed_are_kept(
     staged: dict[Path, Path], tmp_path: Path
 ) -> None:
