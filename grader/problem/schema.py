@@ -16,12 +16,17 @@ from dataclasses import dataclass
 from typing import Any
 
 from grader.problem.forms import Invalid
-from grader.problem.kinds import FloatTable, InputKind, Integer, IntegerList
 from grader.problem.kinds import Given as Given  # for exercises: how a table reaches learners
+from grader.problem.kinds import InputKind
 from grader.problem.yamlsafe import unknown_key
 
-# The kinds an exercise names by their word, in the documented form Field("x", "float table").
-KINDS: dict[str, type[InputKind]] = {kind.word: kind for kind in (Integer, IntegerList, FloatTable)}
+# The kinds an exercise names by their word, in the documented form Field("x", "float table"):
+# every kind kinds.py defines with a word, so that a kind is added there alone.
+KINDS: dict[str, type[InputKind]] = {
+    kind.word: kind
+    for kind in InputKind.__subclasses__()
+    if kind.word and kind.__module__ == InputKind.__module__
+}
 
 
 def Field(name: str, kind: str, **bounds: Any) -> InputKind:

@@ -12,8 +12,9 @@ import pytest
 import yaml
 
 from grader.child import run
-from grader.problem.kinds import FloatTable, Given, Integer, IntegerList, Wire
-from grader.problem.schema import Field
+from grader.problem import kinds as kinds_module
+from grader.problem.kinds import FloatTable, Given, InputKind, Integer, IntegerList, Wire
+from grader.problem.schema import KINDS, Field
 from tests.conftest import ROOT, Cli
 
 SCALED = ROOT / "tests" / "exercises" / "scaled_total"
@@ -69,19 +70,29 @@ def test_a_table_given_as_an_array_reaches_each_call_as_its_own_writable_float64
     assert FloatTable("x", low=0, high=1, written="x").given is Given.LISTS
 
 
-def test_no_module_outside_the_kinds_asks_which_kind_a_field_is() -> None:
-    """No isinstance() of a kind's class outside kinds.py: each kind says what it does."""
-    kinds = {"Integer", "IntegerList", "FloatTable"}
-    asked = []
+def test_no_module_outside_the_kinds_names_a_kind() -> None:
+    """No module but kinds.py names a kind's class (no isinstance() chain, no list of
+    them): each kind says what it does, and one defined there with its word is one that
+    Field takes, so a kind is added in kinds.py alone."""
+    kinds = {kind.__name__ for kind in KINDS.values()}
+    assert {"Integer", "IntegerList", "FloatTable"} <= kinds
+    named = []
     for path in (ROOT / "grader").rglob("*.py"):
         if path.name == "kinds.py":
             continue
         for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
-            if isinstance(node, ast.Call) and getattr(node.func, "id", "") == "isinstance":
-                named = {n.id for n in ast.walk(node.args[1]) if isinstance(n, ast.Name)}
-                if named & kinds:
-                    asked.append(f"{path.name}:{node.lineno}")
-    assert not asked
+            if isinstance(node, (ast.Name, ast.alias)) and kinds & {
+                getattr(node, "id", None),
+                getattr(node, "name", None),
+            }:
+                named.append(f"{path.name}:{node.lineno}")
+    assert not named
+    defined = [
+        kind
+        for kind in vars(kinds_module).values()
+        if isinstance(kind, type) and issubclass(kind, InputKind) and kind.word
+    ]
+    assert sorted(KINDS) == sorted(kind.word for kind in defined)
 
 
 def test_a_fourth_kind_is_one_class_of_the_exercise(cli: Cli, tmp_path: Path) -> None:
