@@ -59,6 +59,8 @@ _PAST_BOUNDS = (
 # A JSON string, escapes and all; one left open runs to the end, so that the scan never
 # starts again inside it (it is one pass, whatever the text).
 JSON_STRING = re.compile(rb'"[^"\\]*(?:\\.?[^"\\]*)*(?:"|\Z)', re.DOTALL)
+# A cell as IPython compiles it: `await` at its top level is allowed.
+_CELL_FLAGS = ast.PyCF_ALLOW_TOP_LEVEL_AWAIT
 # How many left-out cells a report names before it says "and N more".
 SHOWN_LEFT_OUT = 8
 
@@ -87,6 +89,7 @@ class _Cell:
     tree: ast.Module | None = None
     error: str = ""
     tokens: int = 0
+    future_error: bool = False  # parsed, but Python refuses it where its future import is
 
 
 def to_module(data: bytes, function: str) -> Module:
@@ -97,6 +100,11 @@ def to_module(data: bytes, function: str) -> Module:
         statement.order = order
     broken = [c for c in cells if c.error and mentions("\n".join(c.lines), function)]
     target = slicer.last(found, function, len(found))
+    futures = [c for c in cells if c.future_error]
+    if futures:
+        # A future import changes how every later cell compiles: one Python refuses where
+        # it stands is the notebook's syntax error, as running it all says.
+        return _emit_cells(futures[:1], cells)
     if broken and (target is None or broken[-1].number > target.cell):
         # The function's own cell does not parse: the module holds it, and compiling
         # it says where, in the learner's numbering.
@@ -200,7 +208,15 @@ def _python_of(number: int, source: str, most: int) -> _Cell:
             # The learner's code, not the grader's: its SyntaxWarnings are not for staff's
             # terminal (the child compiles it again, and the report says what matters).
             warnings.simplefilter("ignore")
-            cell.tree = ast.parse("\n".join(cell.lines))
+            text = "\n".join(cell.lines)
+            tree = ast.parse(text)
+            if "__future__" in text:
+                # Jupyter compiles each cell alone: a future import is valid only first in
+                # its cell, of a feature Python knows (`braces` is none). ast never asks.
+                cell.future_error = True
+                compile(text, "<cell>", "exec", _CELL_FLAGS, dont_inherit=True)
+                cell.future_error = False
+            cell.tree = tree
     except SyntaxError as exc:
         cell.error = f"not Python (line {exc.lineno}: {exc.msg})"
     except (ValueError, RecursionError, MemoryError):

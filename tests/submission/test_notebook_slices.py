@@ -130,3 +130,31 @@ def test_a_notebook_of_a_million_tokens_is_refused_before_parsing(tmp_path: Path
         "grader: error: answer.ipynb: its code cells hold over 100,000 of Python's tokens "
         "(names, numbers, operators), far more than an answer needs: the bound of a notebook\n"
     )
+
+
+@pytest.mark.parametrize(
+    ("cells", "said"),
+    [
+        (
+            (IMPORTS + "from __future__ import annotations\n", RIGHT),
+            "answer.ipynb has a syntax error at cell 2, line 2: from __future__ imports must "
+            "occur at the beginning of the file",
+        ),
+        (
+            (IMPORTS, "from __future__ import braces\n", RIGHT),
+            "answer.ipynb has a syntax error at cell 3, line 1: not a chance",
+        ),
+    ],
+    ids=["not first in its cell", "braces in a cell of its own"],
+)
+def test_a_future_import_is_valid_only_where_python_takes_it(
+    cli: Cli, tmp_path: Path, cells: tuple[str, ...], said: str
+) -> None:
+    """Jupyter compiles each cell alone: a future import after another statement of its
+    cell, or of a feature Python lacks, is a syntax error there. The notebook got 10/10, the
+    .py of the same cells a syntax error."""
+    path = tmp_path / "answer.ipynb"
+    path.write_text(notebook(*cells))
+    code, out, _ = cli("submit", path, "--format", "json")
+    assert code == 1 and json.loads(out)["score"] == 0, out
+    assert said in out
