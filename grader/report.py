@@ -125,7 +125,7 @@ def _test(case: CaseResult) -> CaseEntry:
         score=case.score,
         max_score=case.max_score,
         output=output,
-        outcome=case.outcome.value,
+        outcome=case.outcome,
         seconds=round(case.seconds, 4) if case.visible else None,
         diagnosis=None if case.diagnosis is None else case.diagnosis.code,
         mismatch=None

@@ -36,6 +36,20 @@ class Status(Word):
 _STATUSES = {status.value: status for status in Status}
 
 
+def outcome_of(code: str) -> Outcome | str:
+    """Return the Outcome a document's code names; a code this grader does not know (an
+    edited file's, or a newer grader's) stays the code as written, shown as it is."""
+    try:
+        return Outcome(code)
+    except ValueError:
+        return code
+
+
+def code_of(outcome: Outcome | str) -> str:
+    """Return the code a document writes for ``outcome``."""
+    return outcome.value if isinstance(outcome, Outcome) else outcome
+
+
 class Unreadable(ValueError):
     """A document that no grading wrote: malformed, out of range, or not a results file."""
 
@@ -49,13 +63,18 @@ class CaseEntry:
     score: float
     max_score: float
     output: str
-    outcome: str
+    # The Outcome; a code this grader does not know, as written (outcome_of).
+    outcome: Outcome | str
     seconds: float | None = None  # the visible examples' only: hidden cases are not timed
     diagnosis: str | None = None
     mismatch: Mapping[str, Any] | None = None
 
+    def __post_init__(self) -> None:
+        if isinstance(self.outcome, str):  # a code: its Outcome, where this grader has one
+            object.__setattr__(self, "outcome", outcome_of(self.outcome))
+
     def to_json(self) -> dict[str, Any]:
-        extra: dict[str, Any] = {"outcome": self.outcome}
+        extra: dict[str, Any] = {"outcome": code_of(self.outcome)}
         if self.seconds is not None:
             extra["seconds"] = self.seconds
         if self.diagnosis is not None:
@@ -129,7 +148,8 @@ class Results:
         return stamp if isinstance(stamp, Mapping) else {}
 
     @property
-    def outcomes(self) -> dict[str, str]:
+    def outcomes(self) -> dict[str, Outcome | str]:
+        """Return each case's outcome by its name (a code no Outcome names, as written)."""
         return {t.name: t.outcome for t in self.tests}
 
     def with_extra(self, **fields: Any) -> Results:
@@ -194,7 +214,7 @@ def not_graded(
                 score=0.0,
                 max_score=max_score,
                 output=f"not graded: {message}",
-                outcome=Outcome.NOT_GRADED.value,
+                outcome=Outcome.NOT_GRADED,
             )
             for name, max_score in cases
         ),

@@ -12,7 +12,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from grader import results
-from grader.records import Cause
+from grader.records import Cause, Outcome
 from grader.results import Results, Unreadable, not_graded
 from tests.conftest import CORPUS, SAMPLES, Cli
 
@@ -45,7 +45,7 @@ def test_not_graded_names_its_cause(tmp_path: Path) -> None:
         Cause.GRADER,
         3.0,
     )
-    assert back.outcomes == {"a": "not_graded", "b": "not_graded"}
+    assert back.outcomes == {"a": Outcome.NOT_GRADED, "b": Outcome.NOT_GRADED}
 
 
 @pytest.mark.parametrize(
@@ -92,3 +92,14 @@ def test_any_json_reads_or_is_refused(anything: object, fields: dict[str, object
     for doc in (anything, {**not_graded([("a", 1.0)], "w", submission="").to_json(), **fields}):
         with contextlib.suppress(Unreadable):
             Results.from_json(doc)
+
+
+def test_a_cases_outcome_reads_back_as_its_outcome_or_as_written() -> None:
+    """A case's outcome is an Outcome once read (compared by identity); a code this grader
+    does not know (a newer grader's) stays the code as written, and writes back the same."""
+    doc = not_graded([("a", 1.0)], "no .py file", submission="s.py").to_json()
+    doc["tests"].append({**doc["tests"][0], "name": "b"})
+    doc["tests"][1]["extra_data"] = {"outcome": "out_of_paper"}
+    back = Results.from_json(doc)
+    assert back.outcomes == {"a": Outcome.NOT_GRADED, "b": "out_of_paper"}
+    assert back.to_json()["tests"] == doc["tests"]

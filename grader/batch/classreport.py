@@ -18,6 +18,7 @@ from grader.batch.outdir import result_path
 from grader.errors import GraderError
 from grader.names import cell
 from grader.records import LOAD_OUTCOMES, Outcome
+from grader.results import code_of, outcome_of
 
 # How a test's output gives its hint (report.py writes it so), and the most of one kept.
 HINT_MARK = "\nhint: "
@@ -30,15 +31,6 @@ WHOLE_FILE = frozenset(o.value for o in LOAD_OUTCOMES)
 OUTCOME_ORDER = list(Outcome)
 
 
-def outcome_of(code: str) -> Outcome | None:
-    """Return the outcome a results file's code names; None for a code this grader does
-    not know (an edited file's, or a newer grader's), which the report shows as written."""
-    try:
-        return Outcome(code)
-    except ValueError:
-        return None
-
-
 @dataclass(frozen=True)
 class Learner:
     """One results file, as much of it as the class report needs."""
@@ -46,7 +38,7 @@ class Learner:
     id: str
     score: float
     max_score: float
-    outcomes: dict[str, str]
+    outcomes: dict[str, Outcome | str]  # a code no Outcome names, as written
     diagnoses: frozenset[str]
     examples: dict[str, str] | None  # None: not recorded (results from an older grader)
     error: str | None  # why it was not graded; None when it was
@@ -63,7 +55,7 @@ class Learner:
     @property
     def passed(self) -> bool:
         """Return True when it was graded and passed every hidden case."""
-        return self.graded and all(outcome_of(o) is Outcome.PASSED for o in self.outcomes.values())
+        return self.graded and all(o is Outcome.PASSED for o in self.outcomes.values())
 
     @property
     def passed_examples(self) -> bool:
@@ -73,13 +65,13 @@ class Learner:
         )
 
     def has(self, outcome: Outcome) -> bool:
-        return any(outcome_of(o) is outcome for o in self.outcomes.values())
+        return outcome in self.outcomes.values()
 
     @property
     def whole_file_failed(self) -> bool:
         """Return True when it was graded but its file never ran a case (WHOLE_FILE): no
         case caught its answer, so the cases' shares count it apart."""
-        found = {outcome_of(o) for o in self.outcomes.values()}
+        found = set(self.outcomes.values())
         return self.graded and bool(found) and found <= LOAD_OUTCOMES
 
 
@@ -186,10 +178,10 @@ class ClassReport:
     def outcome_counts(self) -> list[tuple[str, int]]:
         """Return each failing outcome kind with the number of graded learners who met it."""
         found = Counter(
-            o
+            code_of(o)
             for x in self.graded
             for o in set(x.outcomes.values())
-            if outcome_of(o) is not Outcome.PASSED
+            if o is not Outcome.PASSED
         )
         return sorted(found.items(), key=lambda kv: _outcome_rank(kv[0]))
 
@@ -214,7 +206,9 @@ class ClassReport:
         """Return how the graded learners whose whole file failed failed: each outcome (a
         syntax error, no function...) with its count, most frequent first."""
         found = Counter(
-            min(x.outcomes.values(), key=_outcome_rank) for x in self.graded if x.whole_file_failed
+            code_of(min(x.outcomes.values(), key=_outcome_rank))
+            for x in self.graded
+            if x.whole_file_failed
         )
         return tuple(sorted(found.items(), key=lambda kv: (-kv[1], _outcome_rank(kv[0]))))
 
@@ -223,9 +217,10 @@ class ClassReport:
         return sum(1 for x in self.graded if x.examples is None)
 
 
-def _outcome_rank(code: str) -> int:
-    outcome = outcome_of(code)
-    return len(OUTCOME_ORDER) if outcome is None else OUTCOME_ORDER.index(outcome)
+def _outcome_rank(outcome: Outcome | str) -> int:
+    """Return where an outcome (or its code) stands in the report's order: unknown last."""
+    known = outcome_of(outcome) if isinstance(outcome, str) else outcome
+    return OUTCOME_ORDER.index(known) if isinstance(known, Outcome) else len(OUTCOME_ORDER)
 
 
 def score_bars(scores: Sequence[float], max_score: float) -> tuple[Bar, ...]:
@@ -254,9 +249,9 @@ def build(out: Path) -> ClassReport:
     cases = []
     for case in manifest.cases:
         failing = Counter(
-            x.outcomes.get(case.name, "missing")
+            code_of(x.outcomes.get(case.name, "missing"))
             for x in ran
-            if outcome_of(x.outcomes.get(case.name, "")) is not Outcome.PASSED
+            if x.outcomes.get(case.name) is not Outcome.PASSED
         )
         cases.append(
             CaseLine(

@@ -28,8 +28,8 @@ except ImportError:  # Windows: no flock; see locked()
 from grader.errors import GraderError
 from grader.files import atomic_write
 from grader.names import cell, results_name, shown
-from grader.records import Cause
-from grader.results import Results
+from grader.records import Cause, Outcome
+from grader.results import Results, code_of
 from grader.states import Word
 
 MANIFEST_FILE = "batch.json"
@@ -116,7 +116,7 @@ class Row:
     id: str
     score: float
     max_score: float
-    outcomes: dict[str, str]
+    outcomes: dict[str, Outcome | str]
     seconds: float
     status: RowStatus
     relpath: str = ""
@@ -177,7 +177,10 @@ def write_summary(path: Path, rows: Iterable[Row], cases: Sequence[str]) -> None
     writer.writerow([*SUMMARY_COLUMNS, *cases])
     for row in sorted(rows, key=lambda r: r.id):
         writer.writerow(
-            [*(column.fill(row) for column in SUMMARY), *(row.outcomes.get(c, "") for c in cases)]
+            [
+                *(column.fill(row) for column in SUMMARY),
+                *(code_of(row.outcomes.get(c, "")) for c in cases),
+            ]
         )
     atomic_write(path, handle.getvalue().encode(SUMMARY_ENCODING))
 
