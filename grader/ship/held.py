@@ -5,16 +5,20 @@ within the case's tolerance, is some public row's values at some of its columns,
 order. That covers the rows reordered, repeated or spread over several tables, a table
 inside a larger one, columns added anywhere (a zero pair after each row, pair i moved to
 pair k * i), and, as every public table is read by its columns too, a table transposed or
-laid out flat in one list, or reshaped (a table's values read flat, in order, hold the
-rows of a table of any other width). A row in common is no case: every row must be held.
+laid out flat in one list. A table's values read flat, in order, hold the rows of the same
+values reshaped to any other width: there a row must be consecutive values, since across a
+row's end any two values in order would make a row of two. A row in common is no case:
+every row must be held.
 
-Rows are also compared up to a scale, in every exercise (a table times 2 with its answer
-times 2 gives a linear exercise's hidden answer away, and a false match would need the
-ratios of a whole table's values, each within the tolerance): each row, column or flat
-layout is divided by its value of largest magnitude, and so is each hidden row, and the
-hidden table as a whole. A scaled copy is found alone or among values of smaller
-magnitude. Columns shuffled within a row, or values shifted, make another table: the check
-is about copies of the numbers, not every disguise of them.
+Tables are also compared scaled as a whole, in every exercise (a table times 2 with its
+answer times 2 gives a linear exercise's hidden answer away, and a false match would need
+the ratios of a whole table's values, each within the tolerance): each public table and
+the hidden one divided by its first value of largest magnitude, either sign. A scaled copy
+is found alone in its table or among values of smaller magnitude. Each row scaled by its
+own number (a row of two with a zero in it would then match almost any row), columns
+shuffled within a row, or values shifted make another table: the check is about copies of
+the numbers, not every disguise of them. A table drawn from a seed is compared by its
+stream (``streaming``).
 """
 
 from __future__ import annotations

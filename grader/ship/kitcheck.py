@@ -122,10 +122,12 @@ def verify_learner(root: Path, bundle: Path) -> list[str]:
     """Check that no file of ``bundle`` holds a hidden case, a reference or the formula,
     of this exercise or of any other beside the grader.
 
-    Data (YAML, numpy) is parsed, and its inputs and tables, with the lists and rows of
-    numbers its texts write, are compared with the hidden cases' inputs and expected tables;
-    a hidden case's why is looked for in every text, the reference's code line by line.
-    Return the bundle's files.
+    A problem file of a kind the check cannot read is refused (kittext.py). Data (YAML,
+    JSON, numpy) is parsed, and its inputs and tables, with the lists, rows and seeds every
+    text writes (read token by token), are compared with the hidden cases' inputs and
+    expected tables (held.py); a hidden case's why is looked for in every text, the
+    formula and the reference's lines in every part that may be code. Return the bundle's
+    files.
     """
     files = sorted(p for p in bundle.rglob("*") if p.is_file())
     names = [str(p.relative_to(bundle)) for p in files]
