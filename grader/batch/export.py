@@ -109,7 +109,9 @@ def extras() -> str:
 
 
 def _key(entry_id: str, to: Platform) -> str:
-    return entry_id[len(to.name) + 1 :]
+    key = to.key_of(entry_id)
+    assert key is not None  # _class keeps the ids of ``to``'s students alone
+    return key
 
 
 def _class(out: Path, to: Platform) -> tuple[dict[str, Results], list[str]]:
@@ -123,7 +125,7 @@ def _class(out: Path, to: Platform) -> tuple[dict[str, Results], list[str]]:
     docs: dict[str, Results] = {}
     others = []
     for entry_id in sorted(manifest.ids):
-        if not entry_id.startswith(f"{to}-"):
+        if to.key_of(entry_id) is None:
             others.append(entry_id)
             continue
         try:

@@ -39,7 +39,7 @@ def _read(folder: Path, items: list[Path], scratch: Path, copy: Copy, export: Ex
             continue
         export.matched += 1
         eid = found.group("eid")
-        export.students.append(Student(f"sakai-{eid}", eid, item, f"{item.name}/"))
+        export.students.append(Student(export.layout.id_of(eid), eid, item, f"{item.name}/"))
 
 
 def _gradebook(sheet: Sheet, wanted: str | None, what: str) -> Book:
@@ -127,6 +127,15 @@ def test_a_sixth_platform_graded_and_exported_through_the_command(
     lines = dest.read_bytes().split(b"\r\n")
     assert lines[:2] == [b"Student ID,Grade", b"ann1,20.00"]
     assert lines[2].startswith(b"bob2,") and lines[2] != b"bob2,20.00"
+
+
+def test_a_platforms_ids_are_made_and_read_by_the_platform() -> None:
+    """A student's id is made by its platform (Platform.id_of), and that platform alone
+    reads the student's key back from it (key_of), as export does to find the row."""
+    for platform in PLATFORMS:
+        entry_id = platform.id_of("a-1")
+        assert platform.key_of(entry_id) == "a-1"
+        assert [p for p in PLATFORMS if p.key_of(entry_id) is not None] == [platform]
 
 
 def test_the_command_line_lists_the_registry() -> None:

@@ -81,7 +81,7 @@ def read(folder: Path, items: list[Path], scratch: Path, copy: Copy, export: Exp
             copy(item, own / (original if usable(original) else item.name))
         export.students.append(
             Student(
-                id=f"blackboard-{user}",
+                id=export.layout.id_of(user),
                 name=said[head][0] if said[head][1] == user else "",
                 path=own,
                 relpath=f"{shown(user)} attempt {latest}/",

@@ -83,7 +83,7 @@ def read(folder: Path, items: list[Path], scratch: Path, copy: Copy, export: Exp
         key = files[0][0].group("key")
         export.students.append(
             Student(
-                id=f"canvas-{user}",
+                id=export.layout.id_of(user),
                 name=key,
                 path=own,
                 relpath=f"{shown(key)}_{user}/",

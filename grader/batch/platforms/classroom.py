@@ -63,7 +63,7 @@ def read(folder: Path, items: list[Path], scratch: Path, copy: Copy, export: Exp
         export.matched += 1
         login = item.name[len(prefix) :]
         export.students.append(
-            Student(id=f"classroom-{login}", name=login, path=item, relpath=f"{item.name}/")
+            Student(id=export.layout.id_of(login), name=login, path=item, relpath=f"{item.name}/")
         )
 
 

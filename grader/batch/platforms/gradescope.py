@@ -33,7 +33,7 @@ def read(folder: Path, items: list[Path], scratch: Path, copy: Copy, export: Exp
             sid = person.get("sid") or person.get("email") or item.name
             export.students.append(
                 Student(
-                    id=f"gradescope-{sid}",
+                    id=export.layout.id_of(sid),
                     name=", ".join(p.get("name", "") for p in submitters if p.get("name")),
                     path=item,
                     relpath=f"{item.name}/",

@@ -59,7 +59,7 @@ def read(folder: Path, items: list[Path], scratch: Path, copy: Copy, export: Exp
             problem = claimed_twice(f"participant {pid}", folders[pid])
         export.students.append(
             Student(
-                id=f"moodle-{pid}",
+                id=export.layout.id_of(pid),
                 name=names[pid],
                 path=None if problem else files,
                 relpath=f"{shown((files or kinds[SubmissionType.ONLINE_TEXT]).name)}/",

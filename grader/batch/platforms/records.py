@@ -139,3 +139,12 @@ class Platform:
 
     def __str__(self) -> str:
         return self.name
+
+    def id_of(self, key: str) -> str:
+        """Return the id of this platform's student ``key``: `canvas-1234`."""
+        return f"{self.name}-{key}"
+
+    def key_of(self, entry_id: str) -> str | None:
+        """Return the student key that an id of this platform holds; None for any other id."""
+        head = f"{self.name}-"
+        return entry_id[len(head) :] if entry_id.startswith(head) else None
