@@ -10,15 +10,22 @@ from __future__ import annotations
 
 import codecs
 import re
+from array import array
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from decimal import ROUND_HALF_UP, Decimal
+from typing import overload
 
 from grader.errors import GraderError
 from grader.names import FORMULA_START, display
 
-# A template is a class's gradebook: some kilobytes a hundred students.
-MAX_BYTES = 64 * 1024 * 1024
+# A template is a class's gradebook: some kilobytes a hundred students. Its bounds keep a
+# hostile or broken file to a refusal in one line, never the machine's memory.
+MAX_BYTES = 32 * 1024 * 1024
+MAX_ROWS = 200_000  # students, and a platform's rows before them
+MAX_COLUMNS = 20_000  # cells in one row: a course's every column
+MAX_CELLS = 4_000_000  # cells in all
+MAX_FIELD = 1024 * 1024  # characters in one cell (a comment included)
 DELIMITERS = (",", ";", "\t")
 BOMS = (
     (codecs.BOM_UTF8, "utf-8"),
@@ -47,7 +54,7 @@ class Sheet:
     encoding: str
     text: str
     delimiter: str
-    rows: list[list[Cell]]
+    rows: list[Row]
     edits: dict[tuple[int, int], str] = field(default_factory=dict)
 
     def value(self, row: int, column: int) -> str:
@@ -61,12 +68,15 @@ class Sheet:
         self.edits[(row, column)] = value
 
     def to_bytes(self) -> bytes:
-        """Return the file with the cells set, every other byte as it was read."""
-        text = self.text
-        for (row, column), value in sorted(self.edits.items(), reverse=True):
+        """Return the file with the cells set, every other byte as it was read: the text
+        between the cells written, and each written cell, joined once."""
+        pieces, at = [], 0
+        for (row, column), value in sorted(self.edits.items()):
             cell = self.rows[row][column]
-            text = text[: cell.start] + self._quoted(value, cell.quoted) + text[cell.end :]
-        return self.bom + text.encode(self.encoding)
+            pieces += [self.text[at : cell.start], self._quoted(value, cell.quoted)]
+            at = cell.end
+        pieces.append(self.text[at:])
+        return self.bom + "".join(pieces).encode(self.encoding)
 
     def _quoted(self, value: str, quoted: bool) -> str:
         if quoted or any(c in value for c in (self.delimiter, '"', "\n", "\r")):
@@ -92,72 +102,150 @@ def read_sheet(raw: bytes, what: str) -> Sheet:
         encoding, text = "latin-1", body.decode("latin-1")
     if text.encode(encoding) != body:
         raise GraderError(f"{what}: its text does not read back as the same bytes")
-    delimiter = _delimiter(text)
-    rows = _cells(text, delimiter, what)
+    delimiter, rows = _structure(text, what)
     if not rows:
         raise GraderError(f"{what} is empty")
     return Sheet(raw, bom, encoding, text, delimiter, rows)
 
 
-def _delimiter(text: str) -> str:
-    """Return the delimiter the first line holds most of, outside quotes."""
+def _structure(text: str, what: str) -> tuple[str, list[Row]]:
+    """Return the delimiter and the rows: the delimiter under which every row has the
+    header's number of cells (a title may hold another delimiter unquoted, as Canvas
+    writes semicolons in a comma file), else the one the first line holds most of."""
+    first = _first_line(text)
+    ranked = sorted(DELIMITERS, key=first.count, reverse=True)
+    read: dict[str, list[Row] | GraderError] = {}
+    for delimiter in ranked:
+        if not first.count(delimiter):
+            continue
+        try:
+            rows = read[delimiter] = _cells(text, delimiter, what)
+        except GraderError as exc:
+            read[delimiter] = exc
+            continue
+        if len(rows) > 1 and all(len(r) == len(rows[0]) for r in rows if not _blank(r)):
+            return delimiter, rows
+    found = read.get(ranked[0])
+    if found is None:
+        found = _cells(text, ranked[0], what)
+    if isinstance(found, GraderError):
+        raise found
+    return ranked[0], found
+
+
+def _blank(row: Row) -> bool:
+    return len(row) == 1 and not row[0].value
+
+
+def _first_line(text: str) -> str:
+    """Return the first line, what lies in quotes left out."""
     first, quoted = [], False
-    for ch in text:
+    for ch in text[: MAX_FIELD * 4]:
         if ch == '"':
             quoted = not quoted
         elif not quoted and ch in "\r\n":
             break
         first.append("" if quoted else ch)
-    line = "".join(first)
-    return max(DELIMITERS, key=line.count)
+    return "".join(first)
 
 
-def _cells(text: str, delimiter: str, what: str) -> list[list[Cell]]:
+class Row(Sequence[Cell]):
+    """A row's cells as spans over the sheet's text (two numbers a cell, a quoted cell's
+    start stored as -1 - start): a large template costs bytes per cell, not objects."""
+
+    __slots__ = ("_spans", "_text")
+
+    def __init__(self, text: str, spans: array[int]) -> None:
+        self._text = text
+        self._spans = spans
+
+    def __len__(self) -> int:
+        return len(self._spans) // 2
+
+    @overload
+    def __getitem__(self, index: int) -> Cell: ...
+    @overload
+    def __getitem__(self, index: slice) -> list[Cell]: ...
+    def __getitem__(self, index: int | slice) -> Cell | list[Cell]:
+        if isinstance(index, slice):
+            return [self[i] for i in range(len(self))[index]]
+        if index < 0:
+            index += len(self)
+        if not 0 <= index < len(self):
+            raise IndexError(index)
+        start, end = self._spans[2 * index], self._spans[2 * index + 1]
+        if start >= 0:
+            return Cell(self._text[start:end], start, end, False)
+        start = -1 - start
+        return Cell(_unquoted(self._text, start, end), start, end, True)
+
+
+def _unquoted(text: str, start: int, end: int) -> str:
+    """Return a quoted cell's value: doubled quotes read as one, text after the closing
+    quote (`"a"b`) kept as part of the cell, as read."""
+    parts: list[str] = []
+    at = start + 1
+    while True:
+        close = text.find('"', at, end)
+        if close < 0:
+            return "".join(parts) + text[at:end]
+        parts.append(text[at:close])
+        if text.startswith('""', close, end):
+            parts.append('"')
+            at = close + 2
+            continue
+        return "".join(parts) + text[close + 1 : end]
+
+
+def _cells(text: str, delimiter: str, what: str) -> list[Row]:
     """Split ``text`` into rows of cells, as a spreadsheet reads CSV: a quoted cell may hold
-    the delimiter, doubled quotes and line breaks; a line ends with \\r\\n, \\n or \\r."""
-    rows: list[list[Cell]] = []
-    row: list[Cell] = []
-    at, end = 0, len(text)
+    the delimiter, doubled quotes and line breaks; a line ends with \\r\\n, \\n or \\r.
+    Refuse a template past the bounds of any platform's gradebook, in one line."""
+    rows: list[Row] = []
+    spans = array("q")
+    stops = re.compile(f"[{re.escape(delimiter)}\r\n]")
+    at, end, cells = 0, len(text), 0
     while at < end:
         start = at
         if text[at] == '"':
             at += 1
-            parts = []
             while True:
                 close = text.find('"', at)
                 if close < 0:
                     raise GraderError(f"{what}: a quoted cell of row {len(rows) + 1} never ends")
-                parts.append(text[at:close])
-                if text.startswith('""', close):
-                    parts.append('"')
-                    at = close + 2
-                    continue
                 at = close + 1
-                break
-            # Text after the closing quote (`"a"b`) is kept as part of the cell, as read.
-            stop = _cell_end(text, at, delimiter)
-            cell = Cell("".join(parts) + text[at:stop], start, stop, True)
-            at = stop
+                if not text.startswith('"', at):
+                    break
+                at += 1
+            found = stops.search(text, at)
+            at = found.start() if found else end
+            spans.extend((-1 - start, at))
         else:
-            at = _cell_end(text, at, delimiter)
-            cell = Cell(text[start:at], start, at, False)
-        row.append(cell)
+            found = stops.search(text, at)
+            at = found.start() if found else end
+            spans.extend((start, at))
+        if at - start > MAX_FIELD:
+            raise GraderError(
+                f"{what}: a cell of row {len(rows) + 1} holds {at - start} characters; "
+                f"a gradebook's hold at most {MAX_FIELD}"
+            )
+        cells += 1
+        if len(spans) > 2 * MAX_COLUMNS or cells > MAX_CELLS:
+            raise GraderError(
+                f"{what}: more than {MAX_COLUMNS} cells in row {len(rows) + 1} "
+                f"or {MAX_CELLS} in all; no platform exports a gradebook so wide"
+            )
         if at < end and text[at] == delimiter:
             at += 1
             if at == end:
-                row.append(Cell("", at, at, False))
+                spans.extend((at, at))
             continue
-        rows.append(row)
-        row = []
+        rows.append(Row(text, spans))
+        spans = array("q")
+        if len(rows) > MAX_ROWS:
+            raise GraderError(f"{what}: more than {MAX_ROWS} rows; no class is so large")
         at += 2 if text.startswith("\r\n", at) else 1
     return rows
-
-
-def _cell_end(text: str, at: int, delimiter: str) -> int:
-    for i in range(at, len(text)):
-        if text[i] in (delimiter, "\r", "\n"):
-            return i
-    return len(text)
 
 
 def number(text: str) -> Decimal | None:
