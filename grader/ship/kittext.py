@@ -221,10 +221,10 @@ def written_seeds(where: str, text: str) -> list[PublicTable]:
 def written_tables(where: str, text: str) -> list[PublicTable]:
     """Return the rows of numbers ``text`` writes, whatever its syntax, as tables.
 
-    Each line is a row, and each innermost bracket (a row written over several lines);
-    consecutive lines of as many numbers are one table (a CSV, a Markdown table, a block
-    of YAML one value a line), whose columns, and whose values laid out flat, held.py
-    reads too.
+    Each line is a row, each innermost bracket (a row written over several lines) and each
+    short paragraph; consecutive lines of as many numbers are one table (a CSV, a Markdown
+    table, a block of YAML one value a line), whose columns, and whose values laid out
+    flat, held.py reads too.
     """
     import numpy as np
 
@@ -240,11 +240,19 @@ def written_tables(where: str, text: str) -> list[PublicTable]:
             run.append(row)
     if run:
         tables.append(PublicTable(where, np.array(run, dtype=np.float64)))
-    for match in _GROUP.finditer(text):
-        row = numbers(match[1])
+    # Each innermost bracket; and each paragraph of prose (a sentence wrapped between two
+    # numbers of a row), where it writes few numbers: a longer one is a table, read above.
+    parts = [m[1] for m in _GROUP.finditer(text)]
+    paragraphs = [numbers(block) for block in re.split(r"\n\s*\n", text)]
+    for row in [*map(numbers, parts), *(p for p in paragraphs if len(p) <= PARAGRAPH_MOST)]:
         if row:
             tables.append(PublicTable(where, np.array([row], dtype=np.float64)))
     return tables
+
+
+# A paragraph of more numbers than this is read as lines: in order over a whole table, any
+# two values would make a row of two.
+PARAGRAPH_MOST = 64
 
 
 def code_views(bundle: Path, texts: Mapping[Path, Views]) -> Iterator[tuple[str, str]]:

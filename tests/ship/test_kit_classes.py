@@ -112,6 +112,12 @@ LAYOUTS: dict[str, Callable[[Path], None]] = {
         kit / "problem" / "statement.md",
         "\n" + " ".join(str(row.tolist()).replace("-", "\u2212") for row in X1) + "\n",
     ),
+    "rows in prose wrapped over lines": lambda kit: _append(
+        kit / "problem" / "statement.md",
+        "\nThe first rows are "
+        + ", then ".join(" and\n".join(_g(v) for v in r) for r in Y1)
+        + ".\n",
+    ),
     "a notebook's cell, a list of lines": lambda kit: (kit / "problem" / "n.ipynb").write_text(
         _cells(["t = [\n", *(f"  {row.tolist()},\n" for row in Y1), "]\n"])
     ),
