@@ -39,13 +39,14 @@ def use_own_proc(own: bool) -> None:
     View.own_proc = own
 
 
-def bwrap_starts(prefix: list[str]) -> bool:
-    """Return True when bubblewrap, as ``prefix`` builds it, starts an interpreter here."""
+def bwrap_starts(prefix: list[str], *, site: bool = False) -> bool:
+    """Return True when bubblewrap, as ``prefix`` builds it, starts an interpreter here
+    (importing its site packages too, with ``site``)."""
     if shutil.which(prefix[0]) is None:
         return False
     try:
         proc = subprocess.run(
-            [*prefix, sys.executable, "-I", "-S", "-c", "pass"],
+            [*prefix, sys.executable, "-I", *([] if site else ["-S"]), "-c", "pass"],
             capture_output=True,
             timeout=10,
             check=False,
