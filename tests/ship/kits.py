@@ -3,10 +3,13 @@ fresh venv, and how a test runs a kit's console command there."""
 
 from __future__ import annotations
 
+import contextlib
 import os
+import re
 import site
 import subprocess
 import sys
+from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import NamedTuple
 
@@ -104,3 +107,29 @@ def run_kit(
         check=False,
         timeout=300,
     )
+
+
+@contextlib.contextmanager
+def serving(command: list[str], cwd: Path, env: Mapping[str, str]) -> Iterator[tuple[int, str]]:
+    """Start a kit's practice page (``command`` then `serve --port 0 --no-browser`), yield
+    the port it listens on and its token, and stop it."""
+    proc = subprocess.Popen(
+        [*command, "serve", "--port", "0", "--no-browser"],
+        cwd=cwd,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=dict(env),
+    )
+    try:
+        assert proc.stdout is not None
+        line = proc.stdout.readline()
+        found = re.search(r"http://127\.0\.0\.1:(\d+)/\?token=(\S+)", line)
+        assert found, line + (proc.stderr.read() if proc.poll() is not None and proc.stderr else "")
+        yield int(found[1]), found[2]
+    finally:
+        proc.kill()
+        proc.wait(timeout=30)
+        for stream in (proc.stdout, proc.stderr):
+            if stream is not None:
+                stream.close()

@@ -25,6 +25,7 @@ from grader.problem.cases import load_problem
 from grader.problem.rules import load_rules, load_staff
 from grader.ship.kitcheck import ADVICE, verify_learner
 from tests.conftest import CORPUS, ROOT, ROPE, SAMPLES, Cli, plant_stand_ins
+from tests.ship.kits import serving
 
 # The first exercise's formula, as it declares it: what no file of its kit may compute.
 FORMULA_CALL = re.compile(str(load_rules(ROOT).formula))
@@ -482,24 +483,10 @@ def test_autograder_duplicate(autograder: Path) -> None:
 def test_learner_bundle_serves_the_page(learner: tuple[Path, Path], tmp_path: Path) -> None:
     """The kit's practice page runs the examples; its Submit says where hidden grading is."""
     import http.client
-    import re
 
     _, python = learner
     env = {k: v for k, v in os.environ.items() if k != "GRADER_PROBLEM"}
-    proc = subprocess.Popen(
-        [str(python), "-m", KIT_PACKAGE, "serve", "--port", "0", "--no-browser"],
-        cwd=tmp_path,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-        env=env,
-    )
-    try:
-        assert proc.stdout is not None
-        line = proc.stdout.readline()
-        found = re.search(r"http://127\.0\.0\.1:(\d+)/\?token=(\S+)", line)
-        assert found, line
-        port, token = int(found.group(1)), found.group(2)
+    with serving([str(python), "-m", KIT_PACKAGE], tmp_path, env) as (port, token):
 
         def post(mode: str, source: str) -> tuple[int, Any]:
             conn = http.client.HTTPConnection("127.0.0.1", port, timeout=60)
@@ -517,9 +504,6 @@ def test_learner_bundle_serves_the_page(learner: tuple[Path, Path], tmp_path: Pa
         assert status == 200 and doc["score"] == 2
         status, doc = post("submit", source)
         assert status == 400 and "course's grader" in doc["error"]
-    finally:
-        proc.terminate()
-        proc.wait(timeout=10)
 
 
 def _run_autograder(root: Path) -> dict[str, Any]:

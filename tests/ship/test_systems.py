@@ -18,7 +18,7 @@ import pytest
 from grader.cli import main
 from grader.files import PACKAGE
 from tests.conftest import CORPUS, ROOT
-from tests.ship.kits import KITS, Kit, Venv, install_kits, run_kit
+from tests.ship.kits import KITS, Kit, Venv, install_kits, run_kit, serving
 
 SYSTEMS = ("darwin", "win32")
 
@@ -271,23 +271,9 @@ def test_kit_page_runs_under_each_system(emulated: Venv) -> None:
     import http.client
     import json
     import os
-    import re
 
     env = {k: v for k, v in os.environ.items() if k not in ("GRADER_PROBLEM", "PYTHONPATH")}
-    proc = subprocess.Popen(
-        [str(emulated.bin / "rope-kit"), "serve", "--port", "0", "--no-browser"],
-        cwd=emulated.site,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-        env=env,
-    )
-    try:
-        assert proc.stdout is not None
-        line = proc.stdout.readline()
-        found = re.search(r"http://127\.0\.0\.1:(\d+)/\?token=(\S+)", line)
-        assert found, line + (proc.stderr.read() if proc.poll() is not None and proc.stderr else "")
-        port, token = int(found[1]), found[2]
+    with serving([str(emulated.bin / "rope-kit")], emulated.site, env) as (port, token):
         headers = {"X-Grader-Token": token, "Host": f"127.0.0.1:{port}"}
         conn = http.client.HTTPConnection("127.0.0.1", port, timeout=120)
         conn.request("GET", f"/?token={token}", headers={"Host": f"127.0.0.1:{port}"})
@@ -298,9 +284,3 @@ def test_kit_page_runs_under_each_system(emulated: Venv) -> None:
         response = conn.getresponse()
         doc = json.loads(response.read())
         assert response.status == 200 and doc["score"] == doc["max_score"] > 0, doc
-    finally:
-        proc.kill()
-        proc.wait(timeout=30)
-        for stream in (proc.stdout, proc.stderr):
-            if stream is not None:
-                stream.close()
