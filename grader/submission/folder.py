@@ -44,6 +44,7 @@ MAX_LOOKED_INTO = 20  # files of no code's name, read for Python under another n
 # Modules handed in beside the graded file: how many, and how large in all.
 MAX_BESIDE = 50
 MAX_BESIDE_BYTES = 4 * 1024 * 1024
+MAX_SHOWN = 3  # folders that are no package, named in the notes
 
 
 def is_cruft(name: str) -> bool:
@@ -61,11 +62,14 @@ class Pick:
     beside: tuple[Path, ...] = ()
     notes: tuple[str, ...] = ()
     problem: str = ""
+    # Folders beside the file holding modules but no __init__.py, by the name imported.
+    not_packages: frozenset[str] = frozenset()
 
 
-def files_of(folder: Path) -> Iterator[Path]:
+def files_of(folder: Path, deep: list[Path] | None = None) -> Iterator[Path]:
     """Yield a folder's files and links, cruft and dot files passed over, no link followed;
-    at most MAX_LISTED + 1 of them, so that a caller can tell that there were more."""
+    at most MAX_LISTED + 1 of them, so that a caller can tell that there were more. The
+    folders past MAX_DEPTH, not looked into, are added to ``deep``."""
     count = 0
     stack = [(folder, 0)]
     while stack:
@@ -82,6 +86,8 @@ def files_of(folder: Path) -> Iterator[Path]:
             if item.is_dir() and not item.is_symlink():
                 if depth < MAX_DEPTH:
                     stack.append((item, depth + 1))
+                elif deep is not None:
+                    deep.append(item)
                 continue
             if not (item.is_symlink() or item.is_file()):
                 continue
@@ -104,7 +110,8 @@ def pick(
     ``read`` returns a code file's Python text (a notebook's module), or raises; a file it
     cannot read counts as one that defines nothing.
     """
-    files = list(files_of(folder))  # a folder that cannot be listed: said by the reader
+    deep: list[Path] = []
+    files = list(files_of(folder, deep))  # a folder that cannot be listed: said by the reader
     code = [
         p for p in files if p.suffix.lower() in SUBMISSION_SUFFIXES and not OWN_TESTS.match(p.name)
     ]
@@ -145,9 +152,46 @@ def pick(
         if p != chosen
     )
     beside = [p for p in files if p != chosen and _importable(p, chosen.parent)]
-    if len(beside) > MAX_BESIDE:
-        notes += (f"only {MAX_BESIDE} of the {len(beside)} modules beside it are importable",)
-    return Pick(chosen, tuple(beside[:MAX_BESIDE]), notes)
+    bare = _not_packages(files, chosen.parent)
+    tops = frozenset(p.relative_to(chosen.parent).parts[0] for p in bare)
+    notes += _left_out(folder, len(beside), deep, bare)
+    return Pick(chosen, tuple(beside[:MAX_BESIDE]), notes, not_packages=tops)
+
+
+def _left_out(folder: Path, beside: int, deep: list[Path], bare: list[Path]) -> tuple[str, ...]:
+    """Say which modules are not importable: past the bound on their number, past the
+    depth looked into, or in a folder that is no package for want of an `__init__.py`."""
+    notes: tuple[str, ...] = ()
+    if beside > MAX_BESIDE:
+        notes += (f"only {MAX_BESIDE} of the {beside} modules beside it are importable",)
+    if deep:
+        more = f" and {len(deep) - 1} more" if len(deep) > 1 else ""
+        notes += (
+            f"folders deeper than {MAX_DEPTH} are left out ({_name(deep[0], folder)}{more}): "
+            "their modules are not importable",
+        )
+    return notes + tuple(
+        f"{_name(p, folder)}/ holds modules but no __init__.py: it is not a package, and "
+        "its modules are not importable (add an empty __init__.py to it)"
+        for p in bare[:MAX_SHOWN]
+    )
+
+
+def _not_packages(files: list[Path], here: Path) -> list[Path]:
+    """Return the folders below ``here`` that hold .py modules where every folder on the
+    way would be a package but one lacks its `__init__.py`: the first such on each way."""
+    bare: set[Path] = set()
+    for path in files:
+        if path.suffix.lower() != SUBMISSION_SUFFIX or not path.is_relative_to(here):
+            continue
+        packages = path.relative_to(here).parts[:-1]
+        if not packages or not all(p.isidentifier() for p in packages):
+            continue
+        for i in range(1, len(packages) + 1):
+            if not here.joinpath(*packages[:i], "__init__.py").is_file():
+                bare.add(here.joinpath(*packages[:i]))
+                break
+    return sorted(bare)
 
 
 def _importable(path: Path, folder: Path) -> bool:

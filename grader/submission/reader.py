@@ -108,4 +108,10 @@ def _from_folder(
     inner = shown(chosen.file.relative_to(root))
     name = f"{shown(label)}/{inner}" if label else inner
     notes = (*chosen.notes, *src.notes)
-    return src._replace(name=name, notes=notes, beside=tuple(beside), inner=inner)
+    return src._replace(
+        name=name,
+        notes=notes,
+        beside=tuple(beside),
+        inner=inner,
+        not_packages=chosen.not_packages,
+    )

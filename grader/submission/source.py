@@ -76,6 +76,8 @@ class Source(NamedTuple):
     beside: tuple[tuple[str, bytes], ...] = ()
     # For a folder or a zip, the path of the file graded inside it, as shown.
     inner: str = ""
+    # Folders beside it holding modules but no __init__.py (mylib): an import of one fails.
+    not_packages: frozenset[str] = frozenset()
     # A notebook whose cells left out may change what the function reads: no known
     # mistake is named on its answers (see slicer.unsure).
     unsure: bool = False

@@ -150,15 +150,19 @@ def load_failure(
     # A module the file imports itself, missing here: say what the grader offers, on either.
     imports = ("ModuleNotFoundError", "ImportError")
     missing = info.get("exc_type") in imports and module in static.imports
+    # Which names `module` is here: the parent's own, from the file and its folder.
+    offered = f" {OFFERED}"
+    if missing and module in src.not_packages:
+        offered = f" (the folder {module}/ beside it is not a package: it needs an __init__.py)"
     if visible:
         text = _exception_message(info, src, f"importing {src.name}")
         first, newline, frames = text.partition("\n")
-        return Outcome.IMPORT_ERROR, first + (f" {OFFERED}" if missing else "") + newline + frames
+        return Outcome.IMPORT_ERROR, first + (offered if missing else "") + newline + frames
     name = src.cites(info.get("exc_type")) or "an exception"
     line = src.line(info.get("line"))
     message = f"importing {src.name} raised {name}" + (f" at {src.where(line)}" if line else "")
     if missing and name in imports:
-        message += f": no module named {module!r} here {OFFERED}"
+        message += f": no module named {module!r} here{offered}"
     return Outcome.IMPORT_ERROR, message
 
 

@@ -188,3 +188,35 @@ def test_one_rule_for_what_defines_the_function(
                 archive.writestr(name, text)
     code, out, err = cli("submit", entry, "--format", "json")
     assert (code, json.loads(out or "{}").get("score")) == (0, 10.0), err + out
+
+
+def test_a_folder_that_is_no_package_is_named(cli: Cli, tmp_path: Path) -> None:
+    """A folder of modules without __init__.py gave ModuleNotFoundError and "the grader offers
+    the standard library and numpy only", which misleads: the folder is said to be no
+    package, on the import's message and in a warning."""
+    folder = tmp_path / "work"
+    (folder / "mylib").mkdir(parents=True)
+    (folder / "solution.py").write_text("import mylib.helpers\n" + REFERENCE)
+    (folder / "mylib" / "helpers.py").write_text("X = 1\n")
+    code, out, _ = cli("submit", folder)
+    assert code == 1
+    assert "mylib/ holds modules but no __init__.py: it is not a package" in out
+    assert (
+        "no module named 'mylib' here (the folder mylib/ beside it is not a package: it needs "
+        "an __init__.py)" in out
+    )
+    assert "offers the standard library" not in out
+
+
+def test_a_package_past_the_depth_looked_into_is_named(cli: Cli, tmp_path: Path) -> None:
+    """A package deeper than 4 folders was left out without a word."""
+    folder = tmp_path / "work"
+    inner = folder.joinpath("a", "b", "c", "d", "e")
+    inner.mkdir(parents=True)
+    for at in range(1, 6):
+        (folder.joinpath(*"abcde"[:at]) / "__init__.py").write_text("")
+    (inner / "f.py").write_text("X = 1\n")
+    (folder / "solution.py").write_text("import a.b.c.d.e.f\n" + REFERENCE)
+    code, out, _ = cli("submit", folder)
+    assert code == 1
+    assert "folders deeper than 4 are left out (a/b/c/d/e): their modules are not importable" in out
