@@ -191,6 +191,11 @@ class Results:
             raise Unreadable(f"{type(exc).__name__}: {exc}") from None
 
 
+# What a learner's own files say of a submission lost to a bug of the grader: this sentence
+# only, never the exception's type or the staff's log (summary.csv and grader.log say those).
+GRADER_BUG = "a bug of the grader, no fault of the submission; the course staff will grade it again"
+
+
 def not_graded(
     cases: Sequence[tuple[str, float]],
     message: str,

@@ -15,14 +15,14 @@ from typing import Any, NamedTuple
 
 from grader import results
 from grader.batch.discover import Entry
-from grader.batch.outdir import LOG_FILE, Row, RowStatus, result_path, write_feedback_of
+from grader.batch.outdir import Row, RowStatus, result_path, staff_reason, write_feedback_of
 from grader.errors import GraderError
 from grader.pipeline import grade_in_with_examples, start
 from grader.problem.cases import Checked
 from grader.problem.layout import protected_paths, starter_text
 from grader.records import Cause, Report
 from grader.report import to_results
-from grader.results import Results, not_graded
+from grader.results import GRADER_BUG, Results, not_graded
 from grader.sandbox.limits import Limits
 from grader.sandbox.pool import Pool
 from grader.sandbox.template import Unreported
@@ -175,13 +175,14 @@ class Batch:
                 self._write(entry, doc)
             return row_from(doc, entry, RowStatus.NOT_GRADED)
         except Exception as exc:  # one learner's failure must not end the batch
-            # The traceback for the staff, in grader.log; the row names the type and the file.
+            # The traceback for the staff, in grader.log; the staff's row names the type and
+            # the file; the learner's results only the fixed sentence.
             log.error("%s: a bug of the grader while grading it", entry.relpath, exc_info=True)
-            reason = f"the grader failed ({type(exc).__name__}; its traceback is in {LOG_FILE})"
-            doc = error_doc(entry, self.checked, reason, Cause.GRADER)
+            doc = error_doc(entry, self.checked, GRADER_BUG, Cause.GRADER)
             with contextlib.suppress(OSError):
                 self._write(entry, doc)
-            return row_from(doc, entry, RowStatus.NOT_GRADED)
+            row = row_from(doc, entry, RowStatus.NOT_GRADED)
+            return replace(row, reason=staff_reason(type(exc).__name__))
 
     def _graded(self, src: Source, began: float) -> tuple[Report, dict[str, str]]:
         """Grade one read file in a fresh fork: its report and its examples' outcomes."""

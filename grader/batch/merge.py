@@ -44,6 +44,7 @@ from grader.batch.outdir import (
 from grader.errors import GraderError
 from grader.files import atomic_write
 from grader.names import cell, results_name
+from grader.records import Cause
 
 
 def _name(out: Path) -> str:
@@ -156,6 +157,8 @@ def _rows_of(out: Path, m: Manifest, lines: list[list[str]]) -> list[Row]:
     at = SUMMARY_COLUMNS.index("status")
     words = {s.value: s for s in RowStatus}
     status_of = {line[0]: words[line[at]] for line in lines if len(line) > at and line[at] in words}
+    said = SUMMARY_COLUMNS.index("reason")
+    said_of = {line[0]: line[said] for line in lines if len(line) > said}
     if sorted(status_of) != sorted(cell(i) for i in m.ids) or len(status_of) != len(lines):
         raise GraderError(
             f"{_name(out)} is incomplete: its {SUMMARY_FILE} and {MANIFEST_FILE} list "
@@ -173,8 +176,19 @@ def _rows_of(out: Path, m: Manifest, lines: list[list[str]]) -> list[Row]:
         except (OSError, ValueError) as exc:
             raise GraderError(f"cannot read {_name(path)}: {type(exc).__name__}") from None
         relpath = doc.stamp.get("path", doc.extra.get("path", ""))
-        rows.append(Row.of(doc, entry_id, str(relpath), status_of[cell(entry_id)]))
+        row = Row.of(doc, entry_id, str(relpath), status_of[cell(entry_id)])
+        if row.cause is Cause.GRADER:
+            # The learner's results say only that it was a bug; the staff's row, its type.
+            row = replace(row, reason=said_of.get(cell(entry_id), row.reason))
+        rows.append(row)
     return rows
+
+
+def rows_of(out: Path) -> list[Row]:
+    """Return an output's rows as its summary.csv and results say (a merge's, to tell how
+    it ends as a batch of the whole class would)."""
+    _, body = _read_summary(out)
+    return _rows_of(out, read_manifest(out), body)
 
 
 def _merge_logs(outs: Sequence[Path], manifests: Sequence[Manifest], into: Path) -> None:

@@ -42,6 +42,13 @@ SUMMARY_FILE = "summary.csv"
 SUMMARY_ENCODING = "utf-8-sig"
 # The tracebacks of the grader's own bugs met while grading (staff only; see grader.logs).
 LOG_FILE = "grader.log"
+
+
+def staff_reason(kind: str) -> str:
+    """Say, in the staff's summary.csv, why a row was lost to a bug of the grader."""
+    return f"the grader failed ({kind}; its traceback is in {LOG_FILE})"
+
+
 # What a batch or a merge leaves in its output folder (the class report's two files
 # included): a merge overwrites nothing else, and discovery never takes them for learners.
 LOCK_FILE = ".grader-batch.lock"  # hidden: discovery and merge pass over dot files

@@ -223,8 +223,13 @@ def _batch(args: argparse.Namespace, root: Path, choice: Any) -> int:
     return _batch_status(summary, args.out, whole=shard is None)
 
 
-def _batch_status(summary: Any, out: Path, *, whole: bool) -> int:
-    """Return a finished batch's place in the exit table, saying why when it is not 0.
+BATCH_AGAIN = "run the same command again to grade them (the others are kept)"
+MERGE_AGAIN = "run their shard's batch again to grade them, then merge again"
+
+
+def _batch_status(summary: Any, out: Path, *, whole: bool, again: str = BATCH_AGAIN) -> int:
+    """Return a finished batch's place in the exit table, saying why when it is not 0; a
+    merge's too, as a batch of the whole class would end.
 
     Nothing gradable is said of a whole class only: one share may hold nobody, or only a
     learner who handed in no code, and a job runner must not stop the other shares for it.
@@ -232,7 +237,6 @@ def _batch_status(summary: Any, out: Path, *, whole: bool) -> int:
     from grader.batch.outdir import LOG_FILE, RowStatus
     from grader.records import Cause
 
-    again = "run the same command again to grade them (the others are kept)"
     bugs, lost = summary.lost(Cause.GRADER), summary.lost(Cause.ENVIRONMENT)
     if bugs:
         print(
@@ -271,10 +275,12 @@ def _report(args: argparse.Namespace) -> int:
 
 def _merge(args: argparse.Namespace) -> int:
     from grader.batch.classpage import scope, write_class_report
-    from grader.batch.merge import merge
+    from grader.batch.merge import merge, rows_of
     from grader.batch.outdir import LOG_FILE, RESULTS_DIR, SUMMARY_FILE
+    from grader.batch.run import Summary
 
     merge(args.outs, into=args.out)
+    summary = Summary(rows=tuple(rows_of(args.out)), backend="", seconds=0.0, notes=())
     report = write_class_report(args.out)
     # One output per share, each checked to be given once; a share's runs may be many.
     print(f"merged {len(args.outs)} shards into {args.out}: {scope(report)}")
@@ -282,7 +288,8 @@ def _merge(args: argparse.Namespace) -> int:
     if (args.out / LOG_FILE).is_file():
         print(f"tracebacks of grader bugs: {args.out / LOG_FILE}")
     _print_class_report(args.out)
-    return EXIT_PASSED
+    # Rows lost to a grader bug or to the machine: the status a batch of them ends with.
+    return _batch_status(summary, args.out, whole=True, again=MERGE_AGAIN)
 
 
 def _export(args: argparse.Namespace) -> int:

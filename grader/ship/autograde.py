@@ -18,7 +18,7 @@ from grader.problem.layout import protected_paths, starter_text
 from grader.problem.yamlsafe import load_file, shown_value, unknown_key
 from grader.records import Cause
 from grader.report import to_results
-from grader.results import Results, not_graded
+from grader.results import GRADER_BUG, Results, not_graded
 from grader.sandbox.limits import Limits
 from grader.sandbox.walls import Choice
 from grader.ship.bundle import GRADESCOPE_CONFIG
@@ -169,7 +169,7 @@ def _failed(source: Path, exc: Exception) -> Results:
         reason = f"the autograder could not grade this submission: {exc}"
         cause = Cause.ENVIRONMENT
     else:
-        reason = f"the autograder failed ({type(exc).__name__}); please tell the course staff"
+        reason = GRADER_BUG  # the learner's: no type, the staff's log has it
         cause = Cause.GRADER
         # Never printed as it is: Gradescope may show its output to learners. GRADER_DEBUG=1
         # in run_autograder prints it, for staff trying the bundle.
