@@ -20,9 +20,11 @@ from grader.errors import GraderError
 from grader.sandbox import tasks, tempdirs
 from grader.sandbox.allowed import describe_bwrap
 from grader.sandbox.limits import Limits
+from grader.sandbox.process import Process
 from grader.sandbox.spawn import (
     Started,
     child_config,
+    spawn_child,
     widen_pipe,
 )
 from grader.sandbox.template import (
@@ -71,6 +73,9 @@ class Pool:
         self.choice = choice
         self.outer = choice.backend
         self.inner = choice.backend
+        # Each learner in a bubblewrap of their own, not a fork of the template (see apart).
+        self.separate = False
+        self.children: set[Process] = set()
         self.ready = False
         self.ready_lock = threading.Lock()
         self.root = tempdirs.claim("grader-batch-")
@@ -101,8 +106,24 @@ class Pool:
             # that also keeps one submission's folder from the next one's.
             walled = landlock_usable() and self.outer is not Backend.NONE
             self.inner = Backend.LANDLOCK if walled else self.outer
-            self._listen()
+            if self.outer is Backend.BWRAP and not walled:
+                self._apart()
+            else:
+                self._listen()
             self.ready = True
+
+    def _apart(self) -> None:
+        """Give each learner a bubblewrap of their own: the template's forks would share it.
+
+        Forks of one bubblewrap share its uid (the batch folder's owner), its PID namespace
+        and its view of the batch folder: only Landlock, which each fork applies to itself,
+        keeps one learner out of another's folder and /proc. Where the container refuses
+        Landlock, nothing else holds per fork, so the template goes and each learner is
+        started alone in bubblewrap's namespaces, as `grader submit` starts one.
+        """
+        self.separate = True
+        self.template_dead = True
+        self.template.close()
 
     def _fall_back(self, why: str) -> None:
         """Start the template again under the second choice, where bwrap may be given up."""
@@ -218,6 +239,8 @@ class Pool:
         """Fork a child for one submission in ``tmp``, a folder under ``root``."""
         limits = self.limits
         self.wait_ready()
+        if self.separate:
+            return self._spawn_alone(tmp=tmp, submission=submission, function=function, arity=arity)
         if self.outer is not Backend.BWRAP and privilege_plan(self.inner) is Privilege.UID:
             for path in (tmp, submission):
                 os.chown(path, SANDBOX_UID, SANDBOX_UID)
@@ -232,6 +255,27 @@ class Pool:
             if attempt == 0:
                 time.sleep(0.1)  # out of tasks for a moment, perhaps: try once more
         raise GraderError(f"the template process could not fork a child: {answer['error']}")
+
+    def _spawn_alone(self, *, tmp: str, submission: str, function: str, arity: int) -> Started:
+        """Start one learner's child in a bubblewrap of its own; kept until it is waited."""
+        with self.lock:
+            if self.closed:
+                raise GraderError(STOPPING)
+        started = spawn_child(
+            tmp=tmp,
+            submission=submission,
+            function=function,
+            arity=arity,
+            limits=self.limits,
+            backend=Backend.BWRAP,
+        )
+        with self.lock:
+            self.children = {p for p in self.children if p.returncode is None}
+            self.children.add(started.proc)
+            closed = self.closed
+        if closed:  # stopped while it started
+            started.proc.kill_tree()
+        return started
 
     def _fork_with_pipes(
         self, request: dict[str, Any], tmp: str, limits: Limits
@@ -275,6 +319,8 @@ class Pool:
         """Return the walls around each child, e.g. 'bwrap + landlock'."""
         self.wait_ready()
         outer = describe_bwrap() if self.outer is Backend.BWRAP else str(self.outer)
+        if self.separate:
+            return f"{outer}, one per learner"
         if self.inner is self.outer:
             return outer
         return f"{outer} + {self.inner}"
@@ -283,7 +329,11 @@ class Pool:
         """Stop the template now (it kills its children as it dies); fork nothing more."""
         with self.lock:
             template, self.template_dead, self.closed = self.template, True, True
-        template.close()
+            children, self.children = self.children, set()
+        if not self.separate:
+            template.close()
+        for child in children:
+            child.kill_tree()
 
     def close(self) -> None:
         """Stop, and delete the batch folder, once: its owner's `with` closes it, and the
