@@ -17,6 +17,14 @@ READ_ONLY_CALLS = frozenset(
     {"print", "len", "repr", "str", "type", "id", "isinstance", "display", "format", "hash"}
     | {"sum", "min", "max", "abs", "round", "bool", "int", "float", "all", "any", "sorted"}
 )
+# Methods of numpy's arrays, lists, dicts and strings that read their object and return a
+# new one: `plt.plot(T.tolist())` changes no T. Any other method may change it.
+READ_ONLY_METHODS = frozenset(
+    {"copy", "tolist", "sum", "mean", "std", "var", "min", "max", "argmin", "argmax", "all"}
+    | {"any", "reshape", "astype", "flatten", "ravel", "transpose", "squeeze", "round", "dot"}
+    | {"cumsum", "prod", "clip", "item", "get", "keys", "values", "items", "count", "index"}
+    | {"format", "join", "split", "strip", "lower", "upper", "startswith", "endswith"}
+)
 BLOCK_FIELDS = ("body", "orelse", "finalbody", "handlers", "cases")
 # What only a symbol table reads right: a scope of its own, a name bound without a Name.
 NOT_PLAIN = (
@@ -153,7 +161,7 @@ def calls(expressions: Iterable[ast.expr]) -> tuple[frozenset[str], frozenset[st
                 continue
             if isinstance(call.func, ast.Name):
                 called.add(call.func.id)
-            elif isinstance(call.func, ast.Attribute):
+            elif isinstance(call.func, ast.Attribute) and call.func.attr not in READ_ONLY_METHODS:
                 root = root_of(call.func)
                 if root is not None:
                     called_on.add(root)

@@ -68,6 +68,18 @@ def test_a_module_s_function_called_is_no_change_of_the_module() -> None:
     assert "np.load" not in module.text and not module.unsure
 
 
+def test_a_method_that_only_reads_keeps_no_plot() -> None:
+    """`plt.plot(T.tolist())` reads T: kept, it would bring matplotlib, which the sandbox
+    lacks, into the slice."""
+    cells = (
+        IMPORTS + "import matplotlib.pyplot as plt\nT = [10000.0]\n",
+        "plt.plot(T.tolist())\n",
+        FROM_TABLE,
+    )
+    module = to_module(notebook(*cells).encode(), FUNCTION)
+    assert "plt" not in module.text and not module.unsure
+
+
 def test_a_call_that_may_change_any_name_makes_the_slice_unsure(cli: Cli, tmp_path: Path) -> None:
     """`exec(...)` left out may set what the function reads: no mistake is named on the
     answers, and the report says which cell was left out and why."""
