@@ -13,7 +13,8 @@ every row must be held.
 Tables are also compared scaled as a whole, in every exercise (a table times 2 with its
 answer times 2 gives a linear exercise's hidden answer away, and a false match would need
 the ratios of a whole table's values, each within the tolerance): each public table and
-the hidden one divided by its first value of largest magnitude, either sign. A scaled copy
+the hidden one divided by its first value of largest magnitude, either sign (a table of
+fewer than two values other than zero only as it is: one value scaled is any value). A scaled copy
 is found alone in its table or among values of smaller magnitude. Each row scaled by its
 own number (a row of two with a zero in it would then match almost any row), columns
 shuffled within a row, or values shifted make another table: the check is about copies of
@@ -53,8 +54,13 @@ class PublicRows:
     def holding(self, wanted: Array, tol: Tolerance) -> list[str] | None:
         """Return where the rows of ``wanted`` are (the table holding most of them first),
         as they are or scaled as a whole; None if a row is in none."""
+        import numpy as np
+
         bounds = _bounds(wanted, tol)
         found = self.exact.holding(wanted, bounds)
+        if np.count_nonzero(wanted) < 2:
+            # One value scaled is any value: a scale needs two values to be told.
+            return found
         anchor = _anchor(wanted)
         # Either sign: a table's first value of largest magnitude may be another row's
         # in a copy whose rows are reordered, where two have it with opposite signs.

@@ -288,10 +288,18 @@ def _shown_alone(spec: InputKind, case: Case, seen: Seen) -> str | None:
     return None
 
 
+# The fewest numbers of a hidden list that the kit's text is searched for.
+SHORTEST_WRITTEN = 4
+
+
 def _shown_written(spec: InputKind, case: Case, seen: Seen) -> str | None:
     """Refuse a hidden list written out in the kit's text, as a list or a range, in any
-    order (its rows are the same rows reordered)."""
+    order (its rows are the same rows reordered). A list of fewer than four numbers is
+    in any text (`range(3)`, "pairs 0, 1, 2"): only a public input equal to the case's
+    gives such a list away (_check_inputs)."""
     hidden = case.inputs[spec.name]
+    if len(hidden) < SHORTEST_WRITTEN:
+        return None
     ordered = sorted(hidden)
     for public in seen.written:
         shown = public.values[WRITTEN]

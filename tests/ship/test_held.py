@@ -85,3 +85,11 @@ def test_a_table_and_an_empty_kit() -> None:
     """A kit without tables holds nothing; NaN and infinities match nothing."""
     assert _holds() is None
     assert _holds(np.full((5, 2), np.nan), np.full((5, 2), np.inf)) is None
+
+
+def test_a_single_value_is_held_only_as_it_is() -> None:
+    """A hidden table of one value is held where the kit has that value, never scaled: one
+    value scaled is any value (a running total's [42] against a public [3, 1, 4])."""
+    one = np.array([[42.0]])
+    assert _holds(np.array([[3.0, 1.0, 4.0]]), wanted=one) is None
+    assert _holds(np.array([[3.0, 42.0, 4.0]]), wanted=one) == ["t0"]
