@@ -31,7 +31,7 @@ from grader.sandbox.answers import Raw, RawKind
 from grader.sandbox.limits import Limits
 from grader.submission.source import Source, Static
 from grader.verdict.judge import Judge
-from grader.verdict.vocabulary import Block, Vocabulary, bits
+from grader.verdict.vocabulary import Block, Key, Vocabulary, bits
 from tests.conftest import (
     ATTACKS,
     ROOT,
@@ -200,6 +200,18 @@ def test_vocabulary_is_small_and_stated() -> None:
     assert bits(count) <= 8.0
     security = (ROOT / "SECURITY.md").read_text()
     assert f"{count} blocks" in security and f"{bits(count):.2f} bits" in security
+
+
+def test_a_sentence_is_named_by_its_key_and_worded_by_the_key_s_word() -> None:
+    """The vocabulary's sentences are named (Key); an exercise's SENTENCES words one by the
+    key's word, as docs/new-exercise.md writes it."""
+    root = ROOT / "tests" / "exercises" / "running_total"
+    rules = load_rules(root)
+    words = Vocabulary(rules, slots(Limits(), "submission.py", rules.exercise))
+    assert all(isinstance(key, Key) for key in words.sentences)
+    worded = rules.sentences["shape_length"]
+    assert words.sentence(Key.SHAPE_LENGTH) == worded == words.sentence("shape_length")
+    assert Key.SHAPE_FLAT not in words.sentences  # a list's answer has no table's shapes
 
 
 @pytest.mark.parametrize("root", [ROOT, ROPE], ids=["sinusoidal", "rope"])

@@ -32,6 +32,7 @@ from grader.verdict.vocabulary import (
     ANY_SIGNAL,
     EXCEPTIONS,
     SIGNALS,
+    Key,
     Vocabulary,
 )
 
@@ -39,14 +40,14 @@ from grader.verdict.vocabulary import (
 _SHOWN_ALREADY = frozenset({Outcome.PASSED, Outcome.WRONG_ANSWER} | LOAD_OUTCOMES)
 # The vocabulary's sentences of a child that ended without answering: a visible example
 # says how (its status, or its signal's name).
-CRASH_SENTENCES = frozenset({"exited", "import_exited", "signal"})
+CRASH_SENTENCES = frozenset({Key.EXITED, Key.IMPORT_EXITED, Key.SIGNAL})
 # The vocabulary's sentence of each answer the child sent no table for; any other, a value
 # that is no table of numbers.
-BAD_VALUE_KEYS: dict[BadValue | None, str] = {
-    BadValue.NONE: "returned_none",
-    BadValue.RAGGED: "ragged",
-    BadValue.COMPLEX: "complex",
-    BadValue.TOO_LARGE: "too_large",
+BAD_VALUE_KEYS: dict[BadValue | None, Key] = {
+    BadValue.NONE: Key.RETURNED_NONE,
+    BadValue.RAGGED: Key.RAGGED,
+    BadValue.COMPLEX: Key.COMPLEX,
+    BadValue.TOO_LARGE: Key.TOO_LARGE,
 }
 
 
@@ -61,26 +62,26 @@ def fmt_table(values: Array, limit: int = 12) -> str:
     )
 
 
-def _shape_key(got: tuple[int, ...], want: tuple[int, ...]) -> str:
+def _shape_key(got: tuple[int, ...], want: tuple[int, ...]) -> Key:
     """Return the vocabulary key that says which axis is off, and the likely cause."""
     if len(want) == 1:
-        return "shape_length" if len(got) == 1 else "shape_ndim"
+        return Key.SHAPE_LENGTH if len(got) == 1 else Key.SHAPE_NDIM
     if len(got) != 2 or len(want) != 2:
-        return "shape_flat" if len(got) == 1 else "shape_ndim"
+        return Key.SHAPE_FLAT if len(got) == 1 else Key.SHAPE_NDIM
     rows, cols = got
     if (rows, cols) == (want[1], want[0]):
-        return "shape_transposed"
+        return Key.SHAPE_TRANSPOSED
     if rows != want[0] and cols == want[1]:
-        return "shape_rows"
+        return Key.SHAPE_ROWS
     if cols != want[1] and rows == want[0]:
-        return "shape_cols"
-    return "shape_both"
+        return Key.SHAPE_COLS
+    return Key.SHAPE_BOTH
 
 
 def _shape_message(got: tuple[int, ...], want: tuple[int, ...], words: Vocabulary) -> str:
     """Say which axis is off, with the shapes: for visible examples."""
     key = _shape_key(got, want)
-    if key == "shape_ndim":
+    if key is Key.SHAPE_NDIM:
         cause = f"{len(got)}-dimensional: the answer is a {len(want)}-D table"
     else:
         cause = words.sentence(key).removeprefix("your result is ")
@@ -217,7 +218,7 @@ class Judge:
             outcome, key, names = _classify(raw)
             message = _visible_message(raw, src, key, self.slots) if visible else ""
             message = message or self.words.sentence(key, **names)
-            if key == "raised":
+            if key is Key.RAISED:
                 diagnosis = self._raised(case, names["exception"], raw.info.get("message"))
         if visible and want is not None and outcome not in _SHOWN_ALREADY:
             # Show the expected table wherever the mismatch report has not already done so.
@@ -266,7 +267,7 @@ class Judge:
             # or infinities: the mismatch's statistics would be computed for nothing.
             if count_wrong(got, want, case.tolerance) == 0:
                 return Outcome.PASSED, "passed", None, None, []
-            key = "wrong_values" if np.isfinite(got).all() else "non_finite"
+            key = Key.WRONG_VALUES if np.isfinite(got).all() else Key.NON_FINITE
             diagnosis = self.diagnose(case, got, want)
             return Outcome.WRONG_ANSWER, self.words.sentence(key), None, diagnosis, []
         mismatch = compare(got, want, case.tolerance)
@@ -333,62 +334,66 @@ class Judge:
         return message, details
 
 
-def _classify(raw: Raw) -> tuple[Outcome, str, dict[str, str]]:
+def _classify(raw: Raw) -> tuple[Outcome, Key, dict[str, str]]:
     """Return the outcome, the vocabulary key and its names for an answer that is no table."""
     info = raw.info
     if raw.kind is RawKind.EXCEPTION:
         name = _exception_name(info)
-        key = "raised_file_limit" if info.get("errno") == errno.EFBIG else "raised"
+        key = Key.RAISED_FILE_LIMIT if info.get("errno") == errno.EFBIG else Key.RAISED
         return Outcome.EXCEPTION, key, {"exception": name}
     if raw.kind is RawKind.MEMORY:
-        return Outcome.MEMORY_LIMIT, "memory", {}
+        return Outcome.MEMORY_LIMIT, Key.MEMORY, {}
     if raw.kind is RawKind.NOT_RUN:
-        return Outcome.NOT_RUN, "not_run", {}
+        return Outcome.NOT_RUN, Key.NOT_RUN, {}
     if raw.kind is RawKind.BAD_VALUE:
         reason = BAD_VALUES.get(str(info.get("reason")))
         if reason is BadValue.SHAPE:
             # A shape no table of numbers is sent for (five axes, or an enormous empty axis):
             # a wrong shape, told by its number of axes alone.
-            return Outcome.WRONG_SHAPE, "shape_both" if info.get("ndim") == 2 else "shape_ndim", {}
-        return Outcome.BAD_VALUE, BAD_VALUE_KEYS.get(reason, "not_numbers"), {}
+            return (
+                Outcome.WRONG_SHAPE,
+                Key.SHAPE_BOTH if info.get("ndim") == 2 else Key.SHAPE_NDIM,
+                {},
+            )
+        return Outcome.BAD_VALUE, BAD_VALUE_KEYS.get(reason, Key.NOT_NUMBERS), {}
     if raw.kind is RawKind.TIMEOUT:
         if raw.stage is Stage.RELOAD:
-            return Outcome.CRASH, "reload_failed", {}
-        return Outcome.TIMEOUT, "import_timeout" if raw.stage is Stage.IMPORT else "timeout", {}
+            return Outcome.CRASH, Key.RELOAD_FAILED, {}
+        return Outcome.TIMEOUT, Key.IMPORT_TIMEOUT if raw.stage is Stage.IMPORT else Key.TIMEOUT, {}
     forged = raw.ended is EndState.PROTOCOL
     if raw.returncode == CHILD_OUT_OF_MEMORY and not forged:
-        return Outcome.MEMORY_LIMIT, "memory", {}
+        return Outcome.MEMORY_LIMIT, Key.MEMORY, {}
     return Outcome.CRASH, *_crash_key(raw)
 
 
-def _crash_key(raw: Raw) -> tuple[str, dict[str, str]]:
+def _crash_key(raw: Raw) -> tuple[Key, dict[str, str]]:
     rc = raw.returncode
     if raw.ended is EndState.PROTOCOL:
-        return "channel", {}
+        return Key.CHANNEL, {}
     if raw.stage is Stage.RELOAD:
-        return "reload_failed", {}
+        return Key.RELOAD_FAILED, {}
     # Where the system has them: Windows has no CPU or file-size signals (nor limits).
     if hasattr(signal, "SIGXCPU") and rc == -signal.SIGXCPU:
-        return "cpu_limit", {}
+        return Key.CPU_LIMIT, {}
     if hasattr(signal, "SIGXFSZ") and rc == -signal.SIGXFSZ:
-        return "file_limit", {}
+        return Key.FILE_LIMIT, {}
     if raw.stage is Stage.IMPORT:
-        return "import_exited", {}
+        return Key.IMPORT_EXITED, {}
     if isinstance(rc, int) and rc < 0:
         name = signal_name(rc)
-        return "signal", {"signal": name if name in SIGNALS else ANY_SIGNAL}
-    return "exited", {}
+        return Key.SIGNAL, {"signal": name if name in SIGNALS else ANY_SIGNAL}
+    return Key.EXITED, {}
 
 
-def _visible_message(raw: Raw, src: Source, key: str, slots: dict[str, str]) -> str:
+def _visible_message(raw: Raw, src: Source, key: Key, slots: dict[str, str]) -> str:
     """Return the fuller message a visible example may show, or "" for the plain sentence."""
     info = raw.info
     if raw.kind is RawKind.EXCEPTION:
         message = _exception_message(info, src, slots["function"])
-        if key == "raised_file_limit":
+        if key is Key.RAISED_FILE_LIMIT:
             message += f"\n(it wrote a file larger than the limit of {slots['size']})"
         return message
-    if raw.kind is RawKind.BAD_VALUE and key == "not_numbers":
+    if raw.kind is RawKind.BAD_VALUE and key is Key.NOT_NUMBERS:
         return f"returned something that is not a table of numbers ({info.get('type')})"
     if raw.kind is RawKind.CRASH and key in CRASH_SENTENCES:
         rc = raw.returncode

@@ -18,6 +18,7 @@ from typing import NamedTuple
 
 from grader.problem.rules import Rules
 from grader.records import Outcome
+from grader.states import Word
 
 # Exception names common enough to help a learner; any other is "an exception".
 EXCEPTIONS = (
@@ -50,53 +51,88 @@ EXCEPTIONS = (
 SIGNALS = ("SIGABRT", "SIGBUS", "SIGFPE", "SIGILL", "SIGKILL", "SIGSEGV", "SIGSYS", "SIGTERM")
 ANY_EXCEPTION, ANY_SIGNAL = "an exception", "a signal"
 
+
+class Key(Word):
+    """Which sentence of the vocabulary a case's report says: its value is the key an
+    exercise's SENTENCES words it by."""
+
+    PASSED = "passed"
+    WRONG_VALUES = "wrong_values"
+    NON_FINITE = "non_finite"
+    SHAPE_FLAT = "shape_flat"
+    SHAPE_NDIM = "shape_ndim"
+    SHAPE_TRANSPOSED = "shape_transposed"
+    SHAPE_ROWS = "shape_rows"
+    SHAPE_COLS = "shape_cols"
+    SHAPE_BOTH = "shape_both"
+    SHAPE_LENGTH = "shape_length"
+    RETURNED_NONE = "returned_none"
+    RAGGED = "ragged"
+    COMPLEX = "complex"
+    TOO_LARGE = "too_large"
+    NOT_NUMBERS = "not_numbers"
+    RAISED = "raised"
+    RAISED_FILE_LIMIT = "raised_file_limit"
+    MEMORY = "memory"
+    TIMEOUT = "timeout"
+    IMPORT_TIMEOUT = "import_timeout"
+    NOT_RUN = "not_run"
+    CPU_LIMIT = "cpu_limit"
+    FILE_LIMIT = "file_limit"
+    SIGNAL = "signal"
+    EXITED = "exited"
+    IMPORT_EXITED = "import_exited"
+    RELOAD_FAILED = "reload_failed"
+    CHANNEL = "channel"
+
+
 # key: (outcome, sentence). Slots: {function} {file} {case} {startup} {budget} {memory}
 # {cpu} {size} (the parent's limits), {exception} and {signal} (from the lists above).
-SENTENCES: Mapping[str, tuple[Outcome, str]] = {
-    "passed": (Outcome.PASSED, "passed"),
-    "wrong_values": (
+SENTENCES: Mapping[Key, tuple[Outcome, str]] = {
+    Key.PASSED: (Outcome.PASSED, "passed"),
+    Key.WRONG_VALUES: (
         Outcome.WRONG_ANSWER,
         "wrong values: part of the table is outside the tolerance",
     ),
-    "non_finite": (Outcome.WRONG_ANSWER, "wrong values: the table holds NaN or infinite values"),
+    Key.NON_FINITE: (Outcome.WRONG_ANSWER, "wrong values: the table holds NaN or infinite values"),
     # The shape sentences an exercise may word its own way (its SENTENCES).
-    "shape_flat": (
+    Key.SHAPE_FLAT: (
         Outcome.WRONG_SHAPE,
         "your result is a flat vector: the answer is a table of rows and columns",
     ),
-    "shape_ndim": (Outcome.WRONG_SHAPE, "your result has the wrong number of dimensions"),
-    "shape_transposed": (Outcome.WRONG_SHAPE, "looks transposed: rows and columns are swapped"),
-    "shape_rows": (Outcome.WRONG_SHAPE, "wrong number of rows"),
-    "shape_cols": (Outcome.WRONG_SHAPE, "wrong number of columns"),
-    "shape_both": (Outcome.WRONG_SHAPE, "both the number of rows and of columns are wrong"),
-    "shape_length": (Outcome.WRONG_SHAPE, "wrong number of values"),
-    "returned_none": (Outcome.BAD_VALUE, "returned None: is a `return` statement missing?"),
-    "ragged": (Outcome.BAD_VALUE, "returned rows of different lengths"),
-    "complex": (Outcome.BAD_VALUE, "returned complex numbers: the table must hold real floats"),
-    "too_large": (Outcome.BAD_VALUE, "returned far more values than the table can hold"),
-    "not_numbers": (Outcome.BAD_VALUE, "returned something that is not a table of numbers"),
-    "raised": (Outcome.EXCEPTION, "{function} raised {exception}"),
-    "raised_file_limit": (
+    Key.SHAPE_NDIM: (Outcome.WRONG_SHAPE, "your result has the wrong number of dimensions"),
+    Key.SHAPE_TRANSPOSED: (Outcome.WRONG_SHAPE, "looks transposed: rows and columns are swapped"),
+    Key.SHAPE_ROWS: (Outcome.WRONG_SHAPE, "wrong number of rows"),
+    Key.SHAPE_COLS: (Outcome.WRONG_SHAPE, "wrong number of columns"),
+    Key.SHAPE_BOTH: (Outcome.WRONG_SHAPE, "both the number of rows and of columns are wrong"),
+    Key.SHAPE_LENGTH: (Outcome.WRONG_SHAPE, "wrong number of values"),
+    Key.RETURNED_NONE: (Outcome.BAD_VALUE, "returned None: is a `return` statement missing?"),
+    Key.RAGGED: (Outcome.BAD_VALUE, "returned rows of different lengths"),
+    Key.COMPLEX: (Outcome.BAD_VALUE, "returned complex numbers: the table must hold real floats"),
+    Key.TOO_LARGE: (Outcome.BAD_VALUE, "returned far more values than the table can hold"),
+    Key.NOT_NUMBERS: (Outcome.BAD_VALUE, "returned something that is not a table of numbers"),
+    Key.RAISED: (Outcome.EXCEPTION, "{function} raised {exception}"),
+    Key.RAISED_FILE_LIMIT: (
         Outcome.EXCEPTION,
         "{function} raised {exception}: it wrote a file larger than the limit of {size}",
     ),
-    "memory": (Outcome.MEMORY_LIMIT, "ran out of memory (limit {memory})"),
-    "timeout": (Outcome.TIMEOUT, "took longer than the time limit of {case}"),
-    "import_timeout": (Outcome.TIMEOUT, "importing {file} took longer than {startup}"),
-    "not_run": (
+    Key.MEMORY: (Outcome.MEMORY_LIMIT, "ran out of memory (limit {memory})"),
+    Key.TIMEOUT: (Outcome.TIMEOUT, "took longer than the time limit of {case}"),
+    Key.IMPORT_TIMEOUT: (Outcome.TIMEOUT, "importing {file} took longer than {startup}"),
+    Key.NOT_RUN: (
         Outcome.NOT_RUN,
         "not run: earlier cases used up the time budget of {budget} for the whole submission",
     ),
-    "cpu_limit": (Outcome.CRASH, "used more CPU time than the limit of {cpu}"),
-    "file_limit": (Outcome.CRASH, "wrote a file larger than the limit of {size}"),
-    "signal": (Outcome.CRASH, "the process was killed by {signal} during the call"),
-    "exited": (Outcome.CRASH, "the process exited during the call before returning a result"),
-    "import_exited": (Outcome.CRASH, "the process exited while importing {file}"),
-    "reload_failed": (
+    Key.CPU_LIMIT: (Outcome.CRASH, "used more CPU time than the limit of {cpu}"),
+    Key.FILE_LIMIT: (Outcome.CRASH, "wrote a file larger than the limit of {size}"),
+    Key.SIGNAL: (Outcome.CRASH, "the process was killed by {signal} during the call"),
+    Key.EXITED: (Outcome.CRASH, "the process exited during the call before returning a result"),
+    Key.IMPORT_EXITED: (Outcome.CRASH, "the process exited while importing {file}"),
+    Key.RELOAD_FAILED: (
         Outcome.CRASH,
         "{file} did not load again in a fresh process after an earlier case ended its process",
     ),
-    "channel": (
+    Key.CHANNEL: (
         Outcome.CRASH,
         "broke the result channel: something in {file} wrote to the grader's channel "
         "or replaced its code",
@@ -105,13 +141,33 @@ SENTENCES: Mapping[str, tuple[Outcome, str]] = {
 
 # The sentences about a shape that only an answer of two axes (a table), or of one (a
 # list), can earn: an exercise's vocabulary holds those of its answer's alone.
-TABLE_ONLY = frozenset({"shape_flat", "shape_transposed", "shape_rows", "shape_cols", "shape_both"})
-LIST_ONLY = frozenset({"shape_length"})
+TABLE_ONLY = frozenset(
+    {Key.SHAPE_FLAT, Key.SHAPE_TRANSPOSED, Key.SHAPE_ROWS, Key.SHAPE_COLS, Key.SHAPE_BOTH}
+)
+LIST_ONLY = frozenset({Key.SHAPE_LENGTH})
 # What an exercise may word its own way: what its answer is, never what went on in a run.
 WORDED = frozenset(
-    {"shape_flat", "shape_ndim", "shape_transposed", "shape_rows", "shape_cols", "ragged"}
-    | {"shape_both", "shape_length", "wrong_values", "non_finite", "complex", "not_numbers"}
+    {
+        Key.SHAPE_FLAT,
+        Key.SHAPE_NDIM,
+        Key.SHAPE_TRANSPOSED,
+        Key.SHAPE_ROWS,
+        Key.SHAPE_COLS,
+        Key.RAGGED,
+    }
+    | {
+        Key.SHAPE_BOTH,
+        Key.SHAPE_LENGTH,
+        Key.WRONG_VALUES,
+        Key.NON_FINITE,
+        Key.COMPLEX,
+        Key.NOT_NUMBERS,
+    }
 )
+
+
+# The sentences that name what was raised, from EXCEPTIONS.
+RAISED = frozenset({Key.RAISED, Key.RAISED_FILE_LIMIT})
 
 
 class Block(NamedTuple):
@@ -127,7 +183,8 @@ class Vocabulary:
     the exercise's hints: all a hidden case can say, and so all it can carry out."""
 
     def __init__(self, rules: Rules, slots: Mapping[str, str]) -> None:
-        worded = {k: v for k, v in rules.sentences.items() if k in WORDED}
+        said = rules.sentences
+        worded = {key: said[key.value] for key in WORDED if key.value in said}
         other = LIST_ONLY if rules.inputs.axes == 2 else TABLE_ONLY
         self.sentences = {
             key: (outcome, worded.get(key, text))
@@ -143,13 +200,13 @@ class Vocabulary:
             code: name for code, name in rules.raised_hints.items() if name in EXCEPTIONS
         }
 
-    def sentence(self, key: str, **names: str) -> str:
+    def sentence(self, key: Key | str, **names: str) -> str:
         """Return the sentence ``key`` with its slots filled; names must come from the lists."""
         if names.get("exception", ANY_EXCEPTION) not in (*EXCEPTIONS, ANY_EXCEPTION):
             raise ValueError(f"exception name outside the vocabulary: {names['exception']!r}")
         if names.get("signal", ANY_SIGNAL) not in (*SIGNALS, ANY_SIGNAL):
             raise ValueError(f"signal name outside the vocabulary: {names['signal']!r}")
-        return self.sentences[key][1].format(**self.slots, **names)
+        return self.sentences[Key(key)][1].format(**self.slots, **names)
 
     def hints_for(
         self, outcome: Outcome, codes: frozenset[str], exception: str | None = None
@@ -169,14 +226,14 @@ class Vocabulary:
         codes = frozenset(self.hints)
         for key, (outcome, _) in self.sentences.items():
             choices: list[dict[str, str]] = [{}]
-            if key.startswith("raised"):
+            if key in RAISED:
                 choices = [{"exception": e} for e in (*EXCEPTIONS, ANY_EXCEPTION)]
-            elif key == "signal":
+            elif key is Key.SIGNAL:
                 choices = [{"signal": s} for s in (*SIGNALS, ANY_SIGNAL)]
             for names in choices:
                 text = self.sentence(key, **names)
                 yield Block(outcome, text, None)
-                raised = names.get("exception") if key == "raised" else None
+                raised = names.get("exception") if key is Key.RAISED else None
                 for code in sorted(self.hints_for(outcome, codes, raised)):
                     yield Block(outcome, text, code)
 
