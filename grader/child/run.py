@@ -221,6 +221,7 @@ def _confine(config: dict[str, Any]) -> dict[str, Any]:
     The parent says yes or no to each wall: nothing here reads a backend's name.
     """
     import confine  # type: ignore[import-not-found]
+    import held  # type: ignore[import-not-found]
 
     applied: dict[str, Any] = {"backend": config["backend"]}
     if config.get("cgroup_fd") is not None:
@@ -235,12 +236,14 @@ def _confine(config: dict[str, Any]) -> dict[str, Any]:
     if private:
         # Before leaving root (or the template's capability): namespaces need it.
         owner = (os.getuid(), os.getgid()) if uid is None else (uid, uid)
+        # Taken before a mount is refused, a user namespace holds every capability in it.
+        in_user_namespace, before = bool(private.get("user")), held.namespaces()
         try:
             applied["namespaces"] = confine.private_folder(uid=owner[0], gid=owner[1], **private)
-            applied["writes"] = f"{private['size'] >> 20} MB in all (tmpfs)"
-            in_user_namespace = bool(private.get("user"))
+            if config["landlock"]:  # the tmpfs bounds all writes only where nothing else is
+                applied["writes"] = f"{private['size'] >> 20} MB in all (tmpfs)"
         except OSError as exc:
-            applied["namespaces"] = f"shared ({exc.strerror})"
+            applied["namespaces"] = held.taken(before, exc.strerror)
     confine.apply_limits(config["limits"])
     if uid is not None and os.getuid() != uid:
         confine.become_user(uid)
@@ -264,8 +267,7 @@ def _confine(config: dict[str, Any]) -> dict[str, Any]:
         # the child is alone in it (a fork shares its template's).
         scoped = config["alone"] or applied.get("landlock_abi", 0) >= 6
         applied["seccomp"] = confine.apply_seccomp(allow_signals=bool(scoped))
-    if config.get("forked"):
-        applied["forked"] = True
+    applied |= {"forked": True} if config.get("forked") else {}
     return applied
 
 
@@ -343,11 +345,9 @@ def _walls(channel: Channel, config: dict[str, Any]) -> tuple[dict[str, Any], An
     except OSError as exc:
         channel.send({"event": "confine_error", "message": f"the walls failed: {_text(exc)}"})
         return None
-    # An import may take every byte the memory limit allows and keep it. This much address
-    # space is set aside (not touched, so it costs nothing) and given back once the import
-    # is over, so that this process can still read its inputs and answer "memory" instead
-    # of dying in its own code. Before anything of the submission runs: a limit too low for
-    # it is the settings' failure, never the submission's.
+    # An import may take all the memory the limit allows: this much address space (untouched,
+    # free) is set aside until it is over, so that this process can still answer "memory".
+    # Set before the submission runs: a limit too low for it is the settings' failure.
     try:
         reserve = mmap.mmap(-1, RESERVE_BYTES, flags=mmap.MAP_PRIVATE)
     except OSError as exc:

@@ -105,10 +105,28 @@ def test_root_without_cap_sys_admin_takes_a_user_namespace_first() -> None:
     assert int(applied["cap"], 16) == 0
     assert applied["files"] == ["submission.py"]
     assert applied["map"] == [str(SANDBOX_UID), str(SANDBOX_UID), "1"]
-    assert applied["writes"] == "64 MB in all (tmpfs)"
+    # Landlock is off in this test: the tmpfs alone bounds only the child's own folder.
+    assert applied["writes"] == "16 MB per file only"
 
 
-def _confined_as_a_container_root(tmp: Path) -> dict[str, Any]:
+@pytest.mark.skipif(_root_without_cap_sys_admin() is not None, reason="needs root and setpriv")
+def test_a_refused_mount_after_the_user_namespace_keeps_no_capability() -> None:
+    """A mount refused once the user namespace is taken (a profile denying mount): every
+    capability held in that namespace is dropped still, and the walls say how far it got."""
+    refuse = (
+        "import confine\n"
+        "def refused(*args):\n"
+        "    raise OSError(38, 'Function not implemented')\n"
+        "confine._mount = refused\n"
+    )
+    with tempfile.TemporaryDirectory(prefix="grader-test-") as folder:
+        applied = _confined_as_a_container_root(Path(folder), prelude=refuse)
+    assert int(applied["cap"], 16) == 0
+    assert applied["namespaces"] == "user+ipc+net+mount, no tmpfs (Function not implemented)"
+    assert applied["writes"] == "16 MB per file only"
+
+
+def _confined_as_a_container_root(tmp: Path, prelude: str = "") -> dict[str, Any]:
     """Confine a child as root without CAP_SYS_ADMIN; return what it applied and saw."""
     (tmp / "submission.py").write_text("x = 1\n")
     os.chown(tmp, SANDBOX_UID, SANDBOX_UID)
@@ -129,6 +147,7 @@ def _confined_as_a_container_root(tmp: Path) -> dict[str, Any]:
         "import json, os, sys\n"
         f"sys.path.insert(0, {str(CHILD_DIR)!r})\n"
         "import run\n"
+        f"{prelude}"
         "applied = run._confine(json.loads(sys.argv[1]))\n"
         "status = dict(l.split(':', 1) for l in open('/proc/self/status'))\n"
         "seen = {'uid': os.getuid(), 'cap': status['CapEff'].strip()}\n"
