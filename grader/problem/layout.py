@@ -106,7 +106,12 @@ def _reference_modules(root: Path) -> list[Path]:
 
 
 def is_learner_bundle(root: Path) -> bool:
-    """Return True for a learner bundle, which has no hidden cases and no reference."""
+    """Return True for a learner bundle, which has no hidden cases and no reference: a
+    folder holding either (or a name for them) is none, whatever its marker says, since a
+    kit's submission runs without walls where none can be had."""
+    held = (root / HIDDEN_DIR, root / REFERENCE_FILE, root / STAFF_FILE)
+    if any(os.path.lexists(path) for path in held):
+        return False
     try:
         # Never through a link or from a FIFO, and a few lines at most: the marker is short.
         text = read_bounded(root / BUNDLE_FILE, 4096).decode("utf-8", errors="replace")

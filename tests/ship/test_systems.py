@@ -17,7 +17,7 @@ import pytest
 
 from grader.cli import main
 from grader.files import PACKAGE
-from tests.conftest import CORPUS, ROOT
+from tests.conftest import CORPUS, ROOT, copy_problem
 from tests.ship.kits import KITS, Kit, Venv, install_kits, run_kit, serving
 
 SYSTEMS = ("darwin", "win32")
@@ -284,3 +284,22 @@ def test_kit_page_runs_under_each_system(emulated: Venv) -> None:
         response = conn.getresponse()
         doc = json.loads(response.read())
         assert response.status == 200 and doc["score"] == doc["max_score"] > 0, doc
+
+
+@pytest.mark.security
+@pytest.mark.usefixtures("no_walls")
+@pytest.mark.parametrize("held", ["hidden_tests", "solutions/reference.py", "problem/staff.py"])
+def test_a_kits_marker_beside_hidden_cases_makes_no_kit(
+    cli: Any, tmp_path: Path, held: str
+) -> None:
+    """A problem folder marked `kind: learner` that holds hidden cases, the reference or the
+    staff module is no kit: run refuses to grade beside them without walls."""
+
+    problem = copy_problem(tmp_path / "problem")
+    for name in ("hidden_tests", "solutions/reference.py", "problem/staff.py"):
+        if name != held:
+            path = problem / name
+            shutil.rmtree(path) if path.is_dir() else path.unlink()
+    (problem / "bundle.yaml").write_text("kind: learner\n")
+    code, out, err = cli("run", "--problem", problem, CORPUS / "correct" / "lists.py")
+    assert (code, out) == (2, "") and "give --sandbox none to run it anyway" in err
