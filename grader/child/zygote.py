@@ -122,12 +122,12 @@ def main() -> None:
     # A handler (not SIG_IGN) so that SIGCHLD wakes the selector and children stay waitable.
     signal.signal(signal.SIGCHLD, lambda *_: None)
     sel = selectors.DefaultSelector()
-    sel.register(control, selectors.EVENT_READ, "control")
-    sel.register(wake_r, selectors.EVENT_READ, "wake")
+    sel.register(control, selectors.EVENT_READ)
+    sel.register(wake_r, selectors.EVENT_READ)
     control.send(b'{"op": "ready"}')
     while True:
         for key, _ in sel.select():
-            if key.data == "wake":
+            if key.fileobj == wake_r:  # a signal arrived: drain the wake-up pipe
                 os.read(wake_r, 4096)
             else:
                 message, fds, _, _ = socket.recv_fds(control, 65536, 5)
