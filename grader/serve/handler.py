@@ -69,7 +69,9 @@ PARSER_ERRORS = {
     HTTPStatus.REQUEST_HEADER_FIELDS_TOO_LARGE: "a header is too long, or there are too many",
     HTTPStatus.HTTP_VERSION_NOT_SUPPORTED: "only HTTP/1.0 and HTTP/1.1 are answered",
 }
-ROUTES = {"/": "GET", "/api/run": "POST", "/api/submit": "POST"}
+# The API's paths, one per mode (`/api/run`, `/api/submit`), and the method each path takes.
+MODES = {f"/api/{mode}": mode for mode in Mode}
+ROUTES = {"/": "GET", **dict.fromkeys(MODES, "POST")}
 LOG_CUT = 200
 BUSY = "busy: another grading is running; try again in a moment"
 PAGE_UNREADABLE = "the problem's statement or starter cannot be read; run `grader check`"
@@ -328,7 +330,7 @@ class Handler(BaseHTTPRequestHandler):
         if not self._trusted(self.headers.get(TOKEN_HEADER)):
             return
         self._route(url, "no such endpoint")
-        mode = Mode.RUN if url.path == "/api/run" else Mode.SUBMIT
+        mode = MODES[url.path]
         length = content_length(self.headers)
         if self.app.busy.locked():
             # Said before the body is read: a burst of requests is answered at once.
