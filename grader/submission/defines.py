@@ -82,6 +82,7 @@ class Answer:
 
     key: str
     source: str | None = None
+    stub: bool = False  # a def that does nothing yet (pass, ..., raise NotImplementedError)
 
 
 def answer(tree: ast.Module, function: str) -> Answer | None:
@@ -95,7 +96,9 @@ def answer(tree: ast.Module, function: str) -> Answer | None:
     if node is None:
         return None
     if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
-        return Answer("" if _stub(node) else ast.dump(node, include_attributes=False))
+        if _stub(node):
+            return Answer("", stub=True)
+        return Answer(ast.dump(node, include_attributes=False))
     if isinstance(node, ast.ImportFrom):
         return Answer(ast.dump(node), "." if node.level else node.module)
     module = _module_of(node, bound)

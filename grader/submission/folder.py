@@ -238,7 +238,7 @@ def _answers(
             found = defines.Answer(text) if defines.mentions(text, function) else None
         if found is None:
             continue
-        if found.key == "":
+        if found.stub:
             stubs.append(path)
         elif found.source is not None and _beside(found.source, path.parent):
             importers.append(path)
