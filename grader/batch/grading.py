@@ -82,7 +82,9 @@ class Stopped(Exception):
     """The batch was interrupted: a result finished after that is not kept."""
 
 
-def grading_settings(checked: Checked, limits: Limits, backend: str) -> dict[str, str]:
+def grading_settings(
+    checked: Checked, limits: Limits, backend: str, walls: str = ""
+) -> dict[str, str]:
     """Return everything a result depends on besides the file itself, by name.
 
     Every limit (a new one joins without anyone listing it), the walls that actually held,
@@ -97,6 +99,8 @@ def grading_settings(checked: Checked, limits: Limits, backend: str) -> dict[str
     return {
         **{name: f"{value:g}" for name, value in limits._asdict().items()},
         "sandbox": backend,
+        # What held, as a child reported it: the same backend may hold other walls elsewhere.
+        "walls": walls,
         "tolerance": checked.problem.tolerance.describe(),
         "examples": suite_digest(checked, examples=True),
         "suite": suite_digest(checked),

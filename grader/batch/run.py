@@ -233,7 +233,7 @@ def _batch(out: Path, problem_root: Path, limits: Limits, pool: Pool) -> Batch:
     """Check the problem, wait for the template, and say what every result depends on."""
     checked = check_problem(problem_root)
     pool.wait_ready()
-    settings = grading_settings(checked, limits, pool.describe())
+    settings = grading_settings(checked, limits, pool.describe(), pool.walls())
     return Batch(
         out=out,
         checked=checked,

@@ -20,6 +20,7 @@ from grader.errors import GraderError
 from grader.sandbox import tasks, tempdirs
 from grader.sandbox.allowed import describe_bwrap
 from grader.sandbox.limits import Limits
+from grader.sandbox.probe import held_walls
 from grader.sandbox.process import Process
 from grader.sandbox.spawn import (
     Started,
@@ -76,6 +77,7 @@ class Pool:
         # Each learner in a bubblewrap of their own, not a fork of the template (see apart).
         self.separate = False
         self.children: set[Process] = set()
+        self.held: str | None = None  # the walls a child reported (see walls)
         self.ready = False
         self.ready_lock = threading.Lock()
         self.root = tempdirs.claim("grader-batch-")
@@ -237,8 +239,18 @@ class Pool:
 
     def spawn(self, *, tmp: str, submission: str, function: str, arity: int) -> Started:
         """Fork a child for one submission in ``tmp``, a folder under ``root``."""
-        limits = self.limits
         self.wait_ready()
+        return self._start(tmp=tmp, submission=submission, function=function, arity=arity)
+
+    def walls(self) -> str:
+        """Return the walls a child gets here, as one child reported them (see probe.py)."""
+        self.wait_ready()
+        if self.held is None:
+            self.held = held_walls(self._start, self.root)
+        return self.held
+
+    def _start(self, *, tmp: str, submission: str, function: str, arity: int) -> Started:
+        limits = self.limits
         if self.separate:
             return self._spawn_alone(tmp=tmp, submission=submission, function=function, arity=arity)
         if self.outer is not Backend.BWRAP and privilege_plan(self.inner) is Privilege.UID:

@@ -5,14 +5,16 @@ from __future__ import annotations
 
 import csv
 import json
+import shutil
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from grader.sandbox import pool
-from tests.conftest import CORPUS, NEEDS_BWRAP, Cli
+from tests.conftest import CORPUS, NEEDS_BWRAP, NEEDS_LANDLOCK, Cli
 
-pytestmark = [pytest.mark.slow, pytest.mark.security, NEEDS_BWRAP]
+pytestmark = [pytest.mark.slow, pytest.mark.security]
 
 # Right only where it could write into the batch's folder, beside the other learners'.
 THIEF = """
@@ -25,6 +27,7 @@ def sinusoidal_positions(positions, d_model):
 """
 
 
+@NEEDS_BWRAP
 def test_forks_without_landlock_are_kept_apart(
     cli: Cli, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -50,3 +53,38 @@ def test_forks_without_landlock_are_kept_apart(
     walls = result["extra_data"]["walls"]
     assert walls["namespaces"].startswith("all of bwrap's")
     assert walls["writes"].endswith("in all (tmpfs)")
+
+
+@NEEDS_LANDLOCK
+def test_merge_refuses_shares_graded_under_other_walls(
+    cli: Cli, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Two shares under one backend's name, one whose forks took no namespaces of their
+    own (a container refusing them): the walls that held differ, and merge names both."""
+    klass = tmp_path / "class"
+    klass.mkdir()
+    for name in ("a", "b"):
+        shutil.copy(CORPUS / "correct" / "lists.py", klass / f"{name}.py")
+    shares = [tmp_path / "s1", tmp_path / "s2"]
+    code, _, err = cli(
+        "batch", klass, "--out", shares[0], "--shard", "1/2", "--sandbox", "landlock"
+    )
+    assert code == 0, err
+    real = pool.child_config
+
+    def shared(**kwargs: Any) -> dict[str, Any]:
+        return {**real(**kwargs), "private": None}
+
+    monkeypatch.setattr(pool, "child_config", shared)
+    code, _, err = cli(
+        "batch", klass, "--out", shares[1], "--shard", "2/2", "--sandbox", "landlock"
+    )
+    assert code == 0, err
+    runs = [json.loads((s / "batch.json").read_text())["runs"][0] for s in shares]
+    assert runs[0]["sandbox"] == runs[1]["sandbox"]
+    walls = [r["settings"]["walls"] for r in runs]
+    assert "writes 64 MB in all (tmpfs)" in walls[0]
+    assert "writes 16 MB per file only" in walls[1]
+    code, _, err = cli("merge", *shares, "--out", tmp_path / "merged")
+    assert code == 2 and "graded under other settings" in err
+    assert walls[0] in err and walls[1] in err
