@@ -15,7 +15,7 @@ from typing import Any, NamedTuple
 
 from grader import results
 from grader.batch.discover import Entry
-from grader.batch.outdir import Row, RowStatus, result_path, staff_reason, write_feedback_of
+from grader.batch.outdir import Row, RowStatus, feedback_or_log, result_path, staff_reason
 from grader.errors import GraderError
 from grader.pipeline import grade_in_with_examples, start
 from grader.problem.cases import Checked
@@ -30,6 +30,11 @@ from grader.submission.reader import read
 from grader.submission.source import Source, protected_files
 
 log = logging.getLogger(__name__)
+
+# What a learner's results say of a row the machine failed (a full disk, a sandbox that
+# died): one fixed sentence; the failure's own words go to staff alone (summary.csv's
+# reason, grader.log), never a path or an exception's text to the learner.
+MACHINE_FAILED = "the grader failed on the grading machine, not because of the submission"
 
 
 def suite_digest(checked: Checked, *, examples: bool = False) -> str:
@@ -173,11 +178,7 @@ class Batch:
             raise
         except OSError as exc:
             # A full disk or a quota while this learner's files were written: the machine's.
-            log.debug("%s: not graded, the machine's failure", entry.relpath, exc_info=True)
-            doc = error_doc(entry, self.checked, f"the grader failed: {exc}", Cause.ENVIRONMENT)
-            with contextlib.suppress(OSError):
-                self._write(entry, doc)
-            return row_from(doc, entry, RowStatus.NOT_GRADED)
+            return self._machine_failed(entry, exc)
         except Exception as exc:  # one learner's failure must not end the batch
             # The traceback for the staff, in grader.log; the staff's row names the type and
             # the file; the learner's results only the fixed sentence.
@@ -187,6 +188,17 @@ class Batch:
                 self._write(entry, doc)
             row = row_from(doc, entry, RowStatus.NOT_GRADED)
             return replace(row, reason=staff_reason(type(exc).__name__))
+
+    def _machine_failed(self, entry: Entry, exc: Exception) -> Row:
+        """The row of an entry the machine failed: the learner's results say the fixed
+        sentence; summary.csv's reason and grader.log say what failed."""
+        detail = f"{type(exc).__name__}: {exc}"
+        log.error("%s: not graded, the machine's failure: %s", entry.relpath, detail)
+        doc = error_doc(entry, self.checked, MACHINE_FAILED, Cause.ENVIRONMENT)
+        with contextlib.suppress(OSError):
+            self._write(entry, doc)
+        row = row_from(doc, entry, RowStatus.NOT_GRADED)
+        return replace(row, reason=f"{MACHINE_FAILED} ({detail})")
 
     def _graded(self, src: Source, began: float) -> tuple[Report, dict[str, str]]:
         """Grade one read file in a fresh fork: its report and its examples' outcomes."""
@@ -223,10 +235,7 @@ class Batch:
             if self.stop.is_set():
                 raise Stopped from None
             # Not the learner's doing (the template died, a full disk): say so, and go on.
-            log.debug("%s: not graded, the machine's failure", entry.relpath, exc_info=True)
-            doc = error_doc(entry, self.checked, f"the grader failed: {exc}", Cause.ENVIRONMENT)
-            self._write(entry, doc)
-            return row_from(doc, entry, RowStatus.NOT_GRADED)
+            return self._machine_failed(entry, exc)
         stamp = {
             "sha256": digest,
             "suite": self.suite,
@@ -243,4 +252,4 @@ class Batch:
         if self.stop.is_set():
             raise Stopped  # graded while its children were being killed: not a verdict
         results.write(self.result_path(entry), doc)
-        write_feedback_of(self.out, entry.id, doc)
+        feedback_or_log(self.out, entry.id, doc)

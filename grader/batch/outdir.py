@@ -11,6 +11,7 @@ from __future__ import annotations
 import csv
 import errno
 import io
+import logging
 import os
 import socket
 import time
@@ -31,6 +32,8 @@ from grader.names import cell, results_name, shown
 from grader.records import Cause, Outcome
 from grader.results import Results, code_of
 from grader.states import Word
+
+log = logging.getLogger(__name__)
 
 MANIFEST_FILE = "batch.json"
 REPORT_HTML = "report.html"
@@ -105,7 +108,19 @@ def write_feedback(out: Path, ids: Iterable[str], *, missing: bool = False) -> N
             doc = results.read(result_path(out, entry_id))
         except (OSError, ValueError):
             continue  # no results to speak of: summary.csv says why
+        feedback_or_log(out, entry_id, doc)
+
+
+def feedback_or_log(out: Path, entry_id: str, doc: Results) -> bool:
+    """Write one learner's feedback files; where their place cannot hold them (a folder
+    where a file goes, a full disk), say so in the log (grader.log) and go on: one
+    learner's output file never ends a batch or a merge. Return whether they were written."""
+    try:
         write_feedback_of(out, entry_id, doc)
+    except OSError as exc:
+        log.error("%s: its feedback files could not be written: %s", entry_id, exc)
+        return False
+    return True
 
 
 class RowStatus(Word):
