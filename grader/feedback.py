@@ -25,8 +25,13 @@ LOST = (
     "side, not in your work; the course staff will grade it again."
 )
 HINT = "hint: "
-# What Markdown reads as markup where a learner's text stands: escaped with a backslash.
-MARKDOWN = re.compile(r"([\\`*_{}\[\]()<>#|~&])")
+# What Markdown reads as markup where a learner's text stands (a link or an image, raw
+# HTML, an autolink in <>, emphasis, code): escaped with a backslash, which CommonMark
+# reads as the character itself.
+MARKDOWN = re.compile(r"([\\`*_{}\[\]()<>#|~&!])")
+# The score the course staff set by hand (`grader export --overrides`), where they did: the
+# feedback then gives it, so that it never contradicts the grade (their reason never shown).
+STAFF_SCORE = "staff_score"
 
 
 class Part(Enum):
@@ -52,15 +57,23 @@ def view(doc: Results) -> list[Line]:
     """Return what `grader submit` shows the learner of ``doc``, line by line."""
     lines = [Line(Part.TITLE, "Feedback on your submission")]
     submission = str(doc.extra.get("submission", ""))
+    staff = doc.extra.get(STAFF_SCORE)
+    by_staff = isinstance(staff, (int, float)) and not isinstance(staff, bool)
+    score = Line(
+        Part.SCORE,
+        f"Score: {staff:g}/{doc.max_score:g}, set by the course staff"
+        if by_staff
+        else f"Score: {doc.score:g}/{doc.max_score:g}",
+    )
     if not doc.graded:
         if doc.cause is Cause.SUBMISSION:
             lines.append(Line(Part.NOTE, f"Not graded: {doc.error}", learners=True))
         else:
             lines.append(Line(Part.NOTE, LOST))
-        return lines
+        return [*lines, score] if by_staff else lines
     if submission:
         lines.append(Line(Part.NOTE, f"File graded: {submission}", learners=True))
-    lines.append(Line(Part.SCORE, f"Score: {doc.score:g}/{doc.max_score:g}"))
+    lines.append(score)
     hints: Counter[str] = Counter()
     failing = 0
     for test in doc.tests:
@@ -70,7 +83,8 @@ def view(doc: Results) -> list[Line]:
         if test.passed:
             continue
         failing += 1
-        lines += [Line(Part.DETAIL, s) for s in sentence if s]
+        # A case's sentence may quote the learner (their file's name, a line of their code).
+        lines += [Line(Part.DETAIL, s, learners=True) for s in sentence if s]
         for hint in (s[len(HINT) :] for s in said if s.startswith(HINT)):
             lines.append(Line(Part.DETAIL, f"hint: {hint}"))
             hints[hint] += 1

@@ -54,18 +54,28 @@ def no_bytecode() -> Iterator[None]:
         sys.dont_write_bytecode = writes
 
 
-def not_regular(mode: int) -> Refused:
-    """Return the refusal of a file that is not a regular one, naming what it is."""
+PROBLEM_FILES = "problem files must be plain files"
+
+
+def not_regular(mode: int, rule: str = PROBLEM_FILES) -> Refused:
+    """Return the refusal of a file that is not a regular one, naming what it is and the
+    rule, in the words of what was read (``rule``)."""
     kind = next((name for test, name in _KINDS if test(mode)), "not a plain file")
-    return Refused(f"not a regular file ({kind}); problem files must be plain files")
+    return Refused(f"not a regular file ({kind}); {rule}")
 
 
 def read_bounded(
-    path: Path, limit: int, *, head: bool = False, what: str = "a problem file"
+    path: Path,
+    limit: int,
+    *,
+    head: bool = False,
+    what: str = "a problem file",
+    rule: str = PROBLEM_FILES,
 ) -> bytes:
     """Return the bytes of the regular file ``path``, at most ``limit`` of them; else Refused.
 
     ``head``: return the first ``limit`` bytes of a larger file rather than refuse it.
+    ``what`` and ``rule`` name the file and the rule a refusal says (a problem file's).
 
     Never through a link, never from a FIFO or a device: a FIFO would block every command
     and a link to /dev/zero would read until memory runs out. The file is examined before it
@@ -77,7 +87,7 @@ def read_bounded(
     except OSError as exc:
         raise Refused(f"cannot read: {exc.strerror}") from None
     if not stat.S_ISREG(mode):
-        raise not_regular(mode)
+        raise not_regular(mode, rule)
     try:
         fd = os.open(path, READ_FLAGS)
     except OSError as exc:
@@ -86,7 +96,7 @@ def read_bounded(
     try:
         info = os.fstat(fd)
         if not stat.S_ISREG(info.st_mode):
-            raise not_regular(info.st_mode)
+            raise not_regular(info.st_mode, rule)
         if info.st_size > limit and not head:
             raise Refused(too_large(limit, what))
         data = _read_upto(fd, limit + 1)  # one byte more tells a file that grew meanwhile

@@ -336,7 +336,11 @@ def assert_feedback_closed(
     said |= {f"hint: {h}" for h in hints} | {f"Likely mistake: {h}" for h in hints}
     said |= {f"Score: {k}/{len(HIDDEN)}" for k in range(len(HIDDEN) + 1)}
     md = (out / "feedback" / f"{entry_id}.md").read_text(encoding="utf-8")
-    lines = {re.sub(r"^(# |- |  - )", "", line).replace("\\_", "_") for line in md.splitlines()}
+    # Markdown's escapes read back: a backslash before any ASCII punctuation.
+    lines = {
+        re.sub(r"\\([!-/:-@\[-`{-~])", r"\1", re.sub(r"^(# |- |  - )", "", line))
+        for line in md.splitlines()
+    }
     assert lines - {""} <= said, lines - said
     page = (out / "feedback" / f"{entry_id}.html").read_text(encoding="utf-8")
     chunks = {html.unescape(c) for c in re.split(r"<[^>]*>|\n", page) if c.strip()}

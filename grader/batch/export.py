@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import csv
 import io
+import unicodedata
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from decimal import Decimal
@@ -25,13 +26,15 @@ from grader.batch.outdir import SUMMARY_COLUMNS, result_path
 from grader.batch.platforms import Platform
 from grader.batch.platforms.sheet import MAX_BYTES, Book, number, points, read_sheet
 from grader.errors import EXIT_FAILED, EXIT_PASSED, GraderError, Refused
-from grader.feedback import to_html
+from grader.feedback import STAFF_SCORE, to_html
 from grader.files import atomic_write, read_bounded
 from grader.names import display, shown
 from grader.records import Cause
 from grader.results import Results
 
 MAX_OVERRIDES_BYTES = 4 * 1024 * 1024
+# Points possible past any gradebook's (a 30-digit number would overflow the arithmetic).
+MAX_POINTS = 1_000_000
 # What begins the feedback export writes into a platform's comments: a later export may
 # replace its own, never a comment staff wrote.
 FEEDBACK_MARK = '<div class="grader-feedback">'
@@ -67,38 +70,91 @@ def export(
     """Fill a copy of ``template`` with the class in ``out``; write it to ``dest``."""
     if feedback_zip is not None and to.extra is None:
         raise GraderError(f"--feedback-zip is {extras()}")
-    for path in (dest, feedback_zip):
-        if path is not None and not path.absolute().parent.is_dir():
-            raise GraderError(
-                f"{shown(path)}: no folder {shown(path.absolute().parent)} to write in"
-            )
+    _check_places(template, dest, feedback_zip, overrides)
     docs, others = _class(out, to)
     changed = _overrides(overrides, docs) if overrides else {}
-    try:
-        raw = read_bounded(template, MAX_BYTES, what="a gradebook")
-    except Refused as exc:
-        raise GraderError(f"--template {shown(template)}: {exc}") from None
+    raw = _read(template, MAX_BYTES, "--template", "a gradebook")
     assert to.gradebook is not None  # --to offers no other
     book = to.gradebook(read_sheet(raw, shown(template)), column, shown(template))
+    _check_points(book, shown(template))
+    book.rows = {_nfc(key): row for key, row in book.rows.items()}
+    book.kept = {_nfc(key): why for key, why in book.kept.items()}
     done = Exported()
-    written = _fill(book, to, docs, changed, done)
+    feedback = dict(docs)
+    written = _fill(book, to, feedback, changed, done)
     for entry_id in others:
         done.lines.append(f"not in the template: {entry_id} (not read as a {to} student)")
         done.status = EXIT_FAILED
-    if missing_zero:
-        written += _zeros(book, {_key(i, to) for i in docs})
-    atomic_write(dest, book.sheet.to_bytes())
+    zeros = _zeros(book, {_identity(i, doc, to) for i, doc in docs.items()}) if missing_zero else 0
+    _write(dest, book.sheet.to_bytes(), "-o")
     most = sorted({f"{m:g}" for m in book.most.values()})
     done.lines.insert(
         0,
         f"{to}: {written} scores written into {display(book.title)!r} (out of "
-        f"{' or '.join(most) or '?'} points) in {shown(dest)}",
+        f"{' or '.join(most) or '?'} points) in {shown(dest)}"
+        + (f", and {zeros} zeros for nothing handed in (--missing zero)" if missing_zero else ""),
     )
     done.lines += [f"note: {n}" for n in book.notes]
     if feedback_zip is not None and to.extra is not None:
-        count = to.extra(feedback_zip, docs)
+        try:
+            count = to.extra(feedback_zip, feedback)
+        except OSError as exc:
+            raise GraderError(f"--feedback-zip {shown(feedback_zip)}: {exc.strerror}") from None
         done.lines.append(f"feedback: {count} participants' files in {shown(feedback_zip)}")
     return done
+
+
+def _nfc(key: str) -> str:
+    """A platform's identity as compared: a name in NFD (as macOS writes it) equals its NFC."""
+    return unicodedata.normalize("NFC", key)
+
+
+def _check_places(template: Path, dest: Path, zip_to: Path | None, overrides: Path | None) -> None:
+    """Refuse, in one line, a file to write that is a folder, has no folder to be written
+    in, or is one of the others (the gradebook written over the feedback zip, the template
+    or the overrides read)."""
+    writes = {"-o": dest, **({"--feedback-zip": zip_to} if zip_to is not None else {})}
+    reads = {"--template": template, **({"--overrides": overrides} if overrides else {})}
+    for option, path in writes.items():
+        if path.is_dir():
+            raise GraderError(f"{option} {shown(path)} is a folder; name the file to write")
+        if not path.absolute().parent.is_dir():
+            raise GraderError(
+                f"{shown(path)}: no folder {shown(path.absolute().parent)} to write in"
+            )
+    seen: dict[Path, str] = {}
+    for option, path in {**reads, **writes}.items():
+        place = path.resolve()
+        if place in seen:
+            raise GraderError(
+                f"{option} {shown(path)} is the same file as {seen[place]}; "
+                "name another, or it would be written over"
+            )
+        seen[place] = option
+
+
+def _read(path: Path, limit: int, option: str, what: str) -> bytes:
+    try:
+        return read_bounded(path, limit, what=what, rule=f"{what} must be given as a plain file")
+    except Refused as exc:
+        raise GraderError(f"{option} {shown(path)}: {exc}") from None
+
+
+def _write(path: Path, data: bytes, option: str) -> None:
+    try:
+        atomic_write(path, data)
+    except OSError as exc:
+        raise GraderError(f"{option} {shown(path)}: cannot write: {exc.strerror}") from None
+
+
+def _check_points(book: Book, what: str) -> None:
+    """Refuse points possible no gradebook has (a 30-digit number), in one line."""
+    for row, most in book.most.items():
+        if most > MAX_POINTS:
+            raise GraderError(
+                f"{what}: row {row + 1} gives {most:.0f} points possible; "
+                f"a gradebook's are at most {MAX_POINTS}"
+            )
 
 
 def extras() -> str:
@@ -108,10 +164,16 @@ def extras() -> str:
     )
 
 
-def _key(entry_id: str, to: Platform) -> str:
-    key = to.key_of(entry_id)
+def _identity(entry_id: str, doc: Results, to: Platform) -> str:
+    """Return the platform's own identity of a student, as the batch recorded it (a
+    Blackboard username holding `@`, not its file-safe id); the id's, where none is."""
+    student = doc.extra.get("student")
+    said = student.get("id") if isinstance(student, Mapping) else None
+    key = to.key_of(said) if isinstance(said, str) else None
+    if not key:
+        key = to.key_of(entry_id)
     assert key is not None  # _class keeps the ids of ``to``'s students alone
-    return key
+    return _nfc(key)
 
 
 def _class(out: Path, to: Platform) -> tuple[dict[str, Results], list[str]]:
@@ -141,18 +203,19 @@ def _class(out: Path, to: Platform) -> tuple[dict[str, Results], list[str]]:
 def _fill(
     book: Book,
     to: Platform,
-    docs: dict[str, Results],
+    feedback: dict[str, Results],
     changed: dict[str, Override],
     done: Exported,
 ) -> int:
-    """Write each graded student's score (and feedback) into their row; say what was not."""
+    """Write each graded student's score (and feedback) into their row, and each override
+    (a row the grader could not grade included); say what was not. ``feedback``: each
+    student's results, which it leaves as the learner's feedback says them (an override's
+    score in, a row left alone out)."""
     written = 0
-    for entry_id, doc in docs.items():
-        key = _key(entry_id, to)
+    for entry_id, doc in list(feedback.items()):
+        key = _identity(entry_id, doc, to)
         row = book.rows.get(key)
-        student = doc.extra.get("student")
-        name = student.get("name", "") if isinstance(student, Mapping) else ""
-        who = f"{entry_id} ({display(str(name))})" if name else entry_id
+        who = _who(entry_id, doc)
         if row is None:
             done.lines.append(
                 f"not in the template: {who}, graded {doc.score:g}/{doc.max_score:g} "
@@ -161,25 +224,34 @@ def _fill(
             done.status = EXIT_FAILED
             continue
         if key in book.kept:
-            done.lines.append(f"left as it was: {who}: {book.kept[key]}")
+            done.lines.append(f"left as it was: {who}: {book.kept[key]} (its feedback too)")
+            del feedback[entry_id]
             continue
+        override = changed.get(entry_id)
+        if override is not None:
+            was = f"{doc.score:g}" if doc.graded else "not graded"
+            done.lines.append(
+                f"override: {entry_id}: {was} -> {override.score:g} ({display(override.reason)})"
+            )
+            doc = feedback[entry_id] = doc.with_extra(**{STAFF_SCORE: override.score})
         _comment(book, row, doc, who, done)
-        if not doc.graded or not doc.max_score or book.column >= len(book.sheet.rows[row]):
+        writable = override is not None or doc.graded
+        if not writable or not doc.max_score or book.column >= len(book.sheet.rows[row]):
             why = "the grader" if doc.cause is not Cause.SUBMISSION else "its submission"
             done.lines.append(f"not written: {who}: not graded, because of {why}")
             done.status = EXIT_FAILED
             continue
-        score = doc.score
-        if entry_id in changed:
-            score = changed[entry_id].score
-            done.lines.append(
-                f"override: {entry_id}: {doc.score:g} -> {score:g} "
-                f"({display(changed[entry_id].reason)})"
-            )
+        score = doc.score if override is None else override.score
         value = Decimal(str(score)) / Decimal(str(doc.max_score)) * book.most[row]
         book.sheet.set(row, book.column, points(value, book.mark))
         written += 1
     return written
+
+
+def _who(entry_id: str, doc: Results) -> str:
+    student = doc.extra.get("student")
+    name = student.get("name", "") if isinstance(student, Mapping) else ""
+    return f"{entry_id} ({display(str(name))})" if name else entry_id
 
 
 def _comment(book: Book, row: int, doc: Results, who: str, done: Exported) -> None:
@@ -211,9 +283,9 @@ def _overrides(path: Path, docs: dict[str, Results]) -> dict[str, Override]:
     """Read --overrides: `submission,score,reason` rows (a header row allowed), each a
     submission of the class and a score within its range."""
     try:
-        data = read_bounded(path, MAX_OVERRIDES_BYTES, what="an overrides file")
+        data = _read(path, MAX_OVERRIDES_BYTES, "--overrides", "an overrides file")
         rows = list(csv.reader(io.StringIO(data.decode("utf-8-sig"))))
-    except (Refused, UnicodeDecodeError, csv.Error) as exc:
+    except (UnicodeDecodeError, csv.Error) as exc:
         raise GraderError(f"--overrides {shown(path)}: {exc}") from None
     found: dict[str, Override] = {}
     for at, row in enumerate(rows, 1):

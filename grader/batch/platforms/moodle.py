@@ -9,7 +9,14 @@ import zipfile
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
-from grader.batch.platforms.records import Copy, Export, Platform, Student, claimed_twice
+from grader.batch.platforms.records import (
+    Copy,
+    Export,
+    Platform,
+    Student,
+    claimed_twice,
+    usable,
+)
 from grader.batch.platforms.sheet import Book, Sheet, decimal_mark, header_index, number
 from grader.errors import GraderError
 from grader.feedback import to_html, to_markdown
@@ -184,14 +191,37 @@ def feedback_zip(dest: Path, docs: Mapping[str, Results]) -> int:
     count = 0
     with zipfile.ZipFile(buffer, "w", zipfile.ZIP_DEFLATED) as archive:
         for doc in docs.values():
-            folder = str(doc.stamp.get("path", doc.extra.get("path", ""))).split("/")[0]
-            if not MOODLE.match(folder):
+            folder = _folder_of(doc)
+            if folder is None:
                 continue
             archive.writestr(f"{folder}/feedback.md", to_markdown(doc))
             archive.writestr(f"{folder}/feedback.html", to_html(doc))
             count += 1
     atomic_write(dest, buffer.getvalue())
     return count
+
+
+def _folder_of(doc: Results) -> str | None:
+    """Return a participant's folder as Moodle named it in the download: the part of the
+    result's path that is one (below a section's folder too), rebuilt from the name and
+    the participant the batch recorded (the path holds names as shown, a backslash
+    doubled); None where the path holds none."""
+    path = str(doc.stamp.get("path", doc.extra.get("path", "")))
+    parts = next((m for part in path.split("/") if (m := MOODLE.match(part))), None)
+    if parts is None:
+        return None
+    student = doc.extra.get("student")
+    name = student.get("name") if isinstance(student, Mapping) else None
+    pid = PLATFORM.key_of(str(student.get("id", ""))) if isinstance(student, Mapping) else None
+    if (
+        isinstance(name, str)
+        and name
+        and pid == parts.group("pid")
+        and usable(name)
+        and name.isprintable()
+    ):
+        return f"{name}_{pid}_assignsubmission_{parts.group('kind')}_"
+    return parts.group(0)
 
 
 PLATFORM = Platform(
