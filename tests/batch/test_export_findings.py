@@ -203,6 +203,7 @@ def test_a_learners_output_file_never_ends_the_batch(cli: Cli, tmp_path: Path) -
     assert "ann: its feedback files could not be written" in (out / "grader.log").read_text()
 
 
+@pytest.mark.security
 @pytest.mark.slow
 def test_the_machines_failure_reaches_the_learner_as_a_fixed_sentence(
     cli: Cli, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
@@ -227,6 +228,7 @@ def test_the_machines_failure_reaches_the_learner_as_a_fixed_sentence(
     assert "No space left on device" in (out / "grader.log").read_text()
 
 
+@pytest.mark.security
 @pytest.mark.slow
 def test_learner_code_quoted_in_feedback_is_inert_markdown(cli: Cli, tmp_path: Path) -> None:
     """The syntax error's quoted line of a learner is escaped in feedback/ID.md: no live
