@@ -23,6 +23,7 @@ WHAT_TO_ALLOW = (
     "Landlock (Landlock with seccomp); never --privileged: see docs/sandbox.md"
 )
 CAP_SYS_ADMIN = 21
+CHANGE_UID = (0, 6, 7)  # CAP_CHOWN, CAP_SETGID, CAP_SETUID
 
 
 class View:
@@ -57,17 +58,28 @@ def bwrap_starts(prefix: list[str], *, site: bool = False) -> bool:
 
 
 @functools.cache
-def namespaces_need_user() -> bool:
-    """Return True where new IPC, network and mount namespaces need a user namespace first:
-    this process lacks CAP_SYS_ADMIN (not root, or root in a container's defaults)."""
+def capabilities() -> int:
+    """Return this process's effective capabilities as a mask; none where unreadable."""
     try:
         with open("/proc/self/status", encoding="ascii", errors="replace") as status:
             for line in status:
                 if line.startswith("CapEff:"):
-                    return not int(line.split()[1], 16) >> CAP_SYS_ADMIN & 1
+                    return int(line.split()[1], 16)
     except (OSError, ValueError):
         pass
-    return True
+    return 0
+
+
+def namespaces_need_user() -> bool:
+    """Return True where new IPC, network and mount namespaces need a user namespace first:
+    this process lacks CAP_SYS_ADMIN (not root, or root in a container's defaults)."""
+    return not capabilities() >> CAP_SYS_ADMIN & 1
+
+
+def can_change_uid() -> bool:
+    """Return True where this process may hand its files to another uid and become it:
+    CAP_CHOWN, CAP_SETGID and CAP_SETUID (root with `--cap-drop ALL` has none of them)."""
+    return all(capabilities() >> cap & 1 for cap in CHANGE_UID)
 
 
 def bwrap_namespaces() -> str:

@@ -129,7 +129,10 @@ def privilege_plan(backend: Backend) -> Privilege:
     # An unprivileged uid is stronger, but only works where it can still import the stdlib.
     from grader.child import confine  # ctypes: loaded only where Landlock is in play
 
-    if all(confine.world_reachable(p) for p in read_paths()):
+    # Where root may not hand its files to another uid (a container's root with every
+    # capability dropped), it stays uid 0 with none: Landlock and seccomp (no chmod, chown
+    # or open beyond its paths) keep the hidden cases out of reach whoever owns them.
+    if allowed.can_change_uid() and all(confine.world_reachable(p) for p in read_paths()):
         return Privilege.UID
     return Privilege.CAPABILITIES
 

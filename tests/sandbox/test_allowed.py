@@ -13,6 +13,7 @@ from typing import Any
 
 import pytest
 
+from grader.child import confine
 from grader.sandbox import allowed, walls
 from grader.sandbox.limits import Limits
 from grader.sandbox.spawn import child_config
@@ -184,9 +185,26 @@ def test_no_wall_at_all_names_what_a_container_must_allow(
 @pytest.mark.skipif(not landlock_usable(), reason="no usable Landlock here")
 def test_need_for_a_user_namespace_is_read_from_the_capabilities() -> None:
     """The parent decides from its own capabilities; a child is told yes or no."""
-    allowed.namespaces_need_user.cache_clear()
+    allowed.capabilities.cache_clear()
     try:
         expected = os.geteuid() != 0
         assert allowed.namespaces_need_user() is expected
     finally:
-        allowed.namespaces_need_user.cache_clear()
+        allowed.capabilities.cache_clear()
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="needs root, which a container's root stands for")
+@pytest.mark.skipif(not landlock_usable(), reason="no usable Landlock here")
+def test_root_that_may_not_change_uid_stays_root_without_capabilities(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Root with every capability dropped (`--cap-drop ALL`) cannot hand its folder to
+    another uid nor become it: it stays uid 0 with none, rather than fail on chown."""
+    monkeypatch.setattr(confine, "world_reachable", lambda path: True)
+    try:
+        for held, plan in ((1 << 41) - 1, Privilege.UID), (0, Privilege.CAPABILITIES):
+            monkeypatch.setattr(allowed, "capabilities", lambda held=held: held)
+            walls.privilege_plan.cache_clear()
+            assert walls.privilege_plan(Backend.LANDLOCK) is plan
+    finally:
+        walls.privilege_plan.cache_clear()
