@@ -13,7 +13,7 @@ import socket
 import subprocess
 import sys
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -21,6 +21,7 @@ import pytest
 import yaml
 
 from grader.batch.outdir import OUTPUT_NAMES
+from tests.batch.running import batch_process, wait_for
 from tests.conftest import (
     ATTACK_VERDICTS,
     ATTACKS,
@@ -288,34 +289,6 @@ def _spinning_class(root: Path, spinners: int) -> Path:
     return root
 
 
-def _batch_process(klass: Path, out: Path, *extra: str) -> subprocess.Popen[str]:
-    """Start a batch that a Ctrl-C reaches, as one started from a terminal.
-
-    A test run started in the background has SIGINT ignored, and a child inherits that; a
-    signal the parent handles is reset to the default in the child instead.
-    """
-    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
-    try:
-        return subprocess.Popen(
-            [sys.executable, "-m", "grader", "batch", str(klass), "--out", str(out), *extra],
-            cwd=ROOT,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            text=True,
-        )
-    finally:
-        signal.signal(signal.SIGINT, previous)
-
-
-def _wait_for(condition: Callable[[], bool], proc: subprocess.Popen[str]) -> None:
-    for _ in range(600):
-        if condition():
-            return
-        assert proc.poll() is None, proc.communicate()
-        time.sleep(0.1)
-    raise AssertionError("the batch never got there")
-
-
 def test_ctrl_c_stops_keeps_rows_and_resumes(cli: Cli, tmp_path: Path) -> None:
     """Ctrl-C: children killed, rows done and summary.csv kept, exit 130; a rerun resumes.
     A second Ctrl-C during the stop does not cut it short.
@@ -325,8 +298,8 @@ def test_ctrl_c_stops_keeps_rows_and_resumes(cli: Cli, tmp_path: Path) -> None:
     klass = _spinning_class(tmp_path / "class", 3)
     out = tmp_path / "out"
     # Graded to the end, the spinners would take 3 x 10 cases x 3 s.
-    proc = _batch_process(klass, out, "--jobs", "1", "--timeout", "3")
-    _wait_for(lambda: (out / "results" / "a_first.json").exists(), proc)
+    proc = batch_process(klass, out, "--jobs", "1", "--timeout", "3")
+    wait_for(lambda: (out / "results" / "a_first.json").exists(), proc)
     code, stdout, err = cli("batch", klass, "--out", out)
     assert code == 2 and stdout == ""
     assert err.strip().splitlines() == [

@@ -10,7 +10,6 @@ import signal
 import socket
 import subprocess
 import sys
-import time
 from pathlib import Path
 from typing import Any
 
@@ -18,6 +17,7 @@ import pytest
 
 from grader.batch.outdir import locked
 from grader.results import GRADER_BUG
+from tests.batch.running import batch_process, wait_for
 from tests.conftest import CORPUS, ROOT, SAMPLES, Cli
 
 pytestmark = pytest.mark.slow
@@ -33,24 +33,9 @@ def _class(root: Path, *names: str) -> Path:
 def _spinning_batch(klass: Path, out: Path) -> subprocess.Popen[str]:
     """Start a batch that stays busy on a learner that never returns; a Ctrl-C reaches it."""
     shutil.copy(SAMPLES / "fail_infinite_loop.py", klass / "spin.py")
-    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
-    try:
-        grader = [sys.executable, "-I", "-m", "grader"]
-        proc = subprocess.Popen(
-            [*grader, "batch", str(klass), "--out", str(out), "--jobs", "1", "--timeout", "3"],
-            cwd=ROOT,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            text=True,
-        )
-    finally:
-        signal.signal(signal.SIGINT, previous)
-    for _ in range(600):
-        if (out / "results" / "ada.json").exists():
-            return proc
-        assert proc.poll() is None, proc.communicate()
-        time.sleep(0.1)
-    raise AssertionError("the batch never graded its first learner")
+    proc = batch_process(klass, out, "--jobs", "1", "--timeout", "3")
+    wait_for(lambda: (out / "results" / "ada.json").exists(), proc)  # its first learner
+    return proc
 
 
 def test_merge_into_a_running_batch_is_refused(cli: Cli, tmp_path: Path) -> None:
