@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 from grader.errors import GraderError
 from grader.problem.exercise import Exercise, load_exercise
 from grader.problem.layout import REFERENCE_FILE, protected_paths, starter_text
+from grader.sandbox import allowed
 from grader.sandbox.guard import guard
 from grader.sandbox.limits import FLAGS, Flag, Limits, default
 from grader.sandbox.spawn import Direct, Launch, Spawner
@@ -45,7 +46,8 @@ UNWALLED_WARNING = (
 
 def describe_backend(run: Run) -> str:
     """Return the walls the child had, e.g. 'bwrap + landlock (ABI 7) + seccomp'."""
-    parts = [str(run.backend)]
+    # Without a /proc of its own in a container, every result says so, a batch's forks too.
+    parts = [allowed.describe_bwrap() if run.backend is Backend.BWRAP else str(run.backend)]
     abi = run.confinement.get("landlock_abi")
     if abi:
         if run.backend is Backend.LANDLOCK:

@@ -43,8 +43,14 @@ def use_own_proc(own: bool) -> None:
 def bwrap_starts(prefix: list[str], *, site: bool = False) -> bool:
     """Return True when bubblewrap, as ``prefix`` builds it, starts an interpreter here
     (importing its site packages too, with ``site``)."""
+    return not bwrap_refusal(prefix, site=site)
+
+
+def bwrap_refusal(prefix: list[str], *, site: bool = False) -> str:
+    """Return why bubblewrap, as ``prefix`` builds it, cannot start an interpreter here
+    (its first line of errors), or "" where it starts."""
     if shutil.which(prefix[0]) is None:
-        return False
+        return f"{prefix[0]} is not installed"
     try:
         proc = subprocess.run(
             [*prefix, sys.executable, "-I", *([] if site else ["-S"]), "-c", "pass"],
@@ -52,9 +58,12 @@ def bwrap_starts(prefix: list[str], *, site: bool = False) -> bool:
             timeout=10,
             check=False,
         )
-    except (OSError, subprocess.TimeoutExpired):
-        return False
-    return proc.returncode == 0
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        return str(exc)
+    if proc.returncode == 0:
+        return ""
+    lines = proc.stderr.decode(errors="replace").strip().splitlines()
+    return lines[0] if lines else f"exit status {proc.returncode}"
 
 
 @functools.cache

@@ -283,9 +283,12 @@ def fall_back(fallback: Fallback | None, why: str, *, failed: str) -> tuple[Back
     """
     if allowed.View.own_proc:
         allowed.use_own_proc(False)
-        if allowed.bwrap_starts(bwrap_command(tempfile.gettempdir())):
+        again = allowed.bwrap_refusal(bwrap_command(tempfile.gettempdir()))
+        if not again:
             return Backend.BWRAP, f"bubblewrap could not start here ({why}); used it with no /proc"
         allowed.use_own_proc(True)
+        if again != why:  # /proc was not all: what it says without one names the rest
+            why = f"{why}; with no /proc: {again}"
     if fallback is None:
         raise GraderError(f"{failed} could not start: {why}")
     second = second_choice(

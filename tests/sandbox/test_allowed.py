@@ -62,6 +62,28 @@ def test_bwrap_without_its_own_proc_grades(sandbox: str, cli: Cli) -> None:
     assert any("used it with no /proc" in w and PROC_REFUSED in w for w in extra["warnings"])
 
 
+def test_bwrap_refused_namespaces_are_named_beside_proc(
+    cli: Cli, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`--sandbox bwrap` where `unshare` is refused: the refusal names what bubblewrap said
+    without a /proc too, not only "Can't mount proc"."""
+    refused = "bwrap: No permissions to create a new namespace"
+    fake = tmp_path / "bin" / "bwrap"
+    fake.parent.mkdir()
+    fake.write_text(
+        "#!/bin/sh\n"
+        'for arg in "$@"; do\n'
+        f'  if [ "$arg" = --proc ]; then echo "{PROC_REFUSED}" >&2; exit 1; fi\n'
+        "done\n"
+        f'echo "{refused}" >&2; exit 1\n'
+    )
+    fake.chmod(0o755)
+    monkeypatch.setenv("PATH", f"{fake.parent}:{os.environ['PATH']}")
+    monkeypatch.setattr(allowed.View, "own_proc", True)
+    code, _, err = cli("submit", ROOT / "solutions" / "reference.py", "--sandbox", "bwrap")
+    assert code == 2 and PROC_REFUSED in err and refused in err, err
+
+
 @pytest.mark.usefixtures("proc_refused")
 def test_bwrap_without_its_own_proc_still_hides_the_cases(cli: Cli, tmp_path: Path) -> None:
     """The hidden cases stay out of reach of a child in bubblewrap with no /proc."""
@@ -84,6 +106,8 @@ def test_batch_names_bwrap_without_proc_in_its_settings(cli: Cli, tmp_path: Path
     assert manifest["runs"][-1]["settings"]["sandbox"].startswith("bwrap (no /proc)")
     result = json.loads((tmp_path / "out" / "results" / "ada.json").read_text())
     assert result["score"] == 10
+    # Each result's own sandbox line too, a fork's as a single child's.
+    assert result["extra_data"]["sandbox"].startswith("bwrap (no /proc)")
 
 
 def _root_without_cap_sys_admin() -> str | None:
