@@ -23,14 +23,18 @@ class NothingToGrade(GraderError):
     status = EXIT_FAILED
 
 
+# The field of an issue with a problem file as a whole, where no field of it is at fault.
+WHOLE_FILE = "(file)"
+
+
 class Refused(GraderError):
     """A problem file refused as it was read: one short line, with the field and the line.
 
-    ``field`` is the dotted field where reading stopped ("(file)" for the file as a whole)
+    ``field`` is the dotted field where reading stopped (WHOLE_FILE for the file as a whole)
     and ``line`` the line it starts on, when there is one.
     """
 
-    def __init__(self, message: str, *, field: str = "(file)", line: int | None = None) -> None:
+    def __init__(self, message: str, *, field: str = WHOLE_FILE, line: int | None = None) -> None:
         super().__init__(message)
         self.field = field
         self.line = line

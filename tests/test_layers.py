@@ -396,3 +396,18 @@ def test_submission_suffixes_are_defined_once() -> None:
         if isinstance(node, ast.Constant) and node.value in suffixes
     ]
     assert not found
+
+
+def test_the_whole_files_field_is_written_once() -> None:
+    """An issue with a problem file as a whole has the field errors.WHOLE_FILE: no other
+    module writes it out, so that what looks for it (check's links) finds every one."""
+    from grader.errors import WHOLE_FILE
+
+    found = [
+        f"{path.relative_to(PACKAGE)}:{node.lineno}"
+        for path in PACKAGE.rglob("*.py")
+        if path.name != "errors.py"
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8")))
+        if isinstance(node, ast.Constant) and node.value == WHOLE_FILE
+    ]
+    assert not found

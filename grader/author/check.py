@@ -6,6 +6,7 @@ from pathlib import Path
 
 from grader.author.add_case import statement_issue, suite_issues
 from grader.author.audit import load_corpus
+from grader.errors import WHOLE_FILE
 from grader.problem.cases import Issue, ProblemInvalid, case_files, check_problem
 from grader.problem.layout import CORPUS_FILE, HIDDEN_DIR, STATEMENT_FILE, protected_paths
 from grader.sandbox.guard import exposed_files
@@ -24,7 +25,7 @@ def check(root: Path, *, limits: Limits, choice: Choice) -> str:
     crowded = bool(past_bounds)
     # Whatever backend later grades: a layout the guard would refuse is an issue now.
     found = [] if crowded else exposed_files(protected_paths(root))
-    exposed = [Issue(_relative(e.path, root), "(file)", e.why) for e in found]
+    exposed = [Issue(_relative(e.path, root), WHOLE_FILE, e.why) for e in found]
     # The statement is listed with the rest: its count is of the case files, valid or not.
     wrong = "" if crowded else statement_issue(root, len(files))
     statement = [Issue(str(STATEMENT_FILE), "(text)", wrong)] if wrong else []
@@ -33,7 +34,7 @@ def check(root: Path, *, limits: Limits, choice: Choice) -> str:
     except ProblemInvalid as invalid:
         # A link the guard names is one issue, not two: the loader refuses to read it too.
         named = {issue.file for issue in exposed}
-        rest = [i for i in invalid.issues if not (i.file in named and i.field == "(file)")]
+        rest = [i for i in invalid.issues if not (i.file in named and i.field == WHOLE_FILE)]
         raise ProblemInvalid(exposed + rest + statement) from None
     if exposed or statement:
         raise ProblemInvalid(exposed + statement)

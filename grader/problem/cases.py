@@ -12,7 +12,7 @@ from enum import Enum
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from grader.errors import GraderError, Refused
+from grader.errors import WHOLE_FILE, GraderError, Refused
 from grader.files import no_bytecode, not_regular
 from grader.names import display
 from grader.problem.casefile import (
@@ -118,7 +118,7 @@ def _read(path: Path) -> Loaded:
     except Refused as refused:
         raise Bad(refused.field, str(refused), refused.line) from None
     if loaded.empty:
-        raise Bad("(file)", "the file is empty")
+        raise Bad(WHOLE_FILE, "the file is empty")
     return loaded
 
 
@@ -142,7 +142,7 @@ def _in_order(name: str, found: list[Issue]) -> list[Issue]:
     the most one file lists."""
     found = sorted(found, key=lambda issue: issue.line or 0)
     if len(found) > MAX_ISSUES_PER_FILE:
-        more = Issue(name, "(file)", "more issues, not listed: fix these first")
+        more = Issue(name, WHOLE_FILE, "more issues, not listed: fix these first")
         found = [*found[:MAX_ISSUES_PER_FILE], more]
     return found
 
@@ -316,7 +316,7 @@ def load_reference(problem: Problem) -> Reference:
         what = "missing"
         if os.path.lexists(path):  # there, but a FIFO, a folder or a link to a device
             what = str(not_regular(os.lstat(path).st_mode))
-        raise ProblemInvalid([Issue(str(REFERENCE_FILE), "(file)", what)])
+        raise ProblemInvalid([Issue(str(REFERENCE_FILE), WHOLE_FILE, what)])
     module = importlib.util.module_from_spec(spec)
     before = set(sys.modules)
     try:
@@ -324,7 +324,7 @@ def load_reference(problem: Problem) -> Reference:
             spec.loader.exec_module(module)
     except Exception as exc:  # noqa: BLE001 - a broken reference is an author's issue to list
         raise ProblemInvalid(
-            [Issue(str(REFERENCE_FILE), "(file)", f"import failed: {type(exc).__name__}: {exc}")]
+            [Issue(str(REFERENCE_FILE), WHOLE_FILE, f"import failed: {type(exc).__name__}: {exc}")]
         ) from None
     _guard_loaded(problem.root, set(sys.modules) - before)
     function = problem.exercise.function
@@ -345,7 +345,7 @@ def _guard_loaded(root: Path, names: set[str]) -> None:
         if where and Path(os.path.abspath(where)).is_relative_to(root):
             files.append(Path(os.path.abspath(where)))
     exposed = exposed_files(sorted(files)) if files else []
-    issues = [Issue(str(e.path.relative_to(root)), "(file)", e.why) for e in exposed]
+    issues = [Issue(str(e.path.relative_to(root)), WHOLE_FILE, e.why) for e in exposed]
     if issues:
         raise ProblemInvalid(issues)
 

@@ -23,7 +23,7 @@ import yaml
 from yaml.constructor import SafeConstructor
 from yaml.resolver import Resolver
 
-from grader.errors import Refused
+from grader.errors import WHOLE_FILE, Refused
 from grader.files import read_bounded, too_large
 from grader.names import display
 
@@ -353,7 +353,7 @@ class _Builder:
 
     def refused(self, event: yaml.Event, message: str) -> Refused:
         """Return the refusal of ``event``, with the field it belongs to and its line."""
-        return Refused(message, field=self.field() or "(file)", line=_line(event))
+        return Refused(message, field=self.field() or WHOLE_FILE, line=_line(event))
 
 
 # Numbers only YAML 1.1 reads so: 010 is 8 to it and 10 to YAML 1.2 (and to a reader of the
@@ -410,7 +410,7 @@ def line_of(place: Place, field_name: str) -> int | None:
     As far as the field exists: a key that is missing points at the mapping that lacks it,
     a scalar item at its sequence.
     """
-    if field_name.startswith("("):  # "(file)", "(top)": the whole file
+    if field_name.startswith("("):  # WHOLE_FILE, "(top)": no field of the file
         return None
     line = place.line
     for index, key in _FIELD_STEP.findall(field_name):
