@@ -63,20 +63,7 @@ def render_text(report: Report, *, colour: bool = False) -> str:
     else:
         shown_once = False
     for case in report.cases:
-        mark = paint(GREEN, "PASS") if case.passed else paint(RED, "FAIL")
-        # Timing is the submission's to choose: shown on visible examples only.
-        timing = f" {paint(DIM, f'({case.seconds * 1000:.0f} ms)')}" if case.visible else ""
-        lines.append(f"{mark} {case.name}{timing}")
-        if shown_once:
-            continue
-        if not case.passed:
-            lines += ["     " + line for line in case.message.splitlines()]
-            if case.diagnosis is not None:
-                lines.append("     " + paint(YELLOW, f"hint: {case.diagnosis.hint}"))
-                if case.diagnosis.measured:
-                    lines.append("     " + f"read back: {case.diagnosis.measured}")
-            for detail in case.details:
-                lines += ["     " + line for line in detail.splitlines()]
+        lines += case_lines(case, colour=colour, brief=shown_once)
     common = _common_diagnosis(report)
     if common is not None:
         lines += ["", paint(YELLOW, f"likely mistake: {common}")]
@@ -91,6 +78,28 @@ def render_text(report: Report, *, colour: bool = False) -> str:
         + ("  all passed" if report.all_passed else ""),
     ]
     return "\n".join(lines) + "\n"
+
+
+def case_lines(case: CaseResult, *, colour: bool = False, brief: bool = False) -> list[str]:
+    """Return one case's block: PASS or FAIL and its name, then (unless ``brief``) why not."""
+
+    def paint(code: str, text: str) -> str:
+        return f"{code}{text}{RESET}" if colour else text
+
+    mark = paint(GREEN, "PASS") if case.passed else paint(RED, "FAIL")
+    # Timing is the submission's to choose: shown on visible examples only.
+    timing = f" {paint(DIM, f'({case.seconds * 1000:.0f} ms)')}" if case.visible else ""
+    lines = [f"{mark} {case.name}{timing}"]
+    if brief or case.passed:
+        return lines
+    lines += ["     " + line for line in case.message.splitlines()]
+    if case.diagnosis is not None:
+        lines.append("     " + paint(YELLOW, f"hint: {case.diagnosis.hint}"))
+        if case.diagnosis.measured:
+            lines.append("     " + f"read back: {case.diagnosis.measured}")
+    for detail in case.details:
+        lines += ["     " + line for line in detail.splitlines()]
+    return lines
 
 
 def _number(x: float) -> float | str:

@@ -117,13 +117,13 @@ def _encode(result: object, max_elements: int) -> tuple[dict[str, Any], memoryvi
         and 0 < result.size <= max_elements
         and _holdable(result.shape, max_elements)
     ):
-        # The common answer, a plain float64 table, goes out as it lies: a copy would only
-        # add its size in fresh pages. Whatever else runs in this process and changes it meanwhile
-        # changes only what this submission answers, which the parent judges as it comes.
+        # The common answer, a plain float64 table, goes out as it lies (a copy adds only its
+        # size in pages); what changes it meanwhile changes only this submission's answer.
         return {"kind": "ok", "shape": list(result.shape), "dtype": "float64"}, result.data
     try:
-        # subok=False drops ndarray subclasses; copying detaches the data from the object.
-        arr = np.array(result, subok=False)
+        # A view where it can be (ndarray subclasses dropped; __array__ asked once): the size
+        # is known before any copy, so a table past the bound costs nothing.
+        arr = np.asarray(result)
     except ValueError as exc:
         text = str(exc)
         if "inhomogeneous" not in text and "maximum number of dimension" in text:
@@ -147,9 +147,9 @@ def _encode(result: object, max_elements: int) -> tuple[dict[str, Any], memoryvi
         # Five axes, or an empty table with one enormous axis: a wrong shape all the same,
         # told by its number of axes, which the parent turns into its sentence.
         return {"kind": "bad_value", "reason": "shape", "ndim": arr.ndim}, b""
-    # asarray, not ascontiguousarray, which makes a 0-d answer (a bare number) 1-d.
-    out = np.asarray(arr, dtype=np.float64, order="C")
-    # np.array above made the only copy: the table is ours alone, sent from where it lies.
+    # The one copy, within the bound, detaches the table from the object (array, not
+    # ascontiguousarray, which makes a 0-d answer 1-d).
+    out = np.array(arr, dtype=np.float64, order="C")
     payload = out.data if out.size else b""  # (a view of no elements cannot be cast to bytes)
     return {"kind": "ok", "shape": list(out.shape), "dtype": arr.dtype.name}, payload
 

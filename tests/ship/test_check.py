@@ -189,3 +189,143 @@ def test_check_passes_a_table_as_the_child_does() -> None:
         assert type(x) is np.ndarray and x.dtype == np.float64 and x.flags.writeable
         assert x.shape == problem.examples[0].inputs["x"].shape
     assert not np.may_share_memory(first, second)
+
+
+def _checked(function: Any, seconds: float = 5.0) -> Any:
+    """Grade ``function`` as check does, on the repository's first exercise."""
+    from grader.sandbox.limits import Limits
+    from grader.ship.kit.check import _grade
+    from tests.conftest import ROOT
+
+    return _grade(function, ROOT, Limits(case_seconds=seconds))
+
+
+def _outcomes(report: Any) -> set[str]:
+    return {case.outcome.name for case in report.report.cases}
+
+
+def test_check_refuses_a_huge_table_before_copying_it() -> None:
+    """A returned table past the bound is refused by its size, as `run` refuses it, before
+    any copy: a terabyte of broadcast zeros is "far more values", not an attempt to copy."""
+    import numpy as np
+
+    report = _checked(lambda positions, d_model: np.broadcast_to(np.zeros(1), (1 << 37,)))
+    assert _outcomes(report) == {"BAD_VALUE"}
+    assert "far more values" in report.report.cases[0].message
+
+
+def _float32(positions: Any, d_model: int) -> Any:
+    import numpy as np
+
+    angles = np.asarray(positions, dtype=np.float32)[:, None] / np.float32(10000) ** (
+        np.arange(0, d_model, 2, dtype=np.float32) / d_model
+    )
+    out = np.empty((len(positions), d_model))
+    out[:, 0::2], out[:, 1::2] = np.sin(angles), np.cos(angles)
+    return out
+
+
+def test_check_scores_as_run_does() -> None:
+    """check's score and .passed are run's: the visible examples only; the public probe is
+    shown (and named under the score, as run names it), never scored."""
+    report = _checked(_float32)
+    assert report.passed and report.report.score == report.report.max_score == 2
+    text = str(report)
+    assert "score: 2/2  all passed" in text
+    assert "public probes (shown, not scored):" in text
+    assert "FAIL probe_large_positions" in text and "on the public probe" in text
+    assert "2/2 visible examples passed" in report._repr_html_()
+
+
+class _Mine(BaseException):
+    """A learner's own exception beyond Exception."""
+
+
+def _raise(kind: BaseException) -> Any:
+    def function(positions: Any, d_model: int) -> Any:
+        raise kind
+
+    return function
+
+
+@pytest.mark.parametrize("kind", [SystemExit(3), GeneratorExit(), _Mine("mine")])
+def test_check_gives_every_exception_a_verdict(kind: BaseException) -> None:
+    """SystemExit, GeneratorExit and a learner's BaseException are answers, as in run."""
+    report = _checked(_raise(kind))
+    assert _outcomes(report) == {"EXCEPTION"}
+    assert type(kind).__name__ in report.report.cases[0].message
+
+
+def test_check_survives_odd_function_objects() -> None:
+    """A __wrapped__ that loops back, and a global whose __module__ raises, are no error."""
+    import numpy as np
+
+    from grader.ship.kit.kitreport import modules_used
+
+    class Raising:
+        @property
+        def __module__(self) -> str:  # type: ignore[override]
+            raise RuntimeError("no module")
+
+    scope: dict[str, Any] = {"np": np, "odd": Raising()}
+    exec("def f(positions, d_model):\n    return odd, np.zeros((2, 2))\n", scope)
+    assert modules_used(scope["f"]) == []
+    function = scope["f"]
+    function.__wrapped__ = function
+    assert _outcomes(_checked(function)) == {"BAD_VALUE"}
+
+
+def _stubborn(positions: Any, d_model: int) -> Any:
+    """Catch every interrupt for 0.6 s, then return the right table."""
+    import time
+
+    began = time.monotonic()
+    while time.monotonic() - began < 0.6:
+        try:
+            while time.monotonic() - began < 0.6:
+                pass
+        except KeyboardInterrupt:
+            pass
+    return _float32(positions, d_model)
+
+
+def _deaf(positions: Any, d_model: int) -> Any:
+    """Ignore Ctrl-C, then loop."""
+    import signal
+
+    signal.signal(signal.SIGINT, lambda *args: None)
+    while True:
+        pass
+
+
+class _Endless:
+    """An answer whose conversion to an array never ends."""
+
+    def __array__(self, *args: Any, **kwargs: Any) -> Any:
+        while True:
+            pass
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(
+    "function",
+    [
+        _stubborn,
+        _deaf,
+        lambda positions, d_model: _Endless(),
+        lambda p, d: __import__("time").sleep(3),
+    ],
+    ids=["catches", "ignores-sigint", "endless-array", "sleeps"],
+)
+def test_check_reports_a_late_call_as_the_timeout_it_was(function: Any) -> None:
+    """A call that returned after the limit is a timeout, with the time it really took; one
+    that ignores SIGINT, loops in __array__ or sleeps is stopped; Ctrl-C's handler is put back."""
+    import signal
+
+    before = signal.getsignal(signal.SIGINT)
+    report = _checked(function, seconds=0.2)
+    assert _outcomes(report) == {"TIMEOUT"}
+    assert signal.getsignal(signal.SIGINT) is before
+    if function is _stubborn:
+        assert all(case.seconds >= 0.6 for case in report.report.cases)
+    assert "as the Interrupt button does" in str(report)

@@ -7,21 +7,28 @@ import html
 import sys
 import types
 from collections.abc import Callable, Iterator, Sequence
-from dataclasses import replace
 from typing import Any
 
 from grader.compare import close_mask
-from grader.records import CaseResult, Report, Tolerance
-from grader.report import render_text
+from grader.records import CaseResult, Outcome, Report, Tolerance
+from grader.report import case_lines, render_text
 
 # Tables larger than this are shown as text only: a cell's HTML costs more than its value.
 MAX_HTML_CELLS = 2000
 # What the course's grader offers a submission, besides the standard library.
 OFFERED = frozenset({"numpy"})
+# Said where a call ran past the limit: what check's interrupt cannot do, unlike `run`'s kill.
+UNSTOPPABLE = (
+    "check stops a call as the Interrupt button does: one blocked in C code (a long numpy "
+    "operation, a sleep with Ctrl-C ignored) runs on until it returns, and is then reported "
+    "as a timeout with the time it took; the kit's `run` stops any call at the limit"
+)
 
 
 class KitReport:
-    """One `check`: ``passed`` when every visible example and public probe passes."""
+    """One `check`, scored as `run` scores: ``passed`` when every visible example passes.
+    The public probes are shown beside them and never scored ("probes are never scored",
+    says the statement); a failing one is named as `run` names it, under the score."""
 
     def __init__(
         self,
@@ -31,28 +38,35 @@ class KitReport:
         tolerances: Sequence[Tolerance],
         modules: Sequence[str],
     ) -> None:
-        self.report = replace(report, cases=(*report.cases, *probes), advice=())
-        self.examples = len(report.cases)
+        self.report = report
+        self.probes = tuple(probes)
         self.tolerances = tuple(tolerances)
         self.modules = tuple(modules)
 
     @property
     def passed(self) -> bool:
-        """Whether every visible example and public probe passed."""
-        return all(case.passed for case in self.report.cases)
+        """Whether every visible example passed, as `run` decides (probes are not scored)."""
+        return self.report.all_passed
+
+    @property
+    def cases(self) -> tuple[CaseResult, ...]:
+        """Return every case shown: the visible examples, then the public probes."""
+        return (*self.report.cases, *self.probes)
 
     def headline(self) -> list[str]:
         """Return the lines said before the cases: where it ran, and what to keep in mind."""
-        probes = len(self.report.cases) - self.examples
         lines = [
             f"check: {self.report.submission} ran in this kernel, without walls, on "
-            f"{_count(self.examples, 'visible example')} and {_count(probes, 'public probe')}",
+            f"{_count(len(self.report.cases), 'visible example')} (scored) and "
+            f"{_count(len(self.probes), 'public probe')} (shown, not scored)",
         ]
         if self.modules:
             lines.append(
                 f"it uses {', '.join(self.modules)}: the course's grader offers the standard "
                 "library and numpy only"
             )
+        if any(case.outcome is Outcome.TIMEOUT for case in self.cases):
+            lines.append(UNSTOPPABLE)
         lines.append(
             "a notebook you hand in is graded cell by cell, in order: run it from the top "
             "before handing it in"
@@ -60,9 +74,14 @@ class KitReport:
         return lines
 
     def __str__(self) -> str:
-        # `run`'s blocks, under this headline instead of `run`'s (its sandbox and limits).
-        text = render_text(self.report)
-        return "\n".join([*self.headline(), "", text.partition("\n\n")[2]])
+        # `run`'s blocks, under this headline instead of `run`'s (its sandbox and limits),
+        # then the probes' own blocks.
+        text = render_text(self.report).partition("\n\n")[2]
+        lines = [*self.headline(), "", text.rstrip("\n")]
+        if self.probes:
+            lines += ["", "public probes (shown, not scored):"]
+            lines += [line for case in self.probes for line in case_lines(case)]
+        return "\n".join(lines) + "\n"
 
     def __repr__(self) -> str:
         return str(self)
@@ -71,10 +90,15 @@ class KitReport:
         verdict = "passed" if self.passed else "failed"
         parts = [f'<div class="grader-check grader-{verdict}">']
         parts += [f"<p>{html.escape(line)}</p>" for line in self.headline()]
-        for case, tol in zip(self.report.cases, self.tolerances, strict=False):
+        examples = len(self.report.cases)
+        for i, (case, tol) in enumerate(zip(self.cases, self.tolerances, strict=False)):
+            if i == examples:
+                parts.append("<p><i>public probes (shown, not scored):</i></p>")
             parts += list(_case_html(case, tol))
         passed = sum(case.passed for case in self.report.cases)
-        parts.append(f"<p><b>{passed}/{len(self.report.cases)} passed</b></p></div>")
+        parts.append(f"<p><b>{passed}/{examples} visible examples passed</b></p>")
+        parts += [f"<p>passes the examples, but: {html.escape(a)}</p>" for a in self.report.advice]
+        parts.append("</div>")
         return "\n".join(parts)
 
 
@@ -114,9 +138,12 @@ def _case_html(case: CaseResult, tol: Tolerance) -> Iterator[str]:
 def modules_used(function: Callable[..., Any]) -> list[str]:
     """Return the modules beyond the standard library and numpy that ``function`` names
     (through its globals, in its own code and the code nested in it)."""
-    code = getattr(function, "__code__", None)
-    scope = getattr(function, "__globals__", {})
-    if code is None:
+    try:
+        code = getattr(function, "__code__", None)
+        scope = getattr(function, "__globals__", {})
+    except Exception:  # noqa: BLE001 - the learner's object may raise on any attribute
+        return []
+    if not isinstance(code, types.CodeType) or not isinstance(scope, dict):
         return []
     found: set[str] = set()
     stack = [code]
@@ -124,12 +151,20 @@ def modules_used(function: Callable[..., Any]) -> list[str]:
         current = stack.pop()
         stack += [c for c in current.co_consts if isinstance(c, types.CodeType)]
         for name in current.co_names:
-            value = scope.get(name)
-            if isinstance(value, types.ModuleType):
-                top = value.__name__.partition(".")[0]
-            else:
-                top = str(getattr(value, "__module__", "") or "").partition(".")[0]
+            top = _top_module(scope.get(name))
             if top and top not in sys.stdlib_module_names and top not in OFFERED:
                 found.add(top)
     found -= {"__main__", "builtins", "__mp_main__"}
     return sorted(found)
+
+
+def _top_module(value: object) -> str:
+    """Return the top package ``value`` comes from ('' where it says none, or will not)."""
+    try:
+        if isinstance(value, types.ModuleType):
+            name = value.__name__
+        else:
+            name = getattr(value, "__module__", "")
+    except Exception:  # noqa: BLE001 - a global of the learner's may raise on any attribute
+        return ""
+    return name.partition(".")[0] if isinstance(name, str) else ""
