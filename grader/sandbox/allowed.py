@@ -66,6 +66,49 @@ def bwrap_refusal(prefix: list[str], *, site: bool = False) -> str:
     return lines[0] if lines else f"exit status {proc.returncode}"
 
 
+EPERM, EBADF = 1, 9
+LSM = "landlock"  # as the kernel lists its security modules
+# Each landlock_* call after the first, with arguments no kernel accepts (no ruleset): a
+# call that reaches the kernel fails with EBADF and restricts nothing, or for
+# restrict_self EPERM (the kernel's answer first to a process without no_new_privs).
+LANDLOCK_PROBES = (
+    ("landlock_add_rule", 445, 4, (EBADF,)),
+    ("landlock_restrict_self", 446, 2, (EBADF, EPERM)),
+)
+
+
+@functools.cache
+def landlock_refused() -> str:
+    """Return the first landlock_* system call a seccomp filter refuses here (a container's
+    profile may let the first through and not the rest), or "" where they reach the kernel."""
+    import ctypes
+
+    libc = ctypes.CDLL(None, use_errno=True)
+    for name, number, count, kernel in LANDLOCK_PROBES:
+        args = (ctypes.c_int(-1), ctypes.c_int(1), ctypes.c_void_p(None), ctypes.c_uint32(0))
+        ctypes.set_errno(0)
+        libc.syscall(ctypes.c_long(number), *args[:count])
+        if ctypes.get_errno() not in kernel:
+            return name
+    return ""
+
+
+def landlock_missing() -> str:
+    """Return why Landlock cannot start here, as a refusal names it: a container's seccomp
+    profile refusing its calls, or a kernel without it."""
+    refused = landlock_refused()
+    if refused:
+        return f"this container's seccomp profile refuses Landlock's calls ({refused})"
+    try:
+        with open("/sys/kernel/security/lsm", encoding="ascii") as lsm:
+            kernel_has_it = LSM in lsm.read().split(",")
+    except OSError:
+        kernel_has_it = False
+    if kernel_has_it:
+        return "this container's seccomp profile refuses Landlock's calls"
+    return "this kernel has no usable Landlock, or this container's profile refuses it"
+
+
 @functools.cache
 def capabilities() -> int:
     """Return this process's effective capabilities as a mask; none where unreadable."""

@@ -209,7 +209,9 @@ def landlock_usable() -> bool:
         return False
     from grader.child import confine  # ctypes: loaded only where Landlock is in play
 
-    return confine.landlock_abi() >= 1 and confine.seccomp_supported()
+    if confine.landlock_abi() < 1 or not confine.seccomp_supported():
+        return False
+    return not allowed.landlock_refused()
 
 
 class Choice(NamedTuple):
@@ -254,7 +256,9 @@ def _usable(backend: Backend, *, require: bool) -> Backend:
             raise GraderError(
                 f"--sandbox landlock: the seccomp allowlist has no table for {os.uname().machine}"
             )
-        raise GraderError("--sandbox landlock: this kernel has no usable Landlock")
+        raise GraderError(
+            f"--sandbox landlock: {allowed.landlock_missing()}; {allowed.WHAT_TO_ALLOW}"
+        )
     return backend
 
 

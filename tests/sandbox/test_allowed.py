@@ -232,3 +232,25 @@ def test_root_that_may_not_change_uid_stays_root_without_capabilities(
             assert walls.privilege_plan(Backend.LANDLOCK) is plan
     finally:
         walls.privilege_plan.cache_clear()
+
+
+@pytest.mark.skipif(not landlock_usable(), reason="no usable Landlock here")
+def test_a_profile_refusing_restrict_self_is_named_in_one_line(
+    cli: Cli, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A profile letting landlock_create_ruleset through but not landlock_restrict_self
+    (emulated by a call no kernel has, ENOSYS as a profile answers): Landlock is not chosen,
+    and the refusal names the container's profile in one line, not each learner's
+    "the walls failed"."""
+    monkeypatch.setattr(allowed, "LANDLOCK_PROBES", (("landlock_restrict_self", 99999, 2, (9,)),))
+    allowed.landlock_refused.cache_clear()
+    try:
+        reference = ROOT / "solutions" / "reference.py"
+        code, out, err = cli("submit", reference, "--sandbox", "landlock")
+        assert code == 2 and out == "" and len(err.strip().splitlines()) == 1
+        assert "seccomp profile refuses Landlock's calls (landlock_restrict_self)" in err
+        monkeypatch.setenv("PATH", str(tmp_path))  # no bubblewrap either
+        code, out, err = cli("submit", reference)
+        assert code == 2 and allowed.WHAT_TO_ALLOW in err and len(err.strip().splitlines()) == 1
+    finally:
+        allowed.landlock_refused.cache_clear()
