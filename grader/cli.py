@@ -116,6 +116,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         # Inside the try: building the parser takes some milliseconds, and a Ctrl-C there
         # must end as any other interrupt does.
         given = sys.argv[1:] if argv is None else argv
+        _refuse_in_kit(_command_in(given))
         args = build_parser(only=_command_in(given)).parse_args(given)
         command = args.command
         return _dispatch(args)
@@ -203,9 +204,18 @@ IN_KIT = (
 )
 
 
+def _refuse_in_kit(name: str) -> None:
+    """Refuse a command a kit does not run before its options are parsed or shown."""
+    if name in COMMAND and not COMMAND[name].in_bundle:
+        from grader.problem.layout import is_learner_kit
+
+        if is_learner_kit():
+            raise GraderError(IN_KIT)
+
+
 def _dispatch(args: argparse.Namespace) -> int:
     """Find what the command needs (the problem folder, the sandbox), then run it."""
-    from grader.problem.layout import find_problem_root, is_learner_bundle, is_learner_kit
+    from grader.problem.layout import find_problem_root, is_learner_bundle, is_learner_kit, kit_root
 
     command = COMMAND[args.command]
     # A kit's own grader refuses the others whatever they need: autograde needs no problem
@@ -214,7 +224,8 @@ def _dispatch(args: argparse.Namespace) -> int:
         raise GraderError(IN_KIT)
     given: list[Any] = []
     if Need.ROOT in command.needs:
-        root = find_problem_root(args.problem)
+        # A kit grades its own exercise only, whatever --problem or $GRADER_PROBLEM say.
+        root = kit_root() if is_learner_kit() else find_problem_root(args.problem)
         if not command.in_bundle and is_learner_bundle(root):
             raise GraderError(IN_KIT)
         given.append(root)

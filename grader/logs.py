@@ -1,8 +1,9 @@
 """The grader's log, through the standard `logging` module: quiet unless asked.
 
-Every module logs to its own logger (``logging.getLogger(__name__)``), under "grader". A
-catch that turns a failure into one line, a row or an answer logs what it caught: a bug of
-the grader at ERROR with its traceback, the rest at DEBUG. Nothing reaches stderr unless
+Every module logs to its own logger (``logging.getLogger(__name__)``), under its package's
+(``ROOT``: "grader", or a kit's own). A catch that turns a failure into one line, a row
+or an answer logs what it caught: a bug of the grader at ERROR with its traceback, the rest
+at DEBUG. Nothing reaches stderr unless
 ``GRADER_DEBUG`` is set: stderr may reach a learner (the page's terminal, Gradescope's
 output), and a traceback could carry a submission's data or the grader's. So
 ``logging.lastResort`` is off, and the root logger has a handler that drops what no other
@@ -22,7 +23,8 @@ import threading
 from collections.abc import Iterator, Mapping
 from pathlib import Path
 
-ROOT = "grader"
+# The package's own name: "grader", or a kit's EXERCISE_kit, under which its modules log.
+ROOT = __name__.partition(".")[0]
 DEBUG_VARIABLE = "GRADER_DEBUG"
 FORMAT = "%(asctime)s %(levelname)s %(name)s: %(message)s"
 

@@ -542,3 +542,18 @@ def test_a_missing_module_says_what_the_grader_offers(cli: Cli, tmp_path: Path, 
     for root in (ROOT, ROOT / "exercises" / "rope"):
         statement = " ".join((root / "problem" / "statement.md").read_text().split())
         assert "standard library and NumPy only" in statement
+
+
+@pytest.mark.parametrize("command", ["run", "submit", "batch", "serve"])
+def test_sandbox_help_says_what_auto_does_without_walls(
+    command: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """--sandbox's help says auto refuses a submission beside hidden cases where no wall can
+    start (never "else none", which the refusal contradicts)."""
+    from grader.cli import main
+
+    with pytest.raises(SystemExit):
+        main([command, "--help"])
+    text = " ".join(capsys.readouterr().out.split())
+    assert "else none" not in text
+    assert "refused unless --sandbox none is given" in text

@@ -94,7 +94,7 @@ class Layouts:
             return ""
         more = ", ..." if len(self.passed) > shown_at_most else ""
         return (
-            f"passed over: {len(self.passed)} entries no learner hands in (hidden files, "
+            f"passed over: {_entries(len(self.passed))} no learner hands in (hidden files, "
             f"caches, system files): {', '.join(self.passed[:shown_at_most])}{more}"
         )
 
@@ -396,3 +396,7 @@ def _with_ids(found: list[Found]) -> list[Entry]:
         Entry(entry_id, None if f.problem else f.file, f.relpath, f.problem, f.student)
         for entry_id, f in zip(ids, found, strict=True)
     ]
+
+
+def _entries(n: int) -> str:
+    return f"{n} entry" if n == 1 else f"{n} entries"

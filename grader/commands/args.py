@@ -112,7 +112,11 @@ def grading_args(p: argparse.ArgumentParser) -> None:
         "--sandbox",
         choices=SANDBOX_CHOICES,
         default=AUTO,
-        help="isolation backend (default auto: bwrap, else landlock, else none)",
+        help=(
+            "isolation backend (default auto: bwrap, else landlock; where neither can start, "
+            "a submission beside hidden cases is refused unless --sandbox none is given, and "
+            "a learner kit's own runs without walls)"
+        ),
     )
     p.add_argument(
         "--require-sandbox",

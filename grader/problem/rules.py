@@ -22,7 +22,7 @@ from types import ModuleType
 from typing import Any
 
 from grader.errors import GraderError
-from grader.files import no_bytecode
+from grader.files import PACKAGE, no_bytecode
 from grader.problem.exercise import EXERCISE_FILE, Exercise, load_exercise
 from grader.problem.kinds import InputKind
 from grader.problem.layout import STAFF_FILE
@@ -118,7 +118,7 @@ def load_rules(root: Path) -> Rules:
     ):
         raise GraderError(
             f"{EXERCISE_FILE}: INPUTS must be an InputSchema declaring {exercise.arguments}, "
-            "each a Field or an input kind (grader/problem/kinds.py)"
+            f"each a Field or an input kind ({PACKAGE.name}/problem/kinds.py)"
         )
     hints = dict(found.get("HINTS", {}))
     shape_hints = frozenset(found.get("SHAPE_HINTS", ()))

@@ -27,7 +27,7 @@ from grader.problem.layout import (
     statement_text,
 )
 from grader.sandbox import tempdirs
-from grader.ship.kit.vendor import rename_problem, vendor
+from grader.ship.kit.vendor import name_command, rename_problem, vendor
 from grader.ship.kitcheck import HOME_FILES, public_files, verify_learner
 from grader.ship.kitstage import kit_examples, write_known_tables
 
@@ -76,7 +76,7 @@ def build_learner(root: Path, out: Path, *, force: bool = False) -> list[str]:
         package = vendor(stage, exercise, title)
         public = public_files(root)
         _copy(root, stage, public)
-        rename_problem(stage, public, exercise.kit_package)
+        rename_problem(stage, public, exercise)
         readme = Template((TEMPLATES / "learner_README.md").read_text("utf-8"))
         (stage / "README.md").write_text(
             readme.substitute(
@@ -92,13 +92,13 @@ def build_learner(root: Path, out: Path, *, force: bool = False) -> list[str]:
             f"kind: {LEARNER_BUNDLE}\n",
             encoding="utf-8",
         )
-        _kit_data(root, stage, package)
+        _kit_data(root, stage, package, exercise.kit)
         names = verify_learner(root, stage)
         _emit(stage, out, force=force, top=exercise.kit)
     return names
 
 
-def _kit_data(root: Path, stage: Path, package: Path) -> None:
+def _kit_data(root: Path, stage: Path, package: Path, kit: str) -> None:
     """Give the kit its public inputs' tables, and a copy of its problem inside the package.
 
     The probes' expected tables go into the kit's examples.yaml (it has no reference to
@@ -106,7 +106,7 @@ def _kit_data(root: Path, stage: Path, package: Path) -> None:
     for the diagnosis. The copy inside the package is what an installed kit (pip, pipx)
     finds when it is not run from the kit's folder.
     """
-    (stage / EXAMPLES_FILE).write_text(kit_examples(root), encoding="utf-8")
+    (stage / EXAMPLES_FILE).write_bytes(name_command(kit_examples(root).encode("utf-8"), kit))
     data = package / KIT_DATA_DIR
     (data / "problem").mkdir(parents=True)
     for name in (BUNDLE_FILE, *public_files(root)):

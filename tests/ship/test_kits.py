@@ -103,3 +103,57 @@ def test_kit_page_has_no_submit_button(tmp_path: Path) -> None:
     assert b'id="run"' in pages[0] and b'id="submit"' not in pages[0]
     assert b"Rotary position embeddings" in pages[0]
     assert b'id="submit"' in pages[1]
+
+
+@pytest.mark.parametrize("kit", KITS, ids=lambda k: k.command)
+def test_grader_debug_shows_a_kits_log(both_kits: Venv, kit: Kit) -> None:
+    """GRADER_DEBUG shows what the kit's own modules log, under the kit's package."""
+    code = (
+        f"import logging, {kit.package}.logs as logs\n"
+        "logs.setup({'GRADER_DEBUG': '1'})\n"
+        f"logging.getLogger('{kit.package}.check').debug('seen here')\n"
+    )
+    done = subprocess.run(
+        [str(both_kits.python), "-I", "-c", code], capture_output=True, text=True, check=False
+    )
+    assert done.returncode == 0, done.stderr
+    assert f"{kit.package}.check: seen here" in done.stderr
+
+
+@pytest.mark.parametrize("kit", KITS, ids=lambda k: k.command)
+def test_kit_words_name_its_own_command(both_kits: Venv, kit: Kit) -> None:
+    """A kit has no `grader` command: its starter, statement and examples name its own, and
+    its README says how to show a report not on a cell's last line and what check cannot
+    stop."""
+    with zipfile.ZipFile(both_kits.zips[kit.command]) as archive:
+        texts = {
+            name: archive.read(f"{kit.command}/{name}").decode()
+            for name in ("problem/starter.py", "problem/statement.md", "examples.yaml")
+        }
+        readme = " ".join(archive.read(f"{kit.command}/README.md").decode().split())
+    for name, text in texts.items():
+        assert "`grader run" not in text, name
+        assert f"`{kit.command} run" in text, name
+    assert "print(r)" in readme and "cannot be interrupted" in readme
+
+
+@pytest.mark.parametrize("kit", KITS, ids=lambda k: k.command)
+def test_kit_grades_its_own_exercise_whatever_problem_says(both_kits: Venv, kit: Kit) -> None:
+    """$GRADER_PROBLEM (as the course README tells full-grader users to set) and --problem
+    do not move a kit off its own exercise."""
+    from tests.conftest import ROOT
+
+    other = ROPE if kit.root != ROPE else ROOT
+    done = run_kit(both_kits, kit.command, "run", kit.correct, env={"GRADER_PROBLEM": str(other)})
+    assert done.returncode == 0, done.stdout + done.stderr
+    done = run_kit(both_kits, kit.command, "run", kit.correct, "--problem", str(other))
+    assert done.returncode == 0, done.stdout + done.stderr
+
+
+def test_kit_refuses_staff_commands_before_their_options(both_kits: Venv) -> None:
+    """`rope-kit batch --help` is the one-line refusal, not batch's staff options."""
+    done = run_kit(both_kits, "rope-kit", "batch", "--help")
+    assert done.returncode == 2
+    assert done.stdout == "" and "--out" not in done.stderr
+    assert done.stderr.startswith("rope-kit: error: hidden grading happens on the course's")
+    assert len(done.stderr.splitlines()) == 1

@@ -20,6 +20,9 @@ from grader.problem.exercise import Exercise
 # As bytes: an author's module may be written in any encoding its coding cookie names.
 _IMPORT = re.compile(rb"^([ \t]*)(from|import)([ \t]+)grader(?=[\s.])", re.MULTILINE)
 
+# The grader's learner commands, quoted in a text: `grader run FILE`, `grader serve`.
+_COMMAND = re.compile(rb"`grader (run|serve)\b")
+
 # What a kit needs installed: floors only. A pin would make Colab (numpy 2 preinstalled)
 # replace its own numpy and restart the runtime.
 REQUIRES = ("numpy>=1.24", "pyyaml>=6", "markdown>=3.4")
@@ -85,12 +88,21 @@ def vendor(stage: Path, exercise: Exercise, title: str) -> Path:
     return target
 
 
-def rename_problem(stage: Path, names: list[str], package: str) -> None:
-    """Make the kit's copies of the exercise's modules import the kit's package."""
+def rename_problem(stage: Path, names: list[str], exercise: Exercise) -> None:
+    """Make the kit's copies of the exercise's modules import the kit's package, and its
+    public files (starter, statement, examples) name the kit's command, not `grader`."""
     for name in names:
         path = stage / name
         if path.suffix == ".py":
-            path.write_bytes(rename_imports(path.read_bytes(), package))
+            path.write_bytes(rename_imports(path.read_bytes(), exercise.kit_package))
+        if path.suffix in (".py", ".md", ".yaml"):
+            path.write_bytes(name_command(path.read_bytes(), exercise.kit))
+
+
+def name_command(text: bytes, kit: str) -> bytes:
+    """Return ``text`` with the grader's learner commands (`grader run`, `grader serve`)
+    named as the kit's own (`KIT run`): a kit has no `grader` command."""
+    return _COMMAND.sub(b"`" + kit.encode("ascii") + rb" \1", text)
 
 
 def _toml_list(items: tuple[str, ...]) -> str:
