@@ -5,6 +5,7 @@ from __future__ import annotations
 import csv
 import json
 import shutil
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -23,6 +24,20 @@ def sinusoidal_positions(positions, d_model):
     with open(os.path.join("..", "planted-%d" % os.getpid()), "w") as handle:
         handle.write("x")
     return _real(positions, d_model)
+"""
+
+# Says at import what capabilities the child holds, by capget (allowed: /proc is not).
+CAPABILITIES = """
+import ctypes
+import struct
+
+_header = ctypes.create_string_buffer(struct.pack("<Ii", 0x20080522, 0), 8)
+_sets = ctypes.create_string_buffer(24)
+ctypes.CDLL(None).capget(_header, _sets)
+_low, _, _, _high, _, _ = struct.unpack("<6I", _sets.raw)
+print("effective capabilities", hex(_low | _high << 32))
+def sinusoidal_positions(positions, d_model):
+    raise RuntimeError("only the import matters")
 """
 
 
@@ -72,3 +87,25 @@ def test_batch_without_landlock_keeps_learners_apart(grader_image: str, tmp_path
     assert rows["thief"]["score"] == "0"
     runs = json.loads((out / "o" / "batch.json").read_text())["runs"]
     assert runs[0]["sandbox"].endswith("one per learner")
+
+
+@pytest.mark.parametrize("user", ["grader", "root"])
+def test_a_refused_mount_leaves_no_capability(grader_image: str, tmp_path: Path, user: str) -> None:
+    """A profile denying mount, user namespaces allowed: the child took its namespaces, not
+    the tmpfs; it holds no capability in them, and its walls say how far it got."""
+    probe = tmp_path / "probe"
+    probe.mkdir()
+    (probe / "capabilities.py").write_text(CAPABILITIES)
+    profile = _profile(tmp_path, "mount")
+    mounts = ["-v", f"{probe}:/probe:ro", "-v", f"{profile}:{profile}:ro"]
+    confined = ["--user", user, "--security-opt", f"seccomp={profile}"]
+    check = ["run", "/probe/capabilities.py", "--sandbox", "landlock"]
+    proc = subprocess.run(
+        [*PODMAN, "run", "--rm", *LIMITS, *mounts, *confined, grader_image, *check],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert "effective capabilities 0x0" in proc.stdout, proc.stdout + proc.stderr
+    assert "namespaces user+ipc+net+mount, no tmpfs (" in proc.stdout
+    assert "writes 16 MB per file only" in proc.stdout
