@@ -323,16 +323,18 @@ def test_add_case_keeps_the_statement_count_true(cli: Cli, tmp_path: Path) -> No
         "add-case",
         "--problem",
         root,
+        # Positions no example shows: 0 to 4 at width 4 are columns of an example's wider
+        # table, which the kit check rightly refuses.
         "--input",
-        "positions=0:5",
+        "positions=5:40",
         "--input",
-        "d_model=4",
+        "d_model=6",
         "--why",
         "A case a test adds.",
     )
     assert code == 0
     (written,) = (root / "hidden_tests").glob("11_*.yaml")
-    assert yaml.safe_load(written.read_text())["input"]["positions"] == {"range": [0, 5]}
+    assert yaml.safe_load(written.read_text())["input"]["positions"] == {"range": [5, 40]}
     statement = root / "problem" / "statement.md"
     assert "graded on 11 hidden cases" in statement.read_text()
     code, out, _ = cli("check", "--problem", root)
