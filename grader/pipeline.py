@@ -286,6 +286,19 @@ class Answered(NamedTuple):
         )
 
 
+# What still holds in a child without walls (macOS, Windows, a kit's check): the parent's
+# clock and what it keeps of the output; no CPU, memory or file limit.
+UNWALLED_LIMITS = ("case_seconds", "startup_seconds", "budget_seconds", "output_bytes")
+
+
+def held(limits: Limits, run: Run) -> dict[str, float]:
+    """Return the limits that held on this run, as the report claims them."""
+    given: dict[str, float] = limits._asdict()
+    if run.confinement.get("unwalled"):
+        return {key: given[key] for key in UNWALLED_LIMITS}
+    return given
+
+
 def judge_run(answered: Answered, *, mode: Mode, began: float) -> Report:
     """Judge every answer of a run against the checked problem; return the report."""
     from grader.records import Report
@@ -320,7 +333,7 @@ def judge_run(answered: Answered, *, mode: Mode, began: float) -> Report:
         submission=src.name,
         backend=describe_backend(run),
         tolerance=problem.tolerance.describe(),
-        limits=limits._asdict(),
+        limits=held(limits, run),
         cases=results,
         seconds=time.monotonic() - began,
         warnings=tuple(warnings),

@@ -26,12 +26,20 @@ def _score(x: float) -> str:
 
 
 def limits_line(limits: dict[str, float]) -> str:
-    """Return the limits in force, as the header of the text report shows them."""
+    """Return the limits in force, as the header of the text report shows them: only those
+    that held (a child without walls has no CPU, memory or file limit)."""
+    walled = "cpu_seconds" in limits
     return (
         f"limits: {limits['case_seconds']:g} s per case, "
-        f"{limits.get('budget_seconds', 0):g} s per submission, {limits['cpu_seconds']:g} s CPU, "
-        f"{limits['memory_mb']:g} MB memory, {limits['file_size_mb']:g} MB files, "
-        f"{limits['output_bytes']:g} bytes of output kept"
+        f"{limits.get('budget_seconds', 0):g} s per submission, "
+        + (
+            f"{limits['cpu_seconds']:g} s CPU, {limits['memory_mb']:g} MB memory, "
+            f"{limits['file_size_mb']:g} MB files, "
+            if walled
+            else ""
+        )
+        + f"{limits['output_bytes']:g} bytes of output kept"
+        + ("" if walled else "; no CPU, memory or file limit (no walls)")
     )
 
 

@@ -54,3 +54,34 @@ def test_one_passed_over_entry_is_one_entry() -> None:
 
     assert Layouts(passed=[".DS_Store"]).passed_line().startswith("passed over: 1 entry no ")
     assert Layouts(passed=["a", "b"]).passed_line().startswith("passed over: 2 entries no ")
+
+
+def test_an_unwalled_run_claims_only_the_limits_that_held() -> None:
+    """Without walls the report's limits are the time limit and the output kept: no CPU,
+    memory or file limit is claimed; behind walls every limit is."""
+    from grader.pipeline import held
+    from grader.report import limits_line
+    from grader.sandbox.answers import Capture, Run
+    from grader.sandbox.limits import Limits
+    from grader.states import Backend
+
+    def run(**confinement: object) -> Run:
+        capture = Capture(100)
+        return Run(
+            {}, capture, capture, Backend.NONE, confinement={"backend": "none", **confinement}
+        )
+
+    unwalled = limits_line(held(Limits(), run(unwalled=True)))
+    assert "MB memory" not in unwalled and "s CPU" not in unwalled and "MB files" not in unwalled
+    assert "3 s per case" in unwalled and "no CPU, memory or file limit (no walls)" in unwalled
+    walled = limits_line(held(Limits(), run()))
+    assert "1024 MB memory" in walled and "no walls" not in walled
+
+
+def test_sandbox_doc_promises_no_survivor_only_behind_walls() -> None:
+    """docs/sandbox.md does not promise that no process survives an unwalled run."""
+    from tests.conftest import ROOT
+
+    text = " ".join((ROOT / "docs" / "sandbox.md").read_text().split())
+    assert "Whatever the submission does, no process of it survives" not in text
+    assert "can outlive the run" in text

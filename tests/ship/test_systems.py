@@ -128,6 +128,8 @@ def test_kit_runs_under_each_system(emulated: Venv, kit: Kit) -> None:
     good = run_kit(emulated, kit.command, "run", kit.correct)
     assert good.returncode == 0, good.stdout + good.stderr
     assert "warning: no walls: this system has none" in good.stdout
+    # Only the limits that held: no CPU, memory or file limit is claimed without walls.
+    assert "MB memory" not in good.stdout and "no CPU, memory or file limit" in good.stdout
     bad = run_kit(emulated, kit.command, "run", kit.wrong)
     assert bad.returncode == 1, bad.stdout + bad.stderr
     assert "likely mistake" in bad.stdout
