@@ -329,3 +329,22 @@ def test_check_reports_a_late_call_as_the_timeout_it_was(function: Any) -> None:
     if function is _stubborn:
         assert all(case.seconds >= 0.6 for case in report.report.cases)
     assert "as the Interrupt button does" in str(report)
+
+
+def test_check_names_modules_imported_in_the_body_or_used_by_helpers() -> None:
+    """A module imported inside the function, or used by a helper function defined beside
+    it (a notebook's other cell), is named too; a helper's own helpers as well, once."""
+    import types
+
+    from grader.ship.kit.kitreport import modules_used
+
+    scope: dict[str, Any] = {"jax": types.ModuleType("jax"), "math": sys.modules["math"]}
+    exec(
+        "def deepest():\n    return jax.numpy\n"
+        "def helper():\n    return deepest(), helper, math.pi\n"
+        "def f(positions, d_model):\n"
+        "    import torch.nn\n    import json\n    from numpy import zeros\n"
+        "    return helper()\n",
+        scope,
+    )
+    assert modules_used(scope["f"]) == ["jax", "torch"]

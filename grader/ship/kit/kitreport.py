@@ -3,6 +3,7 @@ as HTML for a notebook's cell, with the cells outside the tolerance marked."""
 
 from __future__ import annotations
 
+import dis
 import html
 import sys
 import types
@@ -135,9 +136,14 @@ def _case_html(case: CaseResult, tol: Tolerance) -> Iterator[str]:
     yield "</table>"
 
 
+# The most code objects modules_used reads: a notebook's helpers are a few dozen.
+MAX_CODES = 500
+
+
 def modules_used(function: Callable[..., Any]) -> list[str]:
-    """Return the modules beyond the standard library and numpy that ``function`` names
-    (through its globals, in its own code and the code nested in it)."""
+    """Return the modules beyond the standard library and numpy that ``function`` uses:
+    named through its globals or imported in its body, in its own code, the code nested in
+    it and the helper functions it calls from the same notebook or module."""
     try:
         code = getattr(function, "__code__", None)
         scope = getattr(function, "__globals__", {})
@@ -146,16 +152,28 @@ def modules_used(function: Callable[..., Any]) -> list[str]:
     if not isinstance(code, types.CodeType) or not isinstance(scope, dict):
         return []
     found: set[str] = set()
-    stack = [code]
-    while stack:
+    stack, seen = [code], {code}
+    while stack and len(seen) <= MAX_CODES:
         current = stack.pop()
-        stack += [c for c in current.co_consts if isinstance(c, types.CodeType)]
+        nested = [c for c in current.co_consts if isinstance(c, types.CodeType)]
         for name in current.co_names:
-            top = _top_module(scope.get(name))
-            if top and top not in sys.stdlib_module_names and top not in OFFERED:
-                found.add(top)
-    found -= {"__main__", "builtins", "__mp_main__"}
-    return sorted(found)
+            value = scope.get(name)
+            found.add(_top_module(value))
+            # A helper defined beside it (a notebook's cell, the same module): read too.
+            if isinstance(value, types.FunctionType) and value.__globals__ is scope:
+                nested.append(value.__code__)
+        found |= {top for top in _imported(current)}
+        stack += [c for c in nested if c not in seen]
+        seen.update(nested)
+    found -= {"", "__main__", "builtins", "__mp_main__"}
+    return sorted(m for m in found if m not in sys.stdlib_module_names and m not in OFFERED)
+
+
+def _imported(code: types.CodeType) -> Iterator[str]:
+    """Yield the top packages that ``code`` imports itself (`import torch` in a body)."""
+    for instruction in dis.get_instructions(code):
+        if instruction.opname == "IMPORT_NAME" and isinstance(instruction.argval, str):
+            yield instruction.argval.partition(".")[0]
 
 
 def _top_module(value: object) -> str:
