@@ -64,10 +64,11 @@ CANVAS_SEMICOLONS = semicolons(CANVAS)
 # writes it for download (a UTF-8 BOM and PHP's fputcsv quoting, which quotes any cell
 # with a space): Identifier ("Participant N", N as in the download's folders
 # `John Smith_1001_assignsubmission_file_`), the name and email, Status, Grade, Maximum
-# grade, Grade can be changed, the dates, Feedback comments. 1004 submitted nothing; 1005's
+# Grade (the English pack's `maxgrade`, set twice there: the later "Maximum Grade" is the
+# one shown), Grade can be changed, the dates, Feedback comments. 1004 submitted nothing; 1005's
 # grade is locked in the gradebook ("Grade can be changed": No).
 MOODLE_EN = (
-    '\ufeffIdentifier,"Full name","Email address",Status,Grade,"Maximum grade",'
+    '\ufeffIdentifier,"Full name","Email address",Status,Grade,"Maximum Grade",'
     '"Grade can be changed","Last modified (submission)","Last modified (grade)",'
     '"Feedback comments"\n'
     '"Participant 1001","John Smith",john@example.edu,"Submitted for grading",,100.00,Yes,'
@@ -98,6 +99,25 @@ MOODLE_FR = (
     'Participant1004,"Max Muster",max@example.edu,"Non remis",,"100,00",Oui,-,-,\n'
     'Participant1005,"Lou Locked",lou@example.edu,"Remis pour évaluation","55,00","100,00",'
     'Non,"vendredi 1 mars 2024, 13:00","samedi 2 mars 2024, 09:00",Vu\n'
+)
+# The same worksheet downloaded in Spanish, a language export has no strings of (its
+# columns are found by where Moodle puts them): the Spanish pack's strings, "Participante"
+# with no space before the number, Sí and No, and a feedback type's field after the
+# grade's date.
+MOODLE_ES = (
+    '\ufeffIdentificador,"Nombre completo","Dirección de correo",Estado,Calificación,'
+    '"Calificación máxima","La calificación puede cambiarse",'
+    '"Última modificación (entrega)","Última modificación (calificación)",'
+    '"Comentarios de retroalimentación"\n'
+    'Participante1001,"John Smith",john@example.edu,"Enviado para calificar",,100.00,Sí,'
+    '"viernes, 1 de marzo de 2024, 10:00",-,\n'
+    'Participante1002,"Zoë O\'Brien",zoe@example.edu,"Enviado para calificar",,100.00,Sí,'
+    '"viernes, 1 de marzo de 2024, 11:00",-,\n'
+    'Participante1003,"Ann Lee",ann@example.edu,"Enviado para calificar",,100.00,Sí,'
+    '"viernes, 1 de marzo de 2024, 12:00",-,\n'
+    'Participante1004,"Max Muster",max@example.edu,"Sin entrega",,100.00,Sí,-,-,\n'
+    'Participante1005,"Lou Locked",lou@example.edu,"Enviado para calificar",55.00,100.00,'
+    'No,"viernes, 1 de marzo de 2024, 13:00","sábado, 2 de marzo de 2024, 09:00",Visto\n'
 )
 
 # Blackboard, Grade Center > Work Offline > Download (Full Grade Center, tab-delimited):

@@ -232,7 +232,7 @@ def test_moodle_worksheet_in_two_languages(
 def test_a_moodle_assignment_on_a_scale_is_refused(cli: Cli, tmp_path: Path) -> None:
     """A worksheet with a Scale column: export writes points, and says so."""
     template = tmp_path / "worksheet.csv"
-    template.write_text(MOODLE_EN.replace('"Maximum grade"', "Scale"))
+    template.write_text(MOODLE_EN.replace('"Maximum Grade"', "Scale"))
     code, _, err = cli(
         "export", moodle_out(tmp_path), "--to", "moodle", "--template", template,
         "-o", tmp_path / "x.csv",

@@ -1,0 +1,106 @@
+"""`grader export` against the platforms' real files, as a reviewer built them to each
+platform's own shapes: Moodle's worksheet in its English pack's words, in German's current
+and older words and in a language export has no strings of; a column worth no points;
+Canvas's test student and custom columns; a workbook given for a CSV; the counts said."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from grader.records import Cause
+from grader.results import Results
+from tests.batch.gradebooks import MOODLE_ES, batch_out, graded, lost
+from tests.conftest import Cli
+
+JANE = "Jane Doe_201_assignsubmission_file_/solution.py"
+# The English worksheet as Moodle writes it today (a BOM, `Maximum Grade` as the English
+# pack's later `maxgrade` string sets it), one participant, no identity fields shown.
+REAL_EN = (
+    '\ufeffIdentifier,"Full name",Status,Grade,"Maximum Grade","Grade can be changed",'
+    '"Last modified (grade)","Feedback comments"\n'
+    '"Participant 201","Jane Doe","Submitted for grading",,10.00,Yes,-,\n'
+)
+
+
+def _export(
+    cli: Cli, tmp_path: Path, to: str, docs: dict[str, Results], text: str | bytes, *args: str
+) -> tuple[int, str, str, Path]:
+    out = batch_out(tmp_path / "out", to, docs)
+    template = tmp_path / "template.csv"
+    template.write_bytes(text.encode() if isinstance(text, str) else text)
+    dest = tmp_path / "filled.csv"
+    code, stdout, err = cli("export", out, "--to", to, "--template", template, "-o", dest, *args)
+    return code, stdout, err, dest
+
+
+@pytest.mark.parametrize(
+    "worksheet",
+    [
+        REAL_EN,
+        REAL_EN.replace('"Maximum Grade"', '" maximum grade "').replace(",Grade,", ",GRADE ,"),
+    ],
+)
+def test_the_real_english_moodle_worksheet_is_filled(
+    cli: Cli, tmp_path: Path, worksheet: str
+) -> None:
+    """`Maximum Grade` as Moodle writes it (and any case, surrounding spaces): read."""
+    code, stdout, err, dest = _export(
+        cli, tmp_path, "moodle", {"moodle-201": graded(7, relpath=JANE)}, worksheet
+    )
+    assert code == 0, err + stdout
+    assert ",7.00,10.00,Yes,-," in dest.read_text(encoding="utf-8-sig")
+
+
+@pytest.mark.parametrize("most", ["Bestwertung", "Bestbewertung"])
+def test_a_german_worksheet_of_either_pack_is_filled(cli: Cli, tmp_path: Path, most: str) -> None:
+    """German `maxgrade`: 'Bestwertung' in current packs, 'Bestbewertung' in older ones."""
+    worksheet = (
+        f'\ufeffID,"Vollständiger Name",Status,Bewertung,{most},'
+        '"Bewertung kann geändert werden","Zuletzt geändert (Bewertung)",'
+        '"Feedback als Kommentar"\n'
+        '"Teilnehmer/in 201","Jane Doe","Zur Bewertung abgegeben",,"10,00",Ja,-,\n'
+    )
+    code, stdout, err, dest = _export(
+        cli, tmp_path, "moodle", {"moodle-201": graded(7, relpath=JANE)}, worksheet
+    )
+    assert code == 0, err + stdout
+    assert ',"7,00","10,00",Ja,-,' in dest.read_text(encoding="utf-8-sig")
+
+
+def test_a_worksheet_in_another_language_is_read_by_position(cli: Cli, tmp_path: Path) -> None:
+    """Spanish: the columns found where Moodle puts them; the grade scaled, the feedback
+    after the grade's date, the locked row (`No`) and the row not graded left and named."""
+    folder = "{}_{}_assignsubmission_file_/solution.py"
+    docs = {
+        "moodle-1001": graded(7, relpath=folder.format("John Smith", 1001)),
+        "moodle-1003": lost("online text only; ask for a .py or .ipynb", Cause.SUBMISSION),
+        "moodle-1005": graded(10, relpath=folder.format("Lou Locked", 1005)),
+    }
+    code, stdout, err, dest = _export(cli, tmp_path, "moodle", docs, MOODLE_ES)
+    assert code == 1, err + stdout
+    assert stdout.startswith("moodle: 1 score") and "into 'Calificación'" in stdout
+    lines = dest.read_bytes().decode("utf-8").split("\n")
+    first = MOODLE_ES.split("\n")
+    assert lines[0] == first[0] and lines[2] == first[2] and lines[4:] == first[4:]
+    assert ",70.00,100.00,Sí," in lines[1] and "Score: 7/10" in lines[1].split(",-,")[1]
+    assert "left as it was: moodle-1005" in stdout and "'No'" in stdout
+    assert "not written: moodle-1003" in stdout
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        # Participant rows, but the grade's neighbour holds a scale's words.
+        MOODLE_ES.replace("100.00", "Satisfactorio"),
+        # Numbers beside numbers, but no participant word in the first column.
+        "id,score,max\n1,,10\n2,,10\n",
+        # Participant words that differ from row to row.
+        "Clave,Nota,Tope\nAlumno1001,,10\nParticipante1003,,10\n",
+    ],
+)
+def test_what_is_not_a_worksheet_stays_refused(cli: Cli, tmp_path: Path, text: str) -> None:
+    code, _, err, dest = _export(cli, tmp_path, "moodle", {"moodle-1001": graded(7)}, text)
+    assert code == 2 and "not a Moodle grading worksheet" in err, err
+    assert not dest.exists()
