@@ -148,8 +148,15 @@ def _write(path: Path, data: bytes, option: str) -> None:
 
 
 def _check_points(book: Book, what: str) -> None:
-    """Refuse points possible no gradebook has (a 30-digit number), in one line."""
+    """Refuse points possible no gradebook has (a 30-digit number), in one line, and a
+    column worth no points: a score scaled to 0 would write 0.00 over every grade."""
     for row, most in book.most.items():
+        if most == 0:
+            raise GraderError(
+                f"{what}: the column {display(book.title)!r} is worth 0 points (row "
+                f"{row + 1}): no points to scale a score to; give it its points on the "
+                "platform and download the file again"
+            )
         if most > MAX_POINTS:
             raise GraderError(
                 f"{what}: row {row + 1} gives {most:.0f} points possible; "

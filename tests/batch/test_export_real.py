@@ -104,3 +104,30 @@ def test_what_is_not_a_worksheet_stays_refused(cli: Cli, tmp_path: Path, text: s
     code, _, err, dest = _export(cli, tmp_path, "moodle", {"moodle-1001": graded(7)}, text)
     assert code == 2 and "not a Moodle grading worksheet" in err, err
     assert not dest.exists()
+
+
+CANVAS_ZERO = (
+    "Student,ID,SIS User ID,SIS Login ID,Section,HW 1: Sinusoids (501)\n"
+    "    Points Possible,,,,,0.00\n"
+    '"Doe, Jane",10001,S001,jdoe,Section A,20.00\n'
+)
+BLACKBOARD_ZERO = (
+    '"Last Name","First Name","Username","Notes [Total Pts: 0 Text] |1004"\r\n'
+    '"Doe","Jane","jdoe","20.00"\r\n'
+)
+
+
+@pytest.mark.parametrize(
+    ("to", "key", "text", "title"),
+    [
+        ("canvas", "canvas-10001", CANVAS_ZERO, "HW 1: Sinusoids (501)"),
+        ("blackboard", "blackboard-jdoe", BLACKBOARD_ZERO, "Notes [Total Pts: 0 Text] |1004"),
+    ],
+)
+def test_a_column_worth_no_points_is_refused(
+    cli: Cli, tmp_path: Path, to: str, key: str, text: str, title: str
+) -> None:
+    """Scaling to 0 points would write 0.00 over a grade staff entered: refused, named."""
+    code, _, err, dest = _export(cli, tmp_path, to, {key: graded(7)}, text)
+    assert code == 2 and f"{title!r} is worth 0 points" in err, err
+    assert not dest.exists()
