@@ -94,10 +94,10 @@ def _description(kit: bool) -> str:
     """Say what this command is for: a learner kit names its own exercise."""
     if not kit:
         return "Grade solutions to coding exercises (--problem DIR picks one)."
-    from grader.problem.layout import find_problem_root, heading, statement_text
+    from grader.problem.layout import heading, kit_root, statement_text
 
     try:
-        title = heading(statement_text(find_problem_root(None)) or "")
+        title = heading(statement_text(kit_root()) or "")
     except GraderError:
         title = ""
     exercise = f"the exercise {title}" if title else "this kit's exercise"

@@ -148,6 +148,8 @@ def test_kit_grades_its_own_exercise_whatever_problem_says(both_kits: Venv, kit:
     assert done.returncode == 0, done.stdout + done.stderr
     done = run_kit(both_kits, kit.command, "run", kit.correct, "--problem", str(other))
     assert done.returncode == 0, done.stdout + done.stderr
+    done = run_kit(both_kits, kit.command, "--help", env={"GRADER_PROBLEM": str(other)})
+    assert kit.title in " ".join(done.stdout.split())
 
 
 def test_kit_refuses_staff_commands_before_their_options(both_kits: Venv) -> None:
