@@ -131,3 +131,40 @@ def test_a_column_worth_no_points_is_refused(
     code, _, err, dest = _export(cli, tmp_path, to, {key: graded(7)}, text)
     assert code == 2 and f"{title!r} is worth 0 points" in err, err
     assert not dest.exists()
+
+
+def test_missing_zero_leaves_canvas_s_test_student(cli: Cli, tmp_path: Path) -> None:
+    """Canvas exports its test student last ("Student, Test"; LastName, FirstName where
+    the user splits names): --missing zero writes no 0.00 there."""
+    text = (
+        "LastName,FirstName,ID,SIS User ID,SIS Login ID,Section,HW 1: Sinusoids (501)\n"
+        "    Points Possible,,,,,,25.00\n"
+        "Doe,Jane,10001,S001,jdoe,Section A,\n"
+        "Ng,Kim,10002,S002,kng,Section A,\n"
+        "Student,Test,10009,,,Section A,\n"
+    )
+    docs = {"canvas-10001": graded(8)}
+    code, stdout, err, dest = _export(cli, tmp_path, "canvas", docs, text, "--missing", "zero")
+    assert code == 0, err + stdout
+    assert "and 1 zeros for nothing handed in" in stdout or "and 1 zero " in stdout
+    lines = dest.read_text().split("\n")
+    assert lines[2].endswith(",20.00") and lines[3].endswith(",0.00")
+    assert lines[4] == "Student,Test,10009,,,Section A,"
+
+
+def test_a_custom_column_titled_like_an_assignment_is_not_one(cli: Cli, tmp_path: Path) -> None:
+    """A custom column `Lab (7)` has no points possible: not an assignment, so the one
+    assignment is chosen alone (and naming `Lab` finds no assignment)."""
+    text = (
+        "Student,ID,SIS User ID,SIS Login ID,Section,Lab (7),HW 1: Sinusoids (501),"
+        "Current Points\n"
+        "    Points Possible,,,,,,25.00,(read only)\n"
+        '"Doe, Jane",10001,S001,jdoe,Section A,"=1+1",,0.00\n'
+    )
+    code, stdout, err, dest = _export(cli, tmp_path, "canvas", {"canvas-10001": graded(8)}, text)
+    assert code == 0, err + stdout
+    assert dest.read_text().endswith('"=1+1",20.00,0.00\n')
+    code, _, err, _ = _export(
+        cli, tmp_path / "again", "canvas", {"canvas-10001": graded(8)}, text, "--column", "Lab"
+    )
+    assert code == 2 and "has no column 'Lab'" in err, err

@@ -124,15 +124,20 @@ def gradebook(sheet: Sheet, wanted: str | None, what: str) -> Book:
         raise GraderError(
             f"{what} has no Points Possible row: download it again from Grades > Export"
         )
-    columns = {
+    shaped = {
         i: (h, m.group("title"))
         for i, h in enumerate(heads)
         if i > key and (m := ASSIGNMENT.match(h)) and not TOTALS.search(h)
     }
+    # An assignment has its points possible; a custom column titled like one (`Lab (7)`)
+    # or a read-only one has none to scale to.
+    columns = {i: names for i, names in shaped.items() if number(sheet.value(pp, i)) is not None}
+    for i, names in shaped.items():
+        named = wanted in names and not any(wanted in n for n in columns.values())
+        if named and READ_ONLY.search(sheet.value(pp, i)):
+            raise GraderError(f"{what}: the column {display(heads[i])!r} is read only")
     column = choose(columns, wanted, what, "assignment")
     title = heads[column]
-    if READ_ONLY.search(sheet.value(pp, column)):
-        raise GraderError(f"{what}: the column {display(title)!r} is read only")
     most = number(sheet.value(pp, column))
     if most is None:
         raise GraderError(f"{what}: the column {display(title)!r} has no points possible")
@@ -147,6 +152,8 @@ def gradebook(sheet: Sheet, wanted: str | None, what: str) -> Book:
             book.kept[user] = "the assignment is not assigned to this student (N/A)"
         elif cell.upper() == "EX":
             book.kept[user] = "excused (EX)"
+    for user in _test_students(sheet, heads, rows):
+        book.kept[user] = "Canvas's test student"
     for r in range(1, pp):
         cells = [c.value for c in sheet.rows[r]]
         if all(HIDDEN_ROW.match(c) for c in cells) and sheet.value(r, column).strip():
@@ -155,6 +162,22 @@ def gradebook(sheet: Sheet, wanted: str | None, what: str) -> Book:
                 "imported grades stay hidden from students until they are posted"
             )
     return book
+
+
+def _test_students(sheet: Sheet, heads: list[str], rows: dict[str, int]) -> list[str]:
+    """Return the ids of Canvas's test student rows, which it always exports last: "Student,
+    Test" (or LastName Student, FirstName Test)."""
+    last = heads.index("LastName") if heads[0] == "LastName" else None
+    first = heads.index("FirstName") if "FirstName" in heads else None
+    found = []
+    for user, r in sorted(rows.items(), key=lambda item: -item[1]):
+        name = sheet.value(r, 0).strip()
+        if last is not None and first is not None:
+            name = f"{sheet.value(r, last).strip()}, {sheet.value(r, first).strip()}"
+        if name != "Student, Test":
+            break
+        found.append(user)
+    return found
 
 
 PLATFORM = Platform(
