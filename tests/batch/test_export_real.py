@@ -5,6 +5,7 @@ Canvas's test student and custom columns; a workbook given for a CSV; the counts
 
 from __future__ import annotations
 
+import zipfile
 from pathlib import Path
 
 import pytest
@@ -168,3 +169,25 @@ def test_a_custom_column_titled_like_an_assignment_is_not_one(cli: Cli, tmp_path
         cli, tmp_path / "again", "canvas", {"canvas-10001": graded(8)}, text, "--column", "Lab"
     )
     assert code == 2 and "has no column 'Lab'" in err, err
+
+
+def _workbook(kind: str, tmp_path: Path) -> bytes:
+    if kind == "xls":  # an OLE compound file's header, as a binary .xls begins
+        return bytes.fromhex("d0cf11e0a1b11ae1") + bytes(504)
+    book = tmp_path / "book.xlsx"
+    with zipfile.ZipFile(book, "w") as archive:
+        archive.writestr("[Content_Types].xml", "<Types/>")
+        archive.writestr("xl/workbook.xml", "<workbook/>")
+    return book.read_bytes()
+
+
+@pytest.mark.parametrize("kind", ["xlsx", "xls"])
+@pytest.mark.parametrize("to", ["canvas", "moodle", "blackboard"])
+def test_a_workbook_template_is_named_one(cli: Cli, tmp_path: Path, to: str, kind: str) -> None:
+    """An .xlsx or a binary .xls given as the template: said to be a workbook, with what
+    to save it as, for every platform (not "no Username column")."""
+    code, _, err, dest = _export(
+        cli, tmp_path, to, {f"{to}-1001": graded(7)}, _workbook(kind, tmp_path)
+    )
+    assert code == 2 and "is a spreadsheet workbook" in err and "save it as CSV" in err, err
+    assert not dest.exists()

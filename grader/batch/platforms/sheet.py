@@ -32,6 +32,9 @@ BOMS = (
     (codecs.BOM_UTF16_LE, "utf-16-le"),
     (codecs.BOM_UTF16_BE, "utf-16-be"),
 )
+# What a spreadsheet's own workbook begins with: a zip (.xlsx, .ods) or an OLE compound
+# file (a binary .xls), never a platform's CSV or text.
+WORKBOOKS = (b"PK\x03\x04", bytes.fromhex("d0cf11e0a1b11ae1"))
 NUMBER = re.compile(r"^\s*(?P<whole>[0-9]+)(?:[.,](?P<part>[0-9]+))?\s*$")
 
 
@@ -86,6 +89,11 @@ class Sheet:
 
 def read_sheet(raw: bytes, what: str) -> Sheet:
     """Read a gradebook's bytes; refuse, naming ``what``, a file no platform writes."""
+    if raw.startswith(WORKBOOKS):
+        raise GraderError(
+            f"{what} is a spreadsheet workbook (.xlsx or binary .xls), not the text file the "
+            "platform exports: save it as CSV (or Unicode Text) and give that file"
+        )
     bom, encoding = b"", ""
     for mark, name in BOMS:
         if raw.startswith(mark):
