@@ -148,6 +148,9 @@ def assert_verdict(
         assert not diagnoses, diagnoses
     elif expect != "passed":
         assert wanted in diagnoses, diagnoses
+    if wanted is not None and expected[name].get("only"):
+        # No other hint on any case: a second code would be a wrong guess.
+        assert diagnoses <= {wanted}, diagnoses
     if expect == "passed":
         assert code == 0 and set(outcomes) == {"passed"}
         assert doc["score"] == doc["max_score"] == len(outcomes)

@@ -175,32 +175,48 @@ class Proposal:
     turned: int
     rates: Any  # float64 (turned / 2,): each pair's angle per position
     base: str  # the base, as a learner would read it ("" when it is 10000)
+    over_width: bool = False  # the exponents written over every column, not the turned ones
 
 
 @functools.lru_cache(maxsize=64)
-def _stacked(turned: int) -> tuple[tuple[tuple[tuple[str, ...], str], ...], Any]:
-    """Return the catalogue for ``turned`` columns as (parts, base) entries, the simplest
-    first, and their rates stacked, once per width."""
-    entries = sorted(_catalogue(turned), key=lambda c: len(c[0]))
-    rates = np.array([r for _, r, _ in entries]).reshape(len(entries), turned // 2)
+def _stacked(turned: int, width: int) -> tuple[tuple[tuple[tuple[str, ...], str, bool], ...], Any]:
+    """Return the catalogue for ``turned`` of ``width`` columns as (parts, base, over the
+    whole width) entries, the fewest parts first, and their rates stacked, once per width.
+
+    Two entries of one table are one proposal, the first of them: a partial rotary whose
+    exponents are written over the whole width (each turned pair at its right frequency, a
+    loop over too few pairs) has the rates of an exponent form or a base over the turned
+    columns (over d/2 columns, 10000 ** (-2i / d) is 10000 ** (-i / (d/2)); over d/4, base
+    10). It has the fewer parts, so it wins: the frequencies are right for this code, and
+    naming their exponent or base would be a wrong guess."""
+    whole = [(*entry, False) for entry in _catalogue(turned, turned)]
+    if turned < width:
+        whole += [
+            (*entry, True)
+            for entry in _catalogue(turned, width)
+            if entry[0][:1] != ("exponent_i_over_d",) and entry[0][:1] != ("pair_off_by_one",)
+        ]
+    entries = sorted(whole, key=lambda c: len(c[0]))
+    rates = np.array([r for _, r, _, _ in entries]).reshape(len(entries), turned // 2)
     rates.setflags(write=False)
-    return tuple((parts, base) for parts, _, base in entries), rates
+    return tuple((parts, base, over) for parts, _, base, over in entries), rates
 
 
-def _catalogue(turned: int) -> list[tuple[tuple[str, ...], Any, str]]:
-    """Return every (parts, rates, base) the catalogue holds for a block of ``turned`` columns."""
+def _catalogue(turned: int, over: int) -> list[tuple[tuple[str, ...], Any, str]]:
+    """Return every (parts, rates, base) the catalogue holds for a block of ``turned``
+    columns whose exponents are written over ``over`` columns."""
     i = np.arange(turned // 2, dtype=np.float64)
     bases = [(BASE, ""), *CATALOGUE_BASES]
-    if turned > 2:
+    if over > 2:
         bases += [
-            (BASE * a ** (turned / (turned - 2)), f"10000 * {a:g} ** (d / (d - 2))")
+            (BASE * a ** (over / (over - 2)), f"10000 * {a:g} ** (d / (d - 2))")
             for a in NTK_FACTORS
         ]
     out = []
     for (scale, scale_code), (code, exponent) in itertools.product(SCALES, EXPONENTS.items()):
         for base, word in bases if code is None else [(BASE, "")]:
             parts = tuple(c for c in (code, "wrong_base" if word else None, scale_code) if c)
-            out.append((parts, scale * np.power(base, -exponent(i, turned)), word))
+            out.append((parts, scale * np.power(base, -exponent(i, over)), word))
     return out
 
 
@@ -241,20 +257,21 @@ def propose(reading: Any, d: int) -> list[Proposal]:
     found: list[Proposal] = []
     if not known.any():
         return found
-    entries, table = _stacked(reading.turned)
+    entries, table = _stacked(reading.turned, d)
     # Every entry at once: most are ruled out by the rates read, in one comparison.
     some = table[:, known]
     agree = np.all(np.abs(some - measured[known]) <= SNAP * np.abs(some) + 1e-12, axis=1)
     candidates = [(*entries[k], table[k]) for k in np.flatnonzero(agree)]
-    candidates = [(parts, rates, base) for parts, base, rates in candidates]
-    for parts, rates, base in candidates + _measured_base(measured, reading.turned):
+    candidates = [(parts, rates, base, over) for parts, base, over, rates in candidates]
+    measured_base = [(*c, False) for c in _measured_base(measured, reading.turned)]
+    for parts, rates, base, over in candidates + measured_base:
         close = np.abs(measured[known] - rates[known]) <= SNAP * np.abs(rates[known]) + 1e-12
         if not close.all() or not shape + parts:
             continue
         # The same rates twice (a measured base the catalogue holds) are one proposal.
         if any(np.allclose(rates, f.rates, rtol=SNAP, atol=0) for f in found):
             continue
-        found.append(Proposal(shape + parts, layout, reading.turned, rates, base))
+        found.append(Proposal(shape + parts, layout, reading.turned, rates, base, over))
     return found
 
 
@@ -324,6 +341,8 @@ def _kept(inputs: Any, layout: str, turned: int, rates: bytes, float32: bool) ->
 def _said(reading: Any, proposal: Proposal) -> str:
     """Say what was read, with the numbers: for visible examples and probes only."""
     said = reading.said()
+    if proposal.over_width:
+        said += f", each at the frequency of the whole width of {reading.width} columns"
     if proposal.base:
         said += f", as with base {proposal.base}; this exercise uses base 10000"
     return said
