@@ -87,12 +87,16 @@ def export(
         done.status = EXIT_FAILED
     zeros = _zeros(book, {_identity(i, doc, to) for i, doc in docs.items()}) if missing_zero else 0
     _write(dest, book.sheet.to_bytes(), "-o")
-    most = sorted({f"{m:g}" for m in book.most.values()})
+    most = [points(m, ".") for m in sorted(set(book.most.values()))]
     done.lines.insert(
         0,
-        f"{to}: {written} scores written into {display(book.title)!r} (out of "
+        f"{to}: {_count(written, 'score')} written into {display(book.title)!r} (out of "
         f"{' or '.join(most) or '?'} points) in {shown(dest)}"
-        + (f", and {zeros} zeros for nothing handed in (--missing zero)" if missing_zero else ""),
+        + (
+            f", and {_count(zeros, 'zero')} for nothing handed in (--missing zero)"
+            if missing_zero
+            else ""
+        ),
     )
     done.lines += [f"note: {n}" for n in book.notes]
     if feedback_zip is not None and to.extra is not None:
@@ -100,8 +104,14 @@ def export(
             count = to.extra(feedback_zip, feedback)
         except OSError as exc:
             raise GraderError(f"--feedback-zip {shown(feedback_zip)}: {exc.strerror}") from None
-        done.lines.append(f"feedback: {count} participants' files in {shown(feedback_zip)}")
+        whose = "1 participant's files" if count == 1 else f"{count} participants' files"
+        done.lines.append(f"feedback: {whose} in {shown(feedback_zip)}")
     return done
+
+
+def _count(n: int, what: str) -> str:
+    """Say a number of things: `1 score`, `2 scores`."""
+    return f"{n} {what}" + ("" if n == 1 else "s")
 
 
 def _nfc(key: str) -> str:

@@ -90,7 +90,7 @@ def test_missing_zeros_are_counted_apart(cli: Cli, tmp_path: Path) -> None:
         "-o", tmp_path / "o.csv", "--missing", "zero",
     )  # fmt: skip
     assert code == 0, err
-    assert "1 scores written into" in stdout and "and 2 zeros for nothing handed in" in stdout
+    assert "1 score written into" in stdout and "and 2 zeros for nothing handed in" in stdout
 
 
 @pytest.mark.parametrize("case", ["folder", "proc", "points", "same", "template", "link"])

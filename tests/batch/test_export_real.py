@@ -147,7 +147,7 @@ def test_missing_zero_leaves_canvas_s_test_student(cli: Cli, tmp_path: Path) -> 
     docs = {"canvas-10001": graded(8)}
     code, stdout, err, dest = _export(cli, tmp_path, "canvas", docs, text, "--missing", "zero")
     assert code == 0, err + stdout
-    assert "and 1 zeros for nothing handed in" in stdout or "and 1 zero " in stdout
+    assert "1 score written" in stdout and "and 1 zero for nothing handed in" in stdout
     lines = dest.read_text().split("\n")
     assert lines[2].endswith(",20.00") and lines[3].endswith(",0.00")
     assert lines[4] == "Student,Test,10009,,,Section A,"
@@ -191,3 +191,33 @@ def test_a_workbook_template_is_named_one(cli: Cli, tmp_path: Path, to: str, kin
     )
     assert code == 2 and "is a spreadsheet workbook" in err and "save it as CSV" in err, err
     assert not dest.exists()
+
+
+@pytest.mark.parametrize(
+    ("to", "key", "text"),
+    [
+        (
+            "canvas",
+            "canvas-10001",
+            "Student,ID,SIS User ID,SIS Login ID,Section,HW 1: Sinusoids (501)\n"
+            "    Points Possible,,,,,25.00\n"
+            '"Doe, Jane",10001,S001,jdoe,Section A,\n',
+        ),
+        (
+            "blackboard",
+            "blackboard-jdoe",
+            '"Last Name","First Name","Username","HW 1 [Total Pts: 25 Score] |1003"\r\n'
+            '"Doe","Jane","jdoe",""\r\n',
+        ),
+        ("moodle", "moodle-201", REAL_EN.replace("10.00", "25.0")),
+    ],
+)
+def test_what_export_says_is_one_form_on_every_platform(
+    cli: Cli, tmp_path: Path, to: str, key: str, text: str
+) -> None:
+    """One score is `1 score`; points possible read as `25`, `25.0` or `25.00` are said
+    as the platforms write them, `25.00`."""
+    code, stdout, err, _ = _export(cli, tmp_path, to, {key: graded(8, relpath=JANE)}, text)
+    assert code == 0, err + stdout
+    assert stdout.startswith(f"{to}: 1 score written into "), stdout
+    assert "(out of 25.00 points)" in stdout, stdout

@@ -98,7 +98,7 @@ def test_the_delimiter_is_the_one_every_row_agrees_with(cli: Cli, tmp_path: Path
     assert template.splitlines()[0].count(";") > template.splitlines()[0].count(",")
     code, stdout, err = run_export(cli, tmp_path, template.encode(), "--column", title)
     assert code == 0, err
-    assert "smithjohn" not in stdout and "1 scores written" in stdout
+    assert "smithjohn" not in stdout and "1 score written" in stdout
     assert (tmp_path / "filled.csv").read_text() == template.replace(
         'of notes",,8.00', 'of notes",14.00,8.00'
     )

@@ -100,7 +100,7 @@ def test_a_sixth_platform_needs_nothing_but_its_declaration(
     code, stdout, err = cli("export", out, "--to", "sakai", "--template", template, "-o", dest)
     assert code == 0, err
     assert dest.read_bytes() == b"Student ID,Grade\r\nann1,14.00\r\nbob2,20.00\r\ncyd3,5\r\n"
-    assert stdout.startswith("sakai: 2 scores written into 'Grade' (out of 20 points)")
+    assert stdout.startswith("sakai: 2 scores written into 'Grade' (out of 20.00 points)")
 
 
 @pytest.mark.slow
