@@ -380,3 +380,24 @@ def test_a_wrong_tail_is_named_on_the_probe_only(cli: Cli, port: str, said: str)
     assert code == 0 and said in out
     code, out, _ = cli("submit", PORTS / f"{port}.py", "--problem", ROPE)
     assert code == 1 and "hint:" not in out
+
+
+@pytest.mark.parametrize("share", [1e-3, 3e-4, 1e-4, 3e-5, 1e-6])
+def test_noise_past_position_zero_is_no_float32_angles(share: float) -> None:
+    """Noise of a share of each row's longest pair on every row past position 0 is no
+    rotation in float32 angles (its error does not grow with the position, and it moves
+    the pairs' lengths): no hint on any hidden case, large positions included."""
+    checked = _checked(ROPE)
+    rules = checked.problem.rules
+    staff = import_module(ROPE, "staff")
+    rng = np.random.default_rng(0)
+    assert rules.diagnose is not None
+    for case in checked.problem.hidden:
+        x = np.asarray(case.inputs["x"], dtype=np.float64)
+        p = np.asarray(case.inputs["positions"], dtype=np.float64)
+        want = checked.expected[case.name]
+        longest = np.sqrt(x[:, 0::2] ** 2 + x[:, 1::2] ** 2).max(axis=1, keepdims=True)
+        got = want + rng.uniform(-1.0, 1.0, want.shape) * share * longest * (p[:, None] > 0)
+        with np.errstate(all="ignore"):
+            found = rules.diagnose(case.inputs, got, want, staff)
+        assert found is None, (case.name, found)

@@ -43,6 +43,16 @@ FLAT_EPS = 4.0
 # the other arithmetic APART times farther.
 REGENERATED_EPS = 2.0
 APART = 4.0
+# Angles in float32 turn each pair by a slightly wrong angle and keep its length within the
+# rounding of the products: KEPT_EPS eps of float32 times the row's length. Noise, and a
+# float16 or bfloat16 cos/sin cache, change lengths far more.
+KEPT_EPS = 4.0
+# On each row where the table regenerated with float32 angles is off the exact one by more
+# than GROWN_EPS eps (times the row's length), an answer in float32 angles is off by at
+# least 1/SHORT_BY of that: its error grows with the position as float32's does. An error
+# flat in the position (a sine lookup table, noise) falls far below it at large positions.
+GROWN_EPS = 8.0
+SHORT_BY = 6.0
 # Below this, a row's error is within the grading tolerance whatever the row holds.
 ABS_FLOOR = 1e-6
 # Rows compared first, before whole tables are computed and compared: enough to rule most
@@ -202,6 +212,29 @@ def _known_mistake(tables, p, length, got, want):
     return None
 
 
+def pairs_kept(got, exact, length, pairs):
+    """Return True if every pair of ``got`` (``pairs``: the columns of each pair's two
+    coordinates) is as long as in ``exact`` within the rounding float32 products leave."""
+    a, b = pairs
+    moved = np.abs(np.hypot(got[:, a], got[:, b]) - np.hypot(exact[:, a], exact[:, b]))
+    return bool(np.all(moved.max(axis=1) <= KEPT_EPS * FLOAT32_EPS * length + TINY))
+
+
+def as_float32_angles(got, exact, table32, length, pairs):
+    """Return True if ``got`` is off ``exact`` (a table computed in float64) as ``table32``
+    (the same table regenerated with its angles in float32) is: every pair keeps its length,
+    float32 tells on some row, and on each such row ``got`` is off at least 1/SHORT_BY as
+    much (a lower bound: the error grows with the position). The upper bound is the
+    caller's: the allowance of float32 angles, or the slack of fits_known."""
+    grown = _row_err(table32, exact)
+    telling = grown > GROWN_EPS * FLOAT32_EPS * length + TINY
+    if not telling.any():
+        return False
+    if np.any(SHORT_BY * _row_err(got, exact)[telling] < grown[telling]):
+        return False
+    return pairs_kept(got, exact, length, pairs)
+
+
 def _within_precision(p, length, row_err, eps, telling):
     """Return True if every row's error fits a computation carried out with epsilon ``eps``.
 
@@ -241,8 +274,14 @@ def _precision(x, p, length, got, want, staff):
     grows = _within_precision(p, length, row_err, FLOAT32_EPS, TELLING_FLOAT32)
     if not (flat or grows):
         return None
+    adjacent = (np.arange(0, got.shape[1], 2), np.arange(1, got.shape[1], 2))
     if staff is None:
-        return None if flat else "low_precision_float32"
+        # No formula in a kit: float32 angles are named where every pair kept its length.
+        return (
+            None
+            if flat or not pairs_kept(got, want, length, adjacent)
+            else ("low_precision_float32")
+        )
     # Told apart on the sampled rows; the one named is then checked on every row.
     rows = sample_rows(p)
     sample = (x[rows], p[rows], length[rows], got[rows])
@@ -257,10 +296,13 @@ def _precision(x, p, length, got, want, staff):
         return None
     if code == "low_precision_float32_table":
         return code if _regenerated(staff, code, x, p, length, got) <= REGENERATED_EPS else None
-    # Float32 angles: every row within what they can be off by.
+    # Float32 angles: every row within what they can be off by, and off as the regenerated
+    # table is (at least a share of its error, every pair's length kept).
     table = staff.precision_table(x, p, code)
     slack = _allowance(p, length, FLOAT32_EPS) * length + ABS_FLOOR
-    return code if np.all(_row_err(got, table) <= slack) else None
+    if not np.all(_row_err(got, table) <= slack):
+        return None
+    return code if as_float32_angles(got, want, table, length, adjacent) else None
 
 
 def _past_a_table(x, p, length, got, want, staff):

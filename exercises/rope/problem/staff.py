@@ -297,7 +297,7 @@ def confirm(
     """Return the code of the one proposal whose regenerated table matches ``got`` (with
     the numbers read, for a visible example), or None: never a guess. ``inputs``, the
     case's, keeps each regenerated table for the next answer of a batch."""
-    from .matching import fits_known, fits_rows, sample_rows
+    from .matching import as_float32_angles, fits_known, fits_rows, sample_rows
 
     length = np.sqrt(x[:, 0::2] ** 2 + x[:, 1::2] ** 2).max(axis=1)
     found: dict[str, str] = {}
@@ -312,13 +312,26 @@ def confirm(
             if not fits_rows(some, p[rows], length[rows], got[rows], float32):
                 continue
             table = _whole(x, p, proposal, float32, inputs)
-            if fits_known(table, p, length, got, want, in_float32=float32):
+            if not fits_known(table, p, length, got, want, in_float32=float32):
+                continue
+            exact = _whole(x, p, proposal, False, inputs) if float32 else table
+            if not float32 or as_float32_angles(got, exact, table, length, _pairs(proposal, x)):
                 code = "+".join((*proposal.parts, *(("low_precision_float32",) * float32)))
                 found[code] = _said(reading, proposal)
                 break
     if len(found) != 1:
         return None
     return next(iter(found.items()))
+
+
+def _pairs(proposal: Proposal, x: Any) -> tuple[Any, Any]:
+    """Return the columns of each pair's two coordinates as ``proposal`` turns them (the
+    columns it leaves, in adjacent pairs)."""
+    from .measure import Layout, pairs_of
+
+    a, b = pairs_of(Layout(proposal.layout), proposal.turned)
+    rest = np.arange(proposal.turned, x.shape[1], 2)
+    return np.concatenate([a, rest]), np.concatenate([b, rest + 1])
 
 
 def _whole(x: Any, p: Any, proposal: Proposal, float32: bool, inputs: Any) -> Any:
