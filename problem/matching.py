@@ -36,6 +36,13 @@ TELLING_SLACK = 0.01
 
 
 Index = npt.NDArray[np.intp]
+# Angles in float32 keep each pair's sine and cosine on the unit circle within KEPT_EPS eps
+# of float32; on each row where the table regenerated with float32 angles is off by more
+# than GROWN_EPS eps, an answer in float32 angles is off by at least 1/SHORT_BY of that,
+# summed over those rows (row by row, another order of float32 products can fall below).
+KEPT_EPS = 4.0
+GROWN_EPS = 8.0
+SHORT_BY = 6.0
 # Rows compared per known mistake before the whole table is checked: enough to rule most
 # of them out, few enough to stay cheap on a 100000-row table.
 SAMPLE_ROWS = 16
@@ -68,7 +75,9 @@ def diagnose(
         code = _known_mistake(known, p, got)
         if code is not None:
             return code
-    code = _from_right_table(p, got, want)
+    regenerate = getattr(source, "float32_table", None)
+    float32 = None if regenerate is None else functools.partial(regenerate, positions, d_model)
+    code = _from_right_table(p, got, want, float32)
     if code is not None or not hasattr(source, "confirm"):
         return code
     # Named by measurement: the layout, base and position scale the answer's angles agree
@@ -211,15 +220,40 @@ def _within_precision(p: Array, row_err: Array, eps: float, floor: float) -> boo
     return bool(np.all(row_err <= slack) and np.any(slack <= TELLING_SLACK))
 
 
-def _from_right_table(p: Array, got: Array, want: Array) -> str | None:
-    """Recognise answers right but for their precision, a factor, or past some position."""
+def _as_float32_angles(
+    got: Array, want: Array, row_err: Array, float32: Callable[[], Array] | None
+) -> bool:
+    """Return True if ``got`` is off ``want`` as angles computed in float32 make it: every
+    pair's sine and cosine stay on the unit circle within KEPT_EPS eps, and (where the staff
+    module regenerates the table with float32 angles, ``float32``) on each row where that
+    table is off by more than GROWN_EPS eps, ``got`` is off by at least 1/SHORT_BY as much,
+    summed over those rows: the error grows with the position as float32's does (a lower bound; the upper one is
+    _within_precision's). A sine lookup table, noise, a bfloat16 table fail it."""
+    with np.errstate(invalid="ignore"):
+        moved = np.abs(np.hypot(got[:, 0::2], got[:, 1::2]) - 1.0)
+    if not np.all(moved <= KEPT_EPS * FLOAT32_EPS):
+        return False
+    if float32 is None:
+        return True
+    grown = np.abs(float32() - want).max(axis=1)
+    telling = grown > GROWN_EPS * FLOAT32_EPS
+    return bool(telling.any() and SHORT_BY * row_err[telling].sum() >= grown[telling].sum())
+
+
+def _from_right_table(
+    p: Array, got: Array, want: Array, float32: Callable[[], Array] | None = None
+) -> str | None:
+    """Recognise answers right but for their precision, a factor, or past some position.
+    ``float32`` returns the right table with float32 angles (the staff module's), if any."""
     # One temporary, reused: on a large table each fresh array costs more than the arithmetic.
     with np.errstate(invalid="ignore", over="ignore"):
         err = np.subtract(got, want)
         row_err = np.abs(err, out=err).max(axis=1)
     if not np.all(np.isfinite(row_err)):
         return None
-    if _within_precision(p, row_err, FLOAT32_EPS, 1e-6):
+    if _within_precision(p, row_err, FLOAT32_EPS, 1e-6) and _as_float32_angles(
+        got, want, row_err, float32
+    ):
         return "low_precision_float32"
     if _within_precision(p, row_err, FLOAT16_EPS, 2 * FLOAT16_EPS):
         # A table computed in float16 holds float16 values only, whatever it was returned as.

@@ -160,6 +160,16 @@ def variant_table(positions: tuple[int, ...], d_model: int, k: int) -> Array:
     return make(encode(np.asarray(positions, dtype=np.float64)), d_model)
 
 
+def float32_table(positions: tuple[int, ...], d_model: int) -> Array:
+    """Return the right table with its angles computed in float32 (float32 positions times
+    float32 frequencies), sine and cosine taken of them in float64: the arithmetic the
+    low_precision_float32 hint names, which matching.py confirms it by."""
+    q = np.asarray(positions, dtype=np.float32).reshape(-1, 1)
+    rates = np.power(BASE, -_pair_exponents(d_model, "2i/d")).astype(np.float32)
+    angle = (q * rates).astype(np.float64)
+    return _interleaved(np.sin(angle), np.cos(angle))
+
+
 def right_table(positions: tuple[int, ...], d_model: int, rows: Index | None = None) -> Array:
     """Return the right table on ``rows`` (all rows when None)."""
     p = np.asarray(positions, dtype=np.float64)

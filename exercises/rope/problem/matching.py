@@ -49,7 +49,8 @@ APART = 4.0
 KEPT_EPS = 4.0
 # On each row where the table regenerated with float32 angles is off the exact one by more
 # than GROWN_EPS eps (times the row's length), an answer in float32 angles is off by at
-# least 1/SHORT_BY of that: its error grows with the position as float32's does. An error
+# least 1/SHORT_BY of that, summed over those rows (row by row, another order of float32
+# products can fall below): its error grows with the position as float32's does. An error
 # flat in the position (a sine lookup table, noise) falls far below it at large positions.
 GROWN_EPS = 8.0
 SHORT_BY = 6.0
@@ -223,14 +224,14 @@ def pairs_kept(got, exact, length, pairs):
 def as_float32_angles(got, exact, table32, length, pairs):
     """Return True if ``got`` is off ``exact`` (a table computed in float64) as ``table32``
     (the same table regenerated with its angles in float32) is: every pair keeps its length,
-    float32 tells on some row, and on each such row ``got`` is off at least 1/SHORT_BY as
-    much (a lower bound: the error grows with the position). The upper bound is the
+    float32 tells on some row, and on those rows ``got`` is off at least 1/SHORT_BY as much
+    in all (a lower bound: the error grows with the position). The upper bound is the
     caller's: the allowance of float32 angles, or the slack of fits_known."""
     grown = _row_err(table32, exact)
     telling = grown > GROWN_EPS * FLOAT32_EPS * length + TINY
     if not telling.any():
         return False
-    if np.any(SHORT_BY * _row_err(got, exact)[telling] < grown[telling]):
+    if SHORT_BY * _row_err(got, exact)[telling].sum() < grown[telling].sum():
         return False
     return pairs_kept(got, exact, length, pairs)
 
