@@ -2,7 +2,8 @@
 
 A line magic, a shell escape or a help request (`%matplotlib inline`, `!pip install ...`,
 `files = !ls`, `np.sum?`) is IPython's only where a logical line starts: outside brackets,
-strings and backslash continuations. There it becomes `pass` at its indent; anywhere else
+strings and backslash continuations. There it becomes `pass` at its indent (`%time STMT`
+becomes STMT: IPython runs it once where it stands); anywhere else
 its `%` or `!` is Python's (`x = (a\n    % b)`, `if (a\n    != b)`). Where logical lines
 start is asked of Python's tokenizer, as IPython's input transformer does: each line is
 looked at as the tokenizer asks for it, and a magic is handed to it as `pass` already, so
@@ -25,6 +26,10 @@ from grader.names import display
 
 # Cell magics whose body is Python, run with something around it.
 PYTHON_CELL_MAGICS = frozenset({"time", "timeit", "capture", "prun", "debug"})
+# A line magic that runs the rest of its line once in the notebook's namespace, as Python
+# would: `%time BASE = 10000.0` binds BASE. (%timeit runs it inside a function of its own,
+# its names local: left out with the other magics.)
+PYTHON_LINE_MAGIC = re.compile(r"^(\s*)%time[ \t]+(?=\S)")
 MAGIC_LINE = re.compile(r"^(\s*)(?:[%!]|\w+\s*=\s*[%!]|[\w.]+\?\??\s*$)")
 OPENING = frozenset("([{")
 CLOSING = frozenset(")]}")
@@ -96,8 +101,11 @@ class _Lines:
         # A line read with no token seen since the last continues that one (a string, a
         # backslash): no logical line starts there.
         if self.fresh and (self.tokens or self.at == 0):
+            python = PYTHON_LINE_MAGIC.match(line)
             match = MAGIC_LINE.match(line)
-            if match:
+            if python:
+                line = python.group(1) + line[python.end() :]
+            elif match:
                 line = f"{match.group(1)}pass"
         self.out.append(line)
         self.at += 1

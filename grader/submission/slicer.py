@@ -66,6 +66,10 @@ class Statement:
     # A function it defines: the globals that function may set or change, the names it calls.
     writes: frozenset[str] = frozenset()
     inner_calls: frozenset[str] = frozenset()
+    # (a name it binds, a name whose object that may share: for row in ROWS, V = EXP.T)
+    alias_pairs: frozenset[tuple[str, str]] = frozenset()
+    through: frozenset[str] = frozenset()  # callees whose result it changes: cfg()["b"] = 1
+    anything: str = ""  # how it may change any name, no syntax saying which (exec(), .__dict__)
     star: bool = False
     future: bool = False
     needed: bool = False
@@ -95,6 +99,7 @@ def _names(statement: Statement) -> None:
     calls = True
     if plain is not None:  # no scope of its own inside: its syntax says as much
         binds, now, calls = plain
+        binds |= set(effects.walrus_targets(node))
     else:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
@@ -105,28 +110,35 @@ def _names(statement: Statement) -> None:
         for table, when in effects.nested(top, now=True):
             names = (s.get_name() for s in table.get_symbols() if s.is_global())
             (now if when else later).update(names)
+        binds |= set(effects.walrus_targets(node))
     changes: set[str] = set()
     handed: set[tuple[str, str, str]] = set()
-    aliases: set[str] = set()
+    pairs: set[tuple[str, str]] = set()
+    through: set[str] = set()
     for simple in effects.run_here(node):
         changes.update(effects.changed_roots(simple))
-        aliases.update(effects.aliased(simple))
+        pairs.update(effects.aliased(simple))
+        through.update(effects.through_calls(simple))
         if calls:
             handed.update(effects.handed(simple))
+        if isinstance(simple, ast.AugAssign) and isinstance(simple.target, ast.Name):
+            changes.add(simple.target.id)  # in place for an array or a list
     if calls:
         statement.called_on, statement.called = effects.calls(
             e for simple in effects.run_here(node) for e in effects.own_expressions(simple)
         )
     if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and plain is None:
         statement.writes, statement.inner_calls = effects.writes(node, top)
-    if isinstance(node, ast.AugAssign) and isinstance(node.target, ast.Name):
-        changes.add(node.target.id)
+    hidden = sorted(statement.called & UNBOUNDED_CALLS)
+    statement.anything = f"{hidden[0]}()" if hidden else effects.any_name(node)
+    statement.alias_pairs = frozenset(pairs)
+    statement.through = frozenset(through)
     statement.binds = frozenset(binds - changes)
     statement.changes = frozenset(changes)
     statement.uses_now = frozenset(now - BUILTIN_NAMES)
     statement.uses_later = frozenset(later - BUILTIN_NAMES)
     statement.handed = frozenset(handed)
-    statement.aliases = frozenset(aliases)
+    statement.aliases = frozenset(source for _, source in pairs)
 
 
 def last(found: Sequence[Statement], name: str, before: int) -> Statement | None:
@@ -214,6 +226,37 @@ def _own_writes(found: Sequence[Statement]) -> tuple[dict[str, frozenset[str]], 
     return closed, frozenset(imported)
 
 
+def _own_reads(found: Sequence[Statement]) -> dict[str, frozenset[str]]:
+    """Return the globals each function of the notebook's own reads when called."""
+    reads: dict[str, frozenset[str]] = {}
+    for statement in found:
+        if isinstance(statement.node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            name = statement.node.name
+            reads[name] = reads.get(name, frozenset()) | statement.uses_later
+    return reads
+
+
+def _shared(found: Sequence[Statement]) -> dict[str, frozenset[str]]:
+    """Return, by name, the names whose object it may share (ROWS for row, EXP for ROWS
+    where `ROWS = EXP.reshape(1, -1)`), to any depth, wherever the binding stands."""
+    direct: dict[str, set[str]] = {}
+    for statement in found:
+        for bound, source in statement.alias_pairs:
+            if bound != source:
+                direct.setdefault(bound, set()).add(source)
+    closed: dict[str, frozenset[str]] = {}
+    for name in direct:
+        seen: set[str] = set()
+        todo = [name]
+        while todo and len(seen) < MAX_CALLS_FOLLOWED:
+            for source in direct.get(todo.pop(), ()):
+                if source not in seen:
+                    seen.add(source)
+                    todo.append(source)
+        closed[name] = frozenset(seen - {name})
+    return closed
+
+
 def _indexes(
     found: Sequence[Statement], function: str
 ) -> tuple[dict[str, list[int]], dict[str, list[int]], list[int]]:
@@ -221,28 +264,38 @@ def _indexes(
     (a test or demo of the function aside), and the orders of the `import *`."""
     callees = _callees(found)
     writes, imported = _own_writes(found)
+    reads = _own_reads(found)
+    shared = _shared(found)
     binders: dict[str, list[int]] = {}
     changers: dict[str, list[int]] = {}
     stars: list[int] = []
     for statement in found:
         # A method called on a name (a module's function aside), a function of the
-        # notebook's own that sets or changes globals: kept as changing them.
+        # notebook's own that sets or changes globals, or returns what the statement
+        # changes (cfg()["b"] = 1): kept as changing them.
         reached = statement.called_on - imported - statement.binds
         for called in statement.called & writes.keys():
             reached |= writes[called] - imported
+        for callee in statement.through:
+            if callee in reads:
+                reached |= reads[callee] - imported
+            elif not statement.anything:
+                statement.anything = f"{callee or 'a call'}()"
         statement.changes |= reached
         for root, attribute, name in statement.handed:
             effect = callees.effect(root, attribute)
             if effect is Effect.CHANGES and name not in statement.binds:
                 statement.changes |= {name}
             elif effect is Effect.UNKNOWN:
-                statement.unknown |= {name}
+                statement.unknown |= {name} | shared.get(name, frozenset())
+        # What shares a changed name's object is changed too (V = EXP.T; V[:] = ...).
+        statement.changes |= {a for name in statement.changes for a in shared.get(name, ())}
         for name in statement.binds:
             binders.setdefault(name, []).append(statement.order)
         if function not in statement.uses_now:
             for name in statement.changes:
                 changers.setdefault(name, []).append(statement.order)
-        if statement.star:
+        if statement.star or statement.anything:
             stars.append(statement.order)
     return binders, changers, stars
 
@@ -281,8 +334,9 @@ def need(found: Sequence[Statement], target: Statement, function: str) -> None:
         bound = binders.get(name, [])
         at = bisect.bisect_left(bound, before)
         if at == 0:
-            # Bound by no statement before: it may come from an `import *`, or a
-            # function setting it as a global (set_base()).
+            # Bound by no statement before: it may come from an `import *`, a statement
+            # reaching any name (builtins.BASE = ...), or a function setting it as a
+            # global (set_base()).
             upto = bisect.bisect_left(stars, before)
             for order in stars[stars_kept:upto]:
                 keep(found[order])
@@ -327,11 +381,11 @@ def unsure(found: Sequence[Statement]) -> list[tuple[Statement, str]]:
     for statement in found:
         if statement.needed:
             continue
-        hidden = sorted(statement.called & UNBOUNDED_CALLS)
-        if hidden and statement.order < end:  # exec("BASE = 1"): no syntax says what
-            doubtful.append((statement, f"{hidden[0]}()"))
+        if statement.anything and statement.order < end:  # exec(...): no syntax says what
+            doubtful.append((statement, statement.anything))
             continue
-        touched = statement.changes | statement.aliases | statement.unknown
+        # A second name bound to one (view = EXP) is followed to what changes it.
+        touched = statement.changes | statement.unknown
         for name in sorted(touched & first_bound.keys()):
             if first_bound[name] < statement.order < last_read.get(name, -1):
                 doubtful.append((statement, name))

@@ -60,6 +60,94 @@ def test_a_change_inside_an_expression_is_kept(cli: Cli, tmp_path: Path, case: s
     assert "left out" not in out
 
 
+# A table or constant the function reads, changed where no statement of its own names it
+# as changed: each was left out (the notebook 0/10 or 1/10, with a wrong hint: "integer
+# division") where the .py of its cells got 10/10.
+FROM_BASE = BODY.format(freq="1.0 / np.power(BASE, 2.0 * np.arange(d_model // 2) / d_model)")
+FROM_EXP = BODY.format(freq="1.0 / np.power(10000.0, EXP[: d_model // 2] / d_model)")
+SMALL_EXP = IMPORTS + "EXP = np.zeros(1024)\n"
+EXPONENTS = "2 * np.arange(1024)"
+CHANGED_UNSAID = {
+    "a walrus in a comprehension": (
+        IMPORTS + "BASE = 100.0\n",
+        "_ = [(BASE := 10000.0) for _ in range(1)]\n",
+        FROM_BASE,
+    ),
+    "an item of what an own function returns": (
+        SMALL_BASE + "def cfg():\n    return CFG\n",
+        "cfg()['base'] = 10000.0\n",
+        FROM_CFG,
+    ),
+    "an own decorator": (
+        SMALL_BASE + "def reg(f):\n    CFG['base'] = 10000.0\n    return f\n",
+        "@reg\ndef helper():\n    pass\n",
+        FROM_CFG,
+    ),
+    "a class body": (SMALL_EXP, f"class _Init:\n    EXP[:] = {EXPONENTS}\n", FROM_EXP),
+    "a bound method mapped": (
+        SMALL_EXP,
+        f"list(map(EXP.__setitem__, range(1024), {EXPONENTS}))\n",
+        FROM_EXP,
+    ),
+    "a default argument": (
+        SMALL_EXP,
+        f"def fill(a=EXP):\n    a[:] = {EXPONENTS}\n\nfill()\n",
+        FROM_EXP,
+    ),
+    "a line %time": (IMPORTS + "BASE = 100.0\n", "%time BASE = 10000.0\n", FROM_BASE),
+    "an attribute of builtins": (
+        IMPORTS + "import builtins\n",
+        "builtins.BASE = 10000.0\n",
+        FROM_BASE,
+    ),
+    "rows of a reshaped view": (
+        SMALL_EXP + "ROWS = EXP.reshape(2, 512)\n",
+        f"for row, part in zip(ROWS, {EXPONENTS}.reshape(2, 512)):\n    row += part\n",
+        FROM_EXP,
+    ),
+    **{
+        f"a view, {view}": (
+            SMALL_EXP + f"V = {view}\n",
+            f"V[...] = {EXPONENTS}.reshape(V.shape)\n",
+            FROM_EXP,
+        )
+        for view in ("EXP.reshape(2, 512)", "EXP.T", "EXP.ravel()", "EXP[...]", "EXP.view()")
+    },
+}
+
+
+@pytest.mark.parametrize("case", CHANGED_UNSAID)
+def test_a_change_no_statement_names_is_kept(cli: Cli, tmp_path: Path, case: str) -> None:
+    """Whatever holds the change (a comprehension's walrus, a call's result, a decorator, a
+    class body, a bound method, a default, a view, a line magic), the slice keeps it."""
+    path = tmp_path / "answer.ipynb"
+    path.write_text(notebook(*CHANGED_UNSAID[case]))
+    code, out, _ = cli("submit", path, "--format", "json")
+    assert (code, json.loads(out)["score"]) == (0, 10.0), out
+    assert "may change" not in out
+
+
+@pytest.mark.parametrize(
+    "change",
+    [
+        "sys.modules[__name__].__dict__['BASE'] = 10000.0\n",
+        "names = sys.modules[__name__].__dict__\nnames['BASE'] = 10000.0\n",
+    ],
+    ids=["at once", "through a second name"],
+)
+def test_a_module_s_own_names_reached_around_makes_the_slice_unsure(
+    cli: Cli, tmp_path: Path, change: str
+) -> None:
+    """`sys.modules[__name__].__dict__[...] = ...` may set any name: no mistake is named on
+    the slice's answers (once "integer division"), and the report names the cell."""
+    path = tmp_path / "answer.ipynb"
+    path.write_text(notebook(IMPORTS + "import sys\nBASE = 100.0\n", change, FROM_BASE))
+    code, out, _ = cli("submit", path, "--format", "json")
+    doc = json.loads(out)
+    assert code == 1 and not [t for t in doc["tests"] if "hint" in t["output"]], out
+    assert "may change what sinusoidal_positions reads: cell 3 (.__dict__)" in out
+
+
 def test_a_module_s_function_called_is_no_change_of_the_module() -> None:
     """`np.load(...)` in a cell the function does not need stays out: a method on a module is
     the module's function, not a change of the module the function reads."""
