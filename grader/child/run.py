@@ -159,19 +159,18 @@ def _holdable(shape: tuple[int, ...], max_elements: int) -> bool:
 
 
 CHILD_DIR = os.path.dirname(os.path.abspath(__file__))
-OWN_MODULES = ("channel", "confine", "allowlist", "run", "zygote")
 
 
 def _step_aside() -> None:
-    """Take the child's folder off the import path and its modules out of sys.modules;
-    the code already running keeps them, the submission finds its own names free."""
+    """Take the child's folder off the import path and every module of it out of
+    sys.modules (whichever it imported, found by where they lie, `__main__` aside); the
+    code already running keeps them, the submission finds its own names free."""
     sys.path[:] = [p for p in sys.path if os.path.abspath(p or ".") != CHILD_DIR]
-    for name in OWN_MODULES:
-        module = sys.modules.get(name)
-        if (
-            module is not None
-            and os.path.dirname(getattr(module, "__file__", "") or "") == CHILD_DIR
-        ):
+    for name, module in list(sys.modules.items()):
+        where = getattr(module, "__file__", None)
+        if name == "__main__" or not isinstance(where, str) or not where:
+            continue
+        if os.path.dirname(os.path.abspath(where)) == CHILD_DIR:
             del sys.modules[name]
 
 

@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+import grader.child
 from tests.conftest import CORPUS, Cli, backends
 
 
@@ -72,6 +73,27 @@ def test_a_learners_modules_may_share_the_childs_names(
     code, out, err = cli("batch", folder.parent, "--out", out_dir, "--sandbox", backend)
     assert code == 0, err + out
     assert json.loads((out_dir / "results" / "ana.json").read_text())["score"] == 10.0
+
+
+CHILD_MODULES = sorted(
+    p.stem for p in (Path(grader.child.__file__).parent).glob("*.py") if p.stem != "__init__"
+)
+
+
+@pytest.mark.parametrize("name", CHILD_MODULES)
+def test_a_learners_module_may_share_any_child_module_s_name(
+    cli: Cli, tmp_path: Path, name: str
+) -> None:
+    """Every module the child imports of its own leaves sys.modules before the learner's
+    code runs: a learner's held.py was the child's (no name BASE in it), whatever the
+    list of names said."""
+    folder = tmp_path / "work"
+    folder.mkdir()
+    answer = (CORPUS / "reference.py").read_text().replace("10000.0", "_BASE")
+    (folder / "answer.py").write_text(f"from {name} import BASE as _BASE\n" + answer)
+    (folder / f"{name}.py").write_text("BASE = 10000.0\n")
+    code, out, _ = cli("submit", folder, "--format", "json")
+    assert (code, json.loads(out)["score"]) == (0, 10.0), out
 
 
 def test_a_child_started_again_has_the_learners_modules(cli: Cli, tmp_path: Path) -> None:
