@@ -17,15 +17,25 @@ the hidden one divided by its first value of largest magnitude, either sign (a t
 fewer than two values other than zero only as it is: one value scaled is any value). A scaled copy
 is found alone in its table or among values of smaller magnitude. Each row scaled by its
 own number (a row of two with a zero in it would then match almost any row), columns
-shuffled within a row, or values shifted make another table: the check is about copies of
-the numbers, not every disguise of them. A table drawn from a seed is compared by its
-stream (``streaming``).
+shuffled other than by pairs, or values shifted make another table: the check is about
+copies of the numbers, not every disguise of them. A table drawn from a seed is compared
+by its stream (``streaming``).
+
+A hidden table is also held when each of its columns is a whole public line of its length
+(a row, a column or a flat layout), in order, from anywhere in the kit: a table split into
+its columns, written apart (real parts, imaginary parts), or its columns in any order
+(its rows are then no longer a public row's). And every comparison is made
+again with the hidden table's pairs of columns all turned the same way (``turns``): swapped,
+signed, or in the halves layout. A pair's two values read in any order and signs, but all
+pairs alike, so a row in common still gives no case; each pair on its own would let any
+row of two match any public pair of its magnitudes.
 """
 
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from itertools import product
 from typing import TYPE_CHECKING, NamedTuple
 
 from grader.records import Tolerance
@@ -43,21 +53,59 @@ class PublicTable(NamedTuple):
     seed: int | None = None
 
 
+class WrittenSeed(NamedTuple):
+    """A seed a text writes near a generator's call or the word seed, without a shape."""
+
+    where: str
+    seed: int
+
+
+def turns(table: Array) -> Iterator[Array]:
+    """Yield ``table`` as it is, then with each pair of columns (0 and 1, 2 and 3, ...) all
+    swapped and/or signed the same way, each also in the halves layout (every pair's first
+    columns, then their second ones): a pair turned 90 degrees ([a, b] to [-b, a]), a
+    sine and cosine swapped, a rotation's other layout. An odd last column stays."""
+    import numpy as np
+
+    width = table.shape[1]
+    pairs = width // 2 * 2
+    if not pairs:
+        yield table
+        return
+    for order in ((0, 1), (1, 0)):
+        for signs in product((1.0, -1.0), repeat=2):
+            turned = table.copy()
+            for k in (0, 1):
+                turned[:, k:pairs:2] = signs[k] * table[:, order[k] : pairs : 2]
+            yield turned
+            if width > 2:
+                yield np.hstack([turned[:, 0:pairs:2], turned[:, 1:pairs:2], turned[:, pairs:]])
+
+
 class PublicRows:
     """Every row, column and flat layout of the kit's tables, as they are and as scaled."""
 
-    def __init__(self, tables: Sequence[PublicTable]) -> None:
+    def __init__(self, tables: Sequence[PublicTable], seeds: Sequence[WrittenSeed] = ()) -> None:
         self.tables = tables
+        self.seeds = seeds
         self.exact = _Index([table.rows for table in tables], tables)
         self.scaled = _Index([table.rows / _anchor(table.rows) for table in tables], tables)
 
     def holding(self, wanted: Array, tol: Tolerance) -> list[str] | None:
         """Return where the rows of ``wanted`` are (the table holding most of them first),
-        as they are or scaled as a whole; None if a row is in none."""
+        as they are or scaled as a whole, or its columns each a public line; the same with
+        every pair of columns turned or mirrored the same way (``turns``); None if not."""
+        for turned in turns(wanted):
+            found = self._holding(turned, tol)
+            if found is not None:
+                return found
+        return None
+
+    def _holding(self, wanted: Array, tol: Tolerance) -> list[str] | None:
         import numpy as np
 
         bounds = _bounds(wanted, tol)
-        found = self.exact.holding(wanted, bounds)
+        found = self.exact.holding(wanted, bounds) or self.exact.by_columns(wanted, bounds)
         if np.count_nonzero(wanted) < 2:
             # One value scaled is any value: a scale needs two values to be told.
             return found
@@ -76,10 +124,13 @@ class PublicRows:
         import numpy as np
 
         flat = wanted.reshape(-1)
-        for table in self.tables:
-            if table.seed is None or table.rows.size < flat.size or flat.size < 2:
+        # A seed written without a shape draws as many values as a learner asks for.
+        drawn = [(t.where, t.seed, t.rows.size) for t in self.tables if t.seed is not None]
+        drawn += [(seed.where, seed.seed, flat.size) for seed in self.seeds]
+        for where, seed, size in drawn:
+            if size < flat.size or flat.size < 2:
                 continue
-            stream = np.random.RandomState(table.seed).random_sample(flat.size)
+            stream = np.random.RandomState(seed).random_sample(flat.size)
             # The bounds that would give these values, from the stream's two ends, then
             # every value checked with them.
             first, last = int(np.argmin(stream)), int(np.argmax(stream))
@@ -88,7 +139,7 @@ class PublicRows:
                 continue  # a constant table is no draw of any stream
             low = flat[first] - scale * stream[first]
             if np.all(np.abs(low + scale * stream - flat) <= _bounds(flat, tol)):
-                return table.where
+                return where
         return None
 
 
@@ -136,6 +187,8 @@ class _Index:
                 owners.extend([number] * len(part))
         self.rows = rows
         self.owners = owners
+        # The lines of each length, stacked when a hidden column of that length is sought.
+        self.lengths: dict[int, tuple[Array, list[int]]] = {}
         if rows:
             values = np.concatenate(rows)
             row_of = np.repeat(np.arange(len(rows)), [len(row) for row in rows])
@@ -173,6 +226,27 @@ class _Index:
                 return None
             done.add(row.tobytes())
             held[self._where(found)] += 1
+        return [where for where, _ in held.most_common()]
+
+    def by_columns(self, wanted: Array, bounds: Array) -> list[str] | None:
+        """Return where each column of ``wanted`` is a whole public line of its length, in
+        order (a table split into columns, each written apart: real and imaginary parts);
+        None if a column is in none, or a column is one value (any value is somewhere)."""
+        import numpy as np
+
+        if len(wanted) < 2:
+            return None
+        if len(wanted) not in self.lengths:
+            numbers = [i for i, row in enumerate(self.rows) if len(row) == len(wanted)]
+            lines = np.array([self.rows[i] for i in numbers]).reshape(len(numbers), len(wanted))
+            self.lengths[len(wanted)] = (lines, numbers)
+        lines, numbers = self.lengths[len(wanted)]
+        held: Counter[str] = Counter()
+        for column, bound in zip(wanted.T, bounds.T, strict=True):
+            match = np.flatnonzero(np.all(np.abs(lines - column) <= bound, axis=1))
+            if not match.size:
+                return None
+            held[self._where(numbers[int(match[0])])] += 1
         return [where for where, _ in held.most_common()]
 
     def _where(self, row: int) -> str:

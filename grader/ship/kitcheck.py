@@ -33,8 +33,10 @@ from grader.ship.kitstage import kit_examples, write_known_tables
 from grader.ship.kittext import (
     FileKind,
     authored,
+    bare_seeds,
     code_views,
     kind_of,
+    readable,
     refuse_unknown,
     views,
     written_seeds,
@@ -150,13 +152,18 @@ def verify_learner(root: Path, bundle: Path) -> list[str]:
     # Every table of the kit, indexed once for all: any of them may hold any exercise's case.
     tables = {table.where: table for _, read in found for table in read}
     plain = {path: read.text for path, read in texts.items()}
+    # The numbers as every text writes them: entities, dashes, complex numbers read.
+    numeric = {
+        path: readable(text, sheet=kind_of(path) is FileKind.SHEET) for path, text in plain.items()
+    }
+    authors = [(path, str(path.relative_to(bundle))) for path in authored(bundle, list(plain))]
     written = [
         table
-        for path in authored(bundle, list(plain))
-        for where in [str(path.relative_to(bundle))]
-        for table in written_tables(where, plain[path]) + written_seeds(where, plain[path])
+        for path, where in authors
+        for table in written_tables(where, numeric[path]) + written_seeds(where, numeric[path])
     ]
-    seen = Seen(PublicRows([*tables.values(), *written]), written_inputs(bundle, plain))
+    seeds = [seed for path, where in authors for seed in bare_seeds(where, numeric[path])]
+    seen = Seen(PublicRows([*tables.values(), *written], seeds), written_inputs(bundle, numeric))
     kit = Kit(
         bundle,
         {path: _words(text) for path, text in plain.items()},

@@ -14,7 +14,7 @@ from grader.errors import GraderError, Refused
 from grader.problem.kinds import Secrecy
 from grader.problem.schema import InputSchema, InvalidInputs, check_inputs
 from grader.ship.held import PublicTable
-from grader.ship.kittext import FileKind, authored, kind_of, numbers, whole_lists
+from grader.ship.kittext import FileKind, authored, kind_of, numbers, readable, whole_lists
 
 if TYPE_CHECKING:
     from grader.compare import Array
@@ -211,7 +211,7 @@ def _numeric(array: Any) -> Array | None:
         return values
     if array.dtype.kind in "US":
         text = " ".join(str(v) for v in array.reshape(-1).tolist())
-        return np.array(numbers(text), dtype=np.float64)
+        return np.array(numbers(readable(text)), dtype=np.float64)
     return None
 
 

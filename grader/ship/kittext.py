@@ -4,16 +4,20 @@ written in them, read token by token whatever the syntax around them."""
 
 from __future__ import annotations
 
+import html
 import json
 import re
+import sys
+import unicodedata
 from collections.abc import Iterator, Mapping
 from enum import Enum
+from functools import cache
 from pathlib import Path
 from typing import NamedTuple
 
 from grader.errors import GraderError
 from grader.problem.layout import KIT_DATA_DIR
-from grader.ship.held import PublicTable
+from grader.ship.held import PublicTable, WrittenSeed
 
 
 class FileKind(Enum):
@@ -167,8 +171,44 @@ def _strings(node: object) -> Iterator[str]:
 _NUMBER = re.compile(r"(?<![\w.])[-+]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][-+]?\d+)?(?!\w)")
 # The innermost bracket of any kind, over any number of lines: a tuple, a list, a mapping.
 _GROUP = re.compile(r"[\[({]([^\[\](){}]*)[\])}]")
-# Minus signs and separators other texts use for the ASCII ones.
-_SIGNS = str.maketrans({"\u2212": "-", "\u2013": "-", "\ufe63": "-", "\uff0d": "-"})
+# Minus signs that are no dash: the mathematical ones, superscript, subscript, heavy and
+# modifier minus. Every dash (Unicode's category Pd) stands for one too.
+_MINUSES = "\u2212\u207b\u208b\u2796\u02d7"
+_NUMBER_BODY = r"(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][-+]?\d+)?"
+# A complex number as Python, numpy or prose writes it: (1+0j), -0.5-2j, 3+4i, 2.5j.
+_COMPLEX = re.compile(
+    rf"(?<![\w.])([-+]?{_NUMBER_BODY})\s*([-+])\s*({_NUMBER_BODY})\s*\*?\s*[ij](?!\w)"
+    rf"|(?<![\w.])([-+]?{_NUMBER_BODY})\*?[ij](?!\w)"
+)
+# A decimal comma, as a sheet whose delimiter is `;` writes it.
+_DECIMAL_COMMA = re.compile(r"(\d),(\d)")
+
+
+@cache
+def _signs() -> dict[int, str]:
+    """Return every Unicode dash and minus sign, to be read as the ASCII minus."""
+    dashes = (c for c in range(sys.maxunicode + 1) if unicodedata.category(chr(c)) == "Pd")
+    return {code: "-" for code in [*dashes, *map(ord, _MINUSES)]}
+
+
+def readable(text: str, *, sheet: bool = False) -> str:
+    """Return ``text`` as its numbers are read: HTML entities decoded (`&minus;`,
+    `&#8722;`), every dash or minus sign the ASCII one, a complex number its two parts
+    (a row of two: rope's pairs, a sine and cosine), and in a sheet (``sheet``), a decimal
+    comma a point on each line delimited by `;`."""
+    text = html.unescape(text)
+    if not text.isascii():
+        text = text.translate(_signs())
+    if sheet:
+        lines = text.splitlines()
+        text = "\n".join(_DECIMAL_COMMA.sub(r"\1.\2", x) if ";" in x else x for x in lines)
+    return _COMPLEX.sub(_parts, text)
+
+
+def _parts(match: re.Match[str]) -> str:
+    if match[1] is None:
+        return f"0, {match[4]}"
+    return f"{match[1]}, {match[2]}{match[3]}"
 
 
 def numbers(text: str) -> list[float]:
@@ -186,7 +226,6 @@ def whole_lists(text: str) -> list[tuple[int, ...]]:
     line's, and each innermost bracket's, whose numbers are all whole (a tuple, a CSV line,
     a Markdown row, quoted). One number alone is prose ("42 rows"); `[42]` is read as a list
     by the bracket rule of kitdata.py."""
-    text = text.translate(_SIGNS)
     found = []
     for part in [*text.splitlines(), *(m[1] for m in _GROUP.finditer(text))]:
         tokens = _NUMBER.findall(part)
@@ -195,10 +234,19 @@ def whole_lists(text: str) -> list[tuple[int, ...]]:
     return found
 
 
-# A seeded table written in prose or code, as a case file's mapping writes it: its seed,
-# then its shape. A learner can draw the same numbers.
-_SEEDED = re.compile(
-    r"\bseed\W{1,4}(\d{1,10})\b[^\n]{0,80}?\bshape\W{1,4}(\d{1,7})\W{1,4}(\d{1,7})\b"
+# A seeded table written in prose or code, as a case file's mapping writes it (in flow or
+# block YAML): its seed and its shape, in either order. A learner can draw the same numbers.
+_SEED_PART = r"\bseed\W{1,4}(?P<seed>\d{1,10})\b"
+_SHAPE_PART = r"\bshape\W{1,16}(?P<rows>\d{1,7})\W{1,16}(?P<columns>\d{1,7})\b"
+_SEEDED = [
+    re.compile(rf"{_SEED_PART}[\s\S]{{0,80}}?{_SHAPE_PART}"),
+    re.compile(rf"{_SHAPE_PART}[\s\S]{{0,80}}?{_SEED_PART}"),
+]
+# A seed without a shape: after the word seed (seed=3, "from seed 3", np.random.seed(3)),
+# or a generator's first argument (RandomState(3), default_rng(3)).
+_SEED = re.compile(
+    r"(?i)\bseeds?\W{1,4}(\d{1,10})\b"
+    r"|\b(?:RandomState|default_rng|SeedSequence|PCG64|MT19937|Philox|SFC64)\s*\(\s*(\d{1,10})\b"
 )
 # At most this many values drawn for a seed written in text: a table input's own bound.
 MAX_DRAWN = 1_000_000
@@ -210,12 +258,27 @@ def written_seeds(where: str, text: str) -> list[PublicTable]:
     import numpy as np
 
     found = []
-    for match in _SEEDED.finditer(text):
-        seed, rows, columns = (int(g) for g in match.groups())
+    for match in (m for pattern in _SEEDED for m in pattern.finditer(text)):
+        seed, rows, columns = (int(match[g]) for g in ("seed", "rows", "columns"))
         if seed < 2**32 and 0 < rows * columns <= MAX_DRAWN:
             drawn = np.random.RandomState(seed).uniform(-1.0, 1.0, (rows, columns))
             found.append(PublicTable(f"{where} (seed {seed})", drawn, seed))
     return found
+
+
+def bare_seeds(where: str, text: str) -> list[WrittenSeed]:
+    """Return the seeds ``text`` writes without a shape it says (one written with its shape
+    is drawn at that shape, ``written_seeds``): any table a learner asks of such a seed is
+    public, whatever its shape, so held.py compares every hidden seeded input's stream."""
+    shaped = [m.span("seed") for pattern in _SEEDED for m in pattern.finditer(text)]
+    found: set[int] = set()
+    for match in _SEED.finditer(text):
+        group = 1 if match[1] is not None else 2
+        if any(start <= match.start(group) < end for start, end in shaped):
+            continue
+        if int(match[group]) < 2**32:
+            found.add(int(match[group]))
+    return [WrittenSeed(f"{where} (seed {seed}, no shape)", seed) for seed in sorted(found)]
 
 
 def written_tables(where: str, text: str) -> list[PublicTable]:
@@ -228,7 +291,6 @@ def written_tables(where: str, text: str) -> list[PublicTable]:
     """
     import numpy as np
 
-    text = text.translate(_SIGNS)
     tables: list[PublicTable] = []
     run: list[list[float]] = []
     for line in text.splitlines():

@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from grader.records import Tolerance
-from grader.ship.held import PublicRows, PublicTable
+from grader.ship.held import PublicRows, PublicTable, WrittenSeed
 
 pytestmark = pytest.mark.security
 
@@ -41,11 +41,35 @@ def _zeros(rows: int, columns: int) -> np.ndarray:
         ("scaled by a negative number, reversed", -0.5 * HIDDEN[::-1]),
         ("scaled, among smaller values", np.vstack([_zeros(2, 2) + 0.1, 3 * HIDDEN])),
         ("reshaped", np.hstack([HIDDEN, HIDDEN[::-1]]).reshape(4, 5)),
+        ("columns swapped", HIDDEN[:, ::-1]),
+        ("each pair turned 90 degrees", np.stack([-HIDDEN[:, 1], HIDDEN[:, 0]], axis=1)),
+        ("one column's sign flipped, scaled", 2 * HIDDEN * [1.0, -1.0]),
     ],
 )
 def test_a_copied_table_is_held(name: str, table: np.ndarray) -> None:
     """Every copy of the hidden rows, however laid out, is found."""
     assert _holds(table) == ["t0"], name
+
+
+def test_columns_spread_over_tables_are_held_and_named() -> None:
+    """Each column a whole public line of its length, from different tables: real and
+    imaginary parts written apart; a column among other values or shorter is no copy."""
+    assert _holds(HIDDEN[:, :1].T, _zeros(3, 5), HIDDEN[:, 1:]) == ["t0", "t2"]
+    longer = np.hstack([HIDDEN[:, 1], [9.0]])[None]
+    assert _holds(HIDDEN[:, :1].T, longer) is None
+    assert _holds(HIDDEN[:, :1].T, HIDDEN[:4, 1:]) is None
+
+
+def test_a_pair_layout_and_the_halves_layout_are_held() -> None:
+    """Pairs all swapped the same way, or every pair's first column then its second (a
+    rotation's other layout), with rows reordered. Rows each turned their own way are
+    another table."""
+    wide = np.hstack([HIDDEN, 2 * HIDDEN, 3 * HIDDEN])
+    assert _holds(wide[::-1, [0, 2, 4, 1, 3, 5]], wanted=wide) == ["t0"]
+    assert _holds(-wide[::-1, [1, 0, 3, 2, 5, 4]], wanted=wide) == ["t0"]
+    mixed = HIDDEN.copy()
+    mixed[:2] = mixed[:2, ::-1]
+    assert _holds(mixed) is None
 
 
 def test_rows_spread_over_tables_are_held_and_named() -> None:
@@ -79,6 +103,14 @@ def test_a_seeded_stream_holds_its_draws_whatever_their_shape_and_bounds() -> No
     assert rows.streaming(np.vstack([draws, draws]), TOL) is None
     other = PublicRows([PublicTable("t", table, seed=8)])
     assert other.streaming(draws, TOL) is None
+
+
+def test_a_seed_without_its_shape_holds_any_draw_of_its_stream() -> None:
+    """A seed written without a shape (RandomState(7) in code): any table drawn from it,
+    of any size, is public; another seed's is not."""
+    draws = np.random.RandomState(7).uniform(-2.0, 2.0, (64, 16))
+    assert PublicRows([], [WrittenSeed("s", 7)]).streaming(draws, TOL) == "s"
+    assert PublicRows([], [WrittenSeed("s", 8)]).streaming(draws, TOL) is None
 
 
 def test_a_table_and_an_empty_kit() -> None:

@@ -133,7 +133,44 @@ LAYOUTS: dict[str, Callable[[Path], None]] = {
     "the answer times -3, rows reversed": lambda kit: (kit / "problem" / "t.csv").write_text(
         "".join(",".join(_g(v) for v in row) + "\n" for row in -3 * Y1[::-1])
     ),
+    "&minus; entities in Markdown": lambda kit: (kit / "problem" / "n.md").write_text(
+        _table(Y1).replace("-", "&minus;")
+    ),
+    "&#8722; entities in a page": lambda kit: (kit / "problem" / "n.html").write_text(
+        "<table>" + _table(Y1, "<tr><td>", "</td><td>", "</td></tr>").replace("-", "&#8722;")
+    ),
+    "non-breaking hyphens (U+2011)": lambda kit: (kit / "problem" / "n.md").write_text(
+        _table(Y1).replace("-", "\u2011")
+    ),
+    "fullwidth hyphen-minus (U+FF0D)": lambda kit: (kit / "problem" / "n.md").write_text(
+        _table(X1).replace("-", "\uff0d")
+    ),
+    "complex numbers as Python prints them": lambda kit: (kit / "problem" / "n.txt").write_text(
+        f"rotated = {[complex(round(a, 7), round(b, 7)) for a, b in Y1]}\n"
+    ),
+    "complex numbers written a+bi": lambda kit: (kit / "problem" / "n.md").write_text(
+        "As complex numbers: " + ", ".join(f"{a:g}{b:+g}i" for a, b in X1) + ".\n"
+    ),
+    "real and imaginary parts as two lists": lambda kit: (kit / "problem" / "n.md").write_text(
+        f"Real parts: [{', '.join(map(_g, Y1[:, 0]))}]\n\n"
+        f"Imaginary parts: [{', '.join(map(_g, Y1[:, 1]))}]\n"
+    ),
+    "an .npz of real= and imag=": lambda kit: np.savez_compressed(
+        kit / "problem" / "answer.npz", real=Y1[:, 0], imag=Y1[:, 1]
+    ),
+    "a decimal-comma CSV delimited by ;": lambda kit: (kit / "problem" / "a.csv").write_text(
+        _table(Y1, "", ";", "").replace(".", ",")
+    ),
+    "each pair turned 90 degrees": lambda kit: (kit / "problem" / "n.md").write_text(
+        _table(np.stack([-X1[:, 1], X1[:, 0]], axis=1))
+    ),
+    "columns swapped": lambda kit: (kit / "problem" / "n.md").write_text(_table(Y1[:, ::-1])),
 }
+
+
+def _table(rows: np.ndarray, start: str = "| ", between: str = " | ", end: str = " |") -> str:
+    """Return ``rows`` as lines of text, a Markdown table's by default."""
+    return "".join(start + between.join(_g(v) for v in row) + end + "\n" for row in rows)
 
 
 @pytest.mark.parametrize("layout", list(LAYOUTS))
@@ -159,6 +196,64 @@ def test_the_default_exercise_answer_with_a_label_is_refused(
     row = ", ".join(f"{v:.6g}" for v in expected[0])
     _append(kit / "problem" / "statement.md", f"\nrow: [p42, {row}]\n")
     assert "expected table of hidden_tests/05_single_position.yaml" in _refusal(ROOT, kit)
+
+
+def test_the_default_exercise_answer_with_sine_and_cosine_swapped_is_refused(
+    staged: dict[Path, Path], tmp_path: Path
+) -> None:
+    """Case 01's answer as [cos p, sin p] rows; case 02's in the halves layout (every
+    sine first, then every cosine)."""
+    kit = _kit(staged, tmp_path, ROOT)
+    _, expected = _hidden(ROOT, "single_pair")
+    (kit / "problem" / "n.md").write_text(_table(expected[:, ::-1]))
+    assert "expected table of hidden_tests/01_single_pair.yaml" in _refusal(ROOT, kit)
+    _, expected = _hidden(ROOT, "odd_pair_count")
+    (kit / "problem" / "n.md").write_text(_table(expected[:, [0, 2, 4, 1, 3, 5]]))
+    assert "expected table of hidden_tests/02_odd_pair_count.yaml" in _refusal(ROOT, kit)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "x = np.random.RandomState(3).uniform(-1, 1, size=(8, 8))\n",
+        "rng = np.random.RandomState(seed=3)\nx = rng.uniform(-1, 1, (8, 8))\n",
+        "np.random.seed(3)\nx = np.random.uniform(-1, 1, (2, 8))\n",
+        "# x drawn with shape (8, 8) from seed 3\n",
+    ],
+)
+def test_a_hidden_seed_written_as_code_or_prose_is_refused(
+    staged: dict[Path, Path], tmp_path: Path, text: str
+) -> None:
+    """Case 03's seed near a generator's call or the word seed, whatever the shape beside
+    it (or none read): a learner can draw its numbers."""
+    kit = _kit(staged, tmp_path)
+    (kit / "problem" / "notes.py").write_text(text)
+    said = _refusal(ROPE, kit)
+    assert said.startswith(
+        "learner bundle holds the input x of hidden_tests/03_unordered_repeats.yaml: "
+        "problem/notes.py (seed 3"
+    ), said
+
+
+@pytest.mark.parametrize(
+    ("root", "text"),
+    [
+        (ROOT, "rng = np.random.default_rng(42)\n"),
+        (ROOT, "# Try `positions = np.arange(8)` and plot them.\n"),
+        (ROPE, "# Try positions = [0, 1, 2, 3, 4, 5] on your own x.\n"),
+        (ROPE, "# RoPE (Su et al., 2021) was used in GPT-J (2021) and LLaMA (2023).\n"),
+        (ROPE, "x = np.random.RandomState(2023).uniform(-1, 1, (8, 8))  # seed 2024 too\n"),
+        (ROPE, "# pairs 0\u20137, angles \u22121 to 1, &minus;0.5, 2+3j, 1,5;2,5\n"),
+    ],
+)
+def test_what_an_author_writes_in_passing_is_kept(
+    staged: dict[Path, Path], tmp_path: Path, root: Path, text: str
+) -> None:
+    """No false refusal: another seed, a range in prose, years, dashes and entities,
+    a complex number, decimal commas outside a sheet."""
+    kit = _kit(staged, tmp_path, root)
+    (kit / "problem" / "notes.py").write_text(text)
+    verify_learner(root, kit)
 
 
 def test_a_table_reshaped_is_refused(staged: dict[Path, Path], tmp_path: Path) -> None:
