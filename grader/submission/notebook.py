@@ -17,6 +17,7 @@ magic whose body is Python (`%%time`, `%%capture`) keeps its body; any other cel
 (`%%bash`, `%%writefile`, `%%html`) drops its cell. Line numbers are kept per cell, so
 that a message cites `cell 3, line 2`, cells counted from the top, markdown included.
 Outputs are never read beyond the JSON parser: the bound on the file is loose (images),
+its characters past Latin-1 are read as their JSON escapes (see _narrow);
 the bounds on its code cells, checked before any is parsed, are the .py bound on bytes and
 a bound on tokens: a syntax tree takes hundreds of times the memory of its text, and the
 slice reads every top-level statement.
@@ -25,6 +26,7 @@ slice reads every top-level statement.
 from __future__ import annotations
 
 import ast
+import codecs
 import json
 import re
 import warnings
@@ -56,6 +58,13 @@ _PAST_BOUNDS = (
     f"{MAX_ESCAPES:,} escapes, far past a notebook's cells and outputs (clear its outputs "
     "and save it)"
 )
+# A character past Latin-1 in UTF-8 (two bytes from U+0100, three, four), after the
+# backslashes before it: pairs of them (each an escaped backslash), and one more or none.
+WIDE_CHARACTER = re.compile(
+    rb"((?:\\\\)*)(\\?)([\xc4-\xdf][\x80-\xbf]|[\xe0-\xef][\x80-\xbf]{2}|[\xf0-\xf4][\x80-\xbf]{3})"
+)
+WIDE_LEAD = re.compile(rb"[\xc4-\xf4]")
+WIDE_LEADS = bytes(range(0xC4, 0xF5))
 # A JSON string, escapes and all; one left open runs to the end, so that the scan never
 # starts again inside it (it is one pass, whatever the text).
 JSON_STRING = re.compile(rb'"[^"\\]*(?:\\.?[^"\\]*)*(?:"|\Z)', re.DOTALL)
@@ -120,7 +129,7 @@ def to_module(data: bytes, function: str) -> Module:
 def _parse(data: bytes) -> dict[str, object]:
     _bounded(data)
     try:
-        doc = json.loads(data.decode("utf-8-sig"))
+        doc = json.loads(_narrow(data.removeprefix(codecs.BOM_UTF8)).decode("utf-8"))
     except UnicodeDecodeError:
         raise NotANotebook("not a notebook: its bytes are not UTF-8 text") from None
     except RecursionError:
@@ -136,6 +145,34 @@ def _parse(data: bytes) -> dict[str, object]:
             f"a notebook of nbformat {shown}; only nbformat 4 is read (save it from Jupyter 4+)"
         )
     return doc
+
+
+def _narrow(data: bytes) -> bytes:
+    """Return a notebook's JSON with each character past Latin-1 written as its JSON escape,
+    where that makes the text Python holds narrower.
+
+    Python stores a string at the width of its widest character: one emoji in a 31 MiB
+    notebook of plots made the text four times its bytes (the grader's own process near
+    three times its memory). Escaped, only the JSON strings holding such characters are
+    wide once parsed. One escaped by a backslash (not JSON) or not UTF-8 is left as
+    written: the parser or the decoder says so.
+    """
+    wide = len(data) - len(data.translate(None, WIDE_LEADS)) if WIDE_LEAD.search(data) else 0
+    # Escaped, each takes 6 or 12 bytes at one byte each; unescaped, the text holds each
+    # byte (less the continuation bytes) at two or four.
+    if not wide or 12 * wide >= len(data):
+        return data
+    return WIDE_CHARACTER.sub(_escape, data)
+
+
+def _escape(match: re.Match[bytes]) -> bytes:
+    if match.group(2):  # escaped itself: not JSON, as the parser will say
+        return match.group(0)
+    try:
+        character = match.group(3).decode("utf-8")
+    except UnicodeDecodeError:
+        return match.group(0)
+    return match.group(1) + json.dumps(character).strip('"').encode("ascii")
 
 
 def _bounded(data: bytes) -> None:

@@ -5,6 +5,8 @@ from __future__ import annotations
 import contextlib
 import io
 import json
+import subprocess
+import sys
 import zipfile
 from pathlib import Path
 
@@ -14,7 +16,7 @@ from hypothesis import strategies as st
 
 from grader.errors import GraderError
 from grader.submission.notebook import to_module
-from tests.conftest import Cli, grader_process
+from tests.conftest import ROOT, Cli, grader_process
 
 FUNCTION = "sinusoidal_positions"
 IMPORTS = "import numpy as np\n"
@@ -242,6 +244,55 @@ def test_a_notebook_of_many_values_is_refused_in_one_line(tmp_path: Path) -> Non
         "objects or 4,000,000 escapes, far past a notebook's cells and outputs (clear its "
         "outputs and save it)\n"
     )
+
+
+# Runs `python -m grader ARGS...` and prints the most memory it held, in KiB: from a
+# process of its own, small, so that what the test's process holds is not counted.
+PEAK = (
+    "import resource, subprocess, sys\n"
+    "subprocess.run([sys.executable, '-m', 'grader', *sys.argv[1:]], capture_output=True)\n"
+    "print(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)\n"
+)
+
+
+def _peak_kib(path: Path) -> int:
+    done = subprocess.run(
+        [sys.executable, "-c", PEAK, "submit", str(path)],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        timeout=300,
+        check=True,
+    )
+    return int(done.stdout)
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(sys.platform != "linux", reason="ru_maxrss in KiB is Linux's")
+def test_one_wide_character_does_not_widen_a_notebook_s_text(tmp_path: Path) -> None:
+    """One emoji in a 31 MiB notebook of outputs made Python hold its whole text at four
+    bytes a character: the grader's own process nearly twice the memory of the same
+    notebook without it. Past Latin-1, a character is read as its JSON escape."""
+    printed = {"output_type": "stream", "name": "stdout", "text": "x" * (30 * 1024 * 1024)}
+    peaks = {}
+    for mark in ("", "\U0001f600"):
+        path = tmp_path / f"answer{len(mark)}.ipynb"
+        written = json.loads(notebook(IMPORTS + RIGHT + f"# {mark}\n", outputs=[printed]))
+        path.write_text(json.dumps(written, ensure_ascii=False), encoding="utf-8")
+        peaks[mark] = _peak_kib(path)
+    assert peaks["\U0001f600"] < 1.25 * peaks[""], peaks
+
+
+@pytest.mark.parametrize(
+    "text", ["\U0001f600 \u4e2d \u0101 \u00e9", "\\\\\U0001f600", "\\\U0001f600"]
+)
+def test_wide_characters_read_as_written(text: str) -> None:
+    """Escaped before the parser, an emoji, a CJK character and one after backslashes are
+    the cell's text as written: in its code, as in a string of its code."""
+    cell = RIGHT.replace("return out", f"return out  # {text}")
+    doc = json.dumps(json.loads(notebook(IMPORTS, cell)), ensure_ascii=False)
+    module = to_module(("\ufeff" + doc).encode(), FUNCTION)
+    assert f"return out  # {text}" in module.text
 
 
 def test_brackets_in_a_notebooks_text_are_no_structure(cli: Cli, tmp_path: Path) -> None:
