@@ -35,7 +35,7 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Iterator, Sequence
-from itertools import product
+from itertools import islice, product
 from typing import TYPE_CHECKING, NamedTuple
 
 from grader.records import Tolerance
@@ -95,11 +95,27 @@ class PublicRows:
         """Return where the rows of ``wanted`` are (the table holding most of them first),
         as they are or scaled as a whole, or its columns each a public line; the same with
         every pair of columns turned or mirrored the same way (``turns``); None if not."""
-        for turned in turns(wanted):
+        found = self._holding(wanted, tol)
+        if found is not None or not self._signed(wanted, tol):
+            return found
+        # A turn moves values and flips signs, no more: each value is somewhere, either sign.
+        for turned in islice(turns(wanted), 1, None):
             found = self._holding(turned, tol)
             if found is not None:
                 return found
         return None
+
+    def _signed(self, wanted: Array, tol: Tolerance) -> bool:
+        """Whether every value of ``wanted``, either sign, is in the kit as it is, or (two
+        values or more) every value scaled by the largest: else no turn of it is held."""
+        import numpy as np
+
+        bounds = _bounds(wanted, tol)
+        if self.exact.signed(wanted, bounds):
+            return True
+        scale = abs(_anchor(wanted))
+        several = np.count_nonzero(wanted) >= 2
+        return bool(several and self.scaled.signed(wanted / scale, bounds / scale))
 
     def _holding(self, wanted: Array, tol: Tolerance) -> list[str] | None:
         import numpy as np
@@ -197,6 +213,7 @@ class _Index:
         order = np.argsort(values, kind="stable")
         self.values = values[order]
         self.row_of = row_of[order]
+        self.magnitudes = np.sort(np.abs(self.values))
 
     def holding(self, wanted: Array, bounds: Array) -> list[str] | None:
         """Return where the rows of ``wanted`` are (the table holding most of them first),
@@ -204,6 +221,9 @@ class _Index:
         None if a row is in none."""
         import numpy as np
 
+        # A few values first: a table that is no copy is told at once.
+        if not _present(self.values, wanted.reshape(-1)[:FIRST], bounds.reshape(-1)[:FIRST]):
+            return None
         low = np.searchsorted(self.values, wanted - bounds, side="left")
         high = np.searchsorted(self.values, wanted + bounds, side="right")
         counts = high - low
@@ -227,6 +247,14 @@ class _Index:
             done.add(row.tobytes())
             held[self._where(found)] += 1
         return [where for where, _ in held.most_common()]
+
+    def signed(self, wanted: Array, bounds: Array) -> bool:
+        """Whether every value of ``wanted``, with either sign, is some row's value."""
+        import numpy as np
+
+        flat, slack = np.abs(wanted.reshape(-1)), bounds.reshape(-1)
+        first = _present(self.magnitudes, flat[:FIRST], slack[:FIRST])
+        return first and _present(self.magnitudes, flat, slack)
 
     def by_columns(self, wanted: Array, bounds: Array) -> list[str] | None:
         """Return where each column of ``wanted`` is a whole public line of its length, in
@@ -263,6 +291,18 @@ class _Index:
         width = len(row)
         starts = np.flatnonzero(np.abs(public[: len(public) - width + 1] - row[0]) <= bounds[0])
         return any(np.all(np.abs(public[s : s + width] - row) <= bounds) for s in starts)
+
+
+# The values looked for first, before a whole table's.
+FIRST = 64
+
+
+def _present(ordered: Array, values: Array, bounds: Array) -> bool:
+    """Whether each of ``values`` is within its bound of one of ``ordered`` (sorted)."""
+    import numpy as np
+
+    low = np.searchsorted(ordered, values - bounds, side="left")
+    return bool(np.all(np.searchsorted(ordered, values + bounds, side="right") > low))
 
 
 def _within(public: Array, row: Array, bounds: Array) -> bool:

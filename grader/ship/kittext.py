@@ -7,11 +7,9 @@ from __future__ import annotations
 import html
 import json
 import re
-import sys
 import unicodedata
 from collections.abc import Iterator, Mapping
 from enum import Enum
-from functools import cache
 from pathlib import Path
 from typing import NamedTuple
 
@@ -184,11 +182,13 @@ _COMPLEX = re.compile(
 _DECIMAL_COMMA = re.compile(r"(\d),(\d)")
 
 
-@cache
-def _signs() -> dict[int, str]:
-    """Return every Unicode dash and minus sign, to be read as the ASCII minus."""
-    dashes = (c for c in range(sys.maxunicode + 1) if unicodedata.category(chr(c)) == "Pd")
-    return {code: "-" for code in [*dashes, *map(ord, _MINUSES)]}
+def _signs(text: str) -> dict[int, str]:
+    """Return the Unicode dashes and minus signs ``text`` holds, each to the ASCII minus."""
+    return {
+        ord(c): "-"
+        for c in set(text)
+        if not c.isascii() and (c in _MINUSES or unicodedata.category(c) == "Pd")
+    }
 
 
 def readable(text: str, *, sheet: bool = False) -> str:
@@ -198,7 +198,7 @@ def readable(text: str, *, sheet: bool = False) -> str:
     comma a point on each line delimited by `;`."""
     text = html.unescape(text)
     if not text.isascii():
-        text = text.translate(_signs())
+        text = text.translate(_signs(text))
     if sheet:
         lines = text.splitlines()
         text = "\n".join(_DECIMAL_COMMA.sub(r"\1.\2", x) if ";" in x else x for x in lines)
