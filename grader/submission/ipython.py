@@ -27,9 +27,9 @@ from grader.names import display
 # Cell magics whose body is Python, run with something around it.
 PYTHON_CELL_MAGICS = frozenset({"time", "timeit", "capture", "prun", "debug"})
 # A line magic that runs the rest of its line once in the notebook's namespace, as Python
-# would: `%time BASE = 10000.0` binds BASE. (%timeit runs it inside a function of its own,
-# its names local: left out with the other magics.)
-PYTHON_LINE_MAGIC = re.compile(r"^(\s*)%time[ \t]+(?=\S)")
+# would: `%time BASE = 10000.0` binds BASE, `BASE = %time base()` too. (%timeit runs it
+# inside a function of its own, its names local: left out with the other magics.)
+PYTHON_LINE_MAGIC = re.compile(r"^(\s*(?:\w+\s*=\s*)?)%time[ \t]+(?=\S)")
 MAGIC_LINE = re.compile(r"^(\s*)(?:[%!]|\w+\s*=\s*[%!]|[\w.]+\?\??\s*$)")
 OPENING = frozenset("([{")
 CLOSING = frozenset(")]}")

@@ -95,6 +95,7 @@ CHANGED_UNSAID = {
         FROM_EXP,
     ),
     "a line %time": (IMPORTS + "BASE = 100.0\n", "%time BASE = 10000.0\n", FROM_BASE),
+    "a line %time's value": (IMPORTS + "BASE = 100.0\n", "BASE = %time 10000.0\n", FROM_BASE),
     "an attribute of builtins": (
         IMPORTS + "import builtins\n",
         "builtins.BASE = 10000.0\n",
