@@ -137,26 +137,35 @@ class PublicRows:
         """Return where a table generated from a seed holds ``wanted``'s values: the same
         seed's stream at least as long, whatever its shape and bounds (numpy's uniform draws
         are low + (high - low) * u, so any bounds give the same u back); None if none."""
-        import numpy as np
-
-        flat = wanted.reshape(-1)
-        # A seed written without a shape draws as many values as a learner asks for.
         drawn = [(t.where, t.seed, t.rows.size) for t in self.tables if t.seed is not None]
-        drawn += [(seed.where, seed.seed, flat.size) for seed in self.seeds]
-        for where, seed, size in drawn:
-            if size < flat.size or flat.size < 2:
-                continue
-            stream = np.random.RandomState(seed).random_sample(flat.size)
-            # The bounds that would give these values, from the stream's two ends, then
-            # every value checked with them.
-            first, last = int(np.argmin(stream)), int(np.argmax(stream))
-            scale = (flat[last] - flat[first]) / (stream[last] - stream[first])
-            if not scale:
-                continue  # a constant table is no draw of any stream
-            low = flat[first] - scale * stream[first]
-            if np.all(np.abs(low + scale * stream - flat) <= _bounds(flat, tol)):
-                return where
-        return None
+        return _drawn(wanted, tol, drawn)
+
+    def seeded(self, wanted: Array, tol: Tolerance) -> str | None:
+        """Return where a seed written without a shape draws ``wanted``'s values: as many
+        as a learner asks for, so whatever their number; None if none."""
+        return _drawn(wanted, tol, [(s.where, s.seed, wanted.size) for s in self.seeds])
+
+
+def _drawn(wanted: Array, tol: Tolerance, drawn: list[tuple[str, int, int]]) -> str | None:
+    """Return the first ``where`` of (where, seed, size) whose seed's stream of ``size``
+    values holds ``wanted``'s, at any bounds; None if none."""
+    import numpy as np
+
+    flat = wanted.reshape(-1)
+    for where, seed, size in drawn:
+        if size < flat.size or flat.size < 2:
+            continue
+        stream = np.random.RandomState(seed).random_sample(flat.size)
+        # The bounds that would give these values, from the stream's two ends, then
+        # every value checked with them.
+        first, last = int(np.argmin(stream)), int(np.argmax(stream))
+        scale = (flat[last] - flat[first]) / (stream[last] - stream[first])
+        if not scale:
+            continue  # a constant table is no draw of any stream
+        low = flat[first] - scale * stream[first]
+        if np.all(np.abs(low + scale * stream - flat) <= _bounds(flat, tol)):
+            return where
+    return None
 
 
 def _bounds(wanted: Array, tol: Tolerance) -> Array:

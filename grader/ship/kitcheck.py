@@ -328,6 +328,12 @@ def _shown_rows(spec: InputKind, case: Case, seen: Seen) -> str | None:
             f"learner bundle holds the input {spec.name} of {case.source}: {stream} is "
             f"generated from the same seed, as many values or more; {ADVICE_SEED}"
         )
+    seed = seen.rows.seeded(table, case.tolerance)
+    if seed is not None:
+        return (
+            f"learner bundle holds the input {spec.name} of {case.source}: {seed} draws "
+            f"it, whatever the shape a learner asks for; {ADVICE_BARE_SEED}"
+        )
     places = seen.rows.holding(table, case.tolerance)
     if places is None:
         return None
@@ -341,6 +347,7 @@ def _shown_rows(spec: InputKind, case: Case, seen: Seen) -> str | None:
 # public (a single row in common is no case), never all of them.
 ADVICE = "a kit may show some of its rows, never all: leave one out, or change that hidden case"
 ADVICE_SEED = "use another seed, or fewer values"
+ADVICE_BARE_SEED = "use another seed than a hidden case's"
 
 
 SHOWN: dict[Secrecy, Callable[[InputKind, Case, Seen], str | None]] = {

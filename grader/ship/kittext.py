@@ -278,7 +278,7 @@ def bare_seeds(where: str, text: str) -> list[WrittenSeed]:
             continue
         if int(match[group]) < 2**32:
             found.add(int(match[group]))
-    return [WrittenSeed(f"{where} (seed {seed}, no shape)", seed) for seed in sorted(found)]
+    return [WrittenSeed(f"{where} (seed {seed})", seed) for seed in sorted(found)]
 
 
 def written_tables(where: str, text: str) -> list[PublicTable]:

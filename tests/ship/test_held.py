@@ -109,8 +109,8 @@ def test_a_seed_without_its_shape_holds_any_draw_of_its_stream() -> None:
     """A seed written without a shape (RandomState(7) in code): any table drawn from it,
     of any size, is public; another seed's is not."""
     draws = np.random.RandomState(7).uniform(-2.0, 2.0, (64, 16))
-    assert PublicRows([], [WrittenSeed("s", 7)]).streaming(draws, TOL) == "s"
-    assert PublicRows([], [WrittenSeed("s", 8)]).streaming(draws, TOL) is None
+    assert PublicRows([], [WrittenSeed("s", 7)]).seeded(draws, TOL) == "s"
+    assert PublicRows([], [WrittenSeed("s", 8)]).seeded(draws, TOL) is None
 
 
 def test_a_table_and_an_empty_kit() -> None:

@@ -233,6 +233,7 @@ def test_a_hidden_seed_written_as_code_or_prose_is_refused(
         "learner bundle holds the input x of hidden_tests/03_unordered_repeats.yaml: "
         "problem/notes.py (seed 3"
     ), said
+    assert said.endswith("use another seed than a hidden case's") or "shape (8, 8)" in text
 
 
 @pytest.mark.parametrize(
