@@ -34,7 +34,6 @@ READ_ONLY_METHODS = frozenset(
 VIEW_METHODS = frozenset({"reshape", "ravel", "transpose", "squeeze", "view", "swapaxes"})
 VIEW_METHODS |= frozenset({"diagonal", "__getitem__", "expand_dims", "moveaxis"})
 VIEW_METHODS |= frozenset({"asarray", "asanyarray", "atleast_1d", "atleast_2d", "broadcast_to"})
-VIEW_ATTRIBUTES = frozenset({"T", "mT", "real", "imag", "flat", "base"})
 # What a bound method handed on may be, yet reads no object's contents in place.
 DATA_ATTRIBUTES = frozenset({"shape", "ndim", "size", "dtype", "nbytes", "itemsize"})
 # What reaches a module's names through no name of theirs: `builtins.BASE = ...`,
@@ -44,6 +43,8 @@ ANY_NAME_NAMES = frozenset({"builtins", "__builtins__", "__main__"})
 KEPT_INTACT = READ_ONLY_METHODS | DATA_ATTRIBUTES
 BLOCK_FIELDS = ("body", "orelse", "finalbody", "handlers", "cases")
 SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
+# What a call of a name the notebook defines may run.
+Callable = ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef | ast.Lambda
 # What only a symbol table reads right: a scope of its own, a name bound without a Name.
 NOT_PLAIN = (
     ast.FunctionDef,
@@ -133,8 +134,9 @@ def root_of(element: ast.expr, *, attributes: bool = True) -> str | None:
 
 
 def view_roots(element: ast.expr) -> set[str]:
-    """Return the names whose object an expression may be or share memory with: EXP in
-    EXP[:2], EXP.T, EXP.reshape(2, 256), np.asarray(EXP), (EXP, other), {"e": EXP}."""
+    """Return the names whose object an expression may be, share memory with or change
+    when called: EXP in EXP[:2], EXP.T, EXP.reshape(2, 256), np.asarray(EXP), (EXP, other),
+    {"e": EXP}, EXP.__setitem__."""
     if isinstance(element, (ast.Tuple, ast.List, ast.Set)):
         return {n for e in element.elts for n in view_roots(e)}
     if isinstance(element, ast.Dict):
@@ -147,8 +149,8 @@ def view_roots(element: ast.expr) -> set[str]:
         return {n for e in element.values for n in view_roots(e)}
     if isinstance(element, ast.Subscript):
         return view_roots(element.value)
-    if isinstance(element, ast.Attribute) and element.attr in VIEW_ATTRIBUTES:
-        return view_roots(element.value)
+    if isinstance(element, ast.Attribute) and element.attr not in KEPT_INTACT:
+        return view_roots(element.value)  # EXP.T, a bound method (EXP.__setitem__)
     if isinstance(element, ast.Call):
         func = element.func
         name = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", "")
@@ -268,11 +270,24 @@ def calls(expressions: Iterable[ast.expr]) -> tuple[frozenset[str], frozenset[st
     return frozenset(called_on - {""}), frozenset(called)
 
 
-def writes(
-    node: ast.FunctionDef | ast.AsyncFunctionDef, top: symtable.SymbolTable
-) -> tuple[frozenset[str], frozenset[str]]:
-    """Return the globals a function sets (`global BASE`) or may change in place when
-    called (`CFG[k] = v`, `CFG.update(...)`), and the plain names it calls."""
+def own_name(node: ast.stmt) -> tuple[str, Callable] | None:
+    """Return the name a statement defines something callable under, and that thing: a
+    function, a class (its methods), a lambda bound to one name (f = lambda a=EXP: ...)."""
+    if isinstance(node, SCOPES):
+        return node.name, node
+    if (
+        isinstance(node, ast.Assign)
+        and len(node.targets) == 1
+        and isinstance(node.targets[0], ast.Name)
+        and isinstance(node.value, ast.Lambda)
+    ):
+        return node.targets[0].id, node.value
+    return None
+
+
+def writes(node: Callable, top: symtable.SymbolTable) -> tuple[frozenset[str], frozenset[str]]:
+    """Return the globals a function, class or lambda sets (`global BASE`) or may change in
+    place when called (`CFG[k] = v`, `CFG.update(...)`), and the plain names it calls."""
     globals_read: set[str] = set()
     written: set[str] = set()
     for table, _ in nested(top, now=False):
@@ -282,15 +297,19 @@ def writes(
             elif symbol.is_global():
                 globals_read.add(symbol.get_name())
     inner = [n for n in ast.walk(node) if isinstance(n, ast.stmt) and n is not node]
-    called_on, called = calls(e for n in inner for e in own_expressions(n))
+    bodies = [e for n in inner for e in own_expressions(n)]
+    called_on, called = calls([*bodies, node.body] if isinstance(node, ast.Lambda) else bodies)
     changed = {root for n in inner for root in changed_roots(n)} | called_on
     # A parameter changed in the body changes what its default is (def fill(a=EXP)).
-    arguments = node.args
-    positional = [*arguments.posonlyargs, *arguments.args]
-    given = positional[len(positional) - len(arguments.defaults) :]
-    pairs = list(zip(given, arguments.defaults, strict=True))
-    pairs += [(a, d) for a, d in zip(arguments.kwonlyargs, arguments.kw_defaults, strict=True) if d]
-    defaults = {n for a, d in pairs if a.arg in changed for n in view_roots(d)}
+    defaults: set[str] = set()
+    for function in (n for n in ast.walk(node) if isinstance(n, (*SCOPES[:2], ast.Lambda))):
+        arguments = function.args
+        positional = [*arguments.posonlyargs, *arguments.args]
+        given = positional[len(positional) - len(arguments.defaults) :]
+        pairs: list[tuple[ast.arg, ast.expr | None]] = []
+        pairs += zip(given, arguments.defaults, strict=True)
+        pairs += zip(arguments.kwonlyargs, arguments.kw_defaults, strict=True)
+        defaults |= {n for a, d in pairs if d and a.arg in changed for n in view_roots(d)}
     return frozenset(written | (changed & globals_read) | defaults), called
 
 

@@ -63,7 +63,9 @@ class Statement:
     # A method called on the name anywhere it runs ([CFG.update(...) for _ in ...]).
     called_on: frozenset[str] = frozenset()
     called: frozenset[str] = frozenset()  # the plain names it calls (set_base())
-    # A function it defines: the globals that function may set or change, the names it calls.
+    # A function, class or lambda it defines (its name): the globals it may set or change
+    # when called, the names it calls.
+    own: str = ""
     writes: frozenset[str] = frozenset()
     inner_calls: frozenset[str] = frozenset()
     # (a name it binds, a name whose object that may share: for row in ROWS, V = EXP.T)
@@ -127,8 +129,10 @@ def _names(statement: Statement) -> None:
         statement.called_on, statement.called = effects.calls(
             e for simple in effects.run_here(node) for e in effects.own_expressions(simple)
         )
-    if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and plain is None:
-        statement.writes, statement.inner_calls = effects.writes(node, top)
+    defined = effects.own_name(node)
+    if defined is not None and plain is None:
+        statement.own = defined[0]
+        statement.writes, statement.inner_calls = effects.writes(defined[1], top)
     hidden = sorted(statement.called & UNBOUNDED_CALLS)
     statement.anything = f"{hidden[0]}()" if hidden else effects.any_name(node)
     statement.alias_pairs = frozenset(pairs)
@@ -183,8 +187,8 @@ def _callees(found: Sequence[Statement]) -> _Callees:
     functions: set[str] = set()
     for statement in found:
         node = statement.node
-        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
-            own.add(node.name)
+        if statement.own:
+            own.add(statement.own)
         elif isinstance(node, ast.Import):
             modules.update(
                 (a.asname or a.name).split(".")[0]
@@ -206,9 +210,9 @@ def _own_writes(found: Sequence[Statement]) -> tuple[dict[str, frozenset[str]], 
     imported: set[str] = set()
     for statement in found:
         node = statement.node
-        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
-            writes.setdefault(node.name, set()).update(statement.writes)
-            calls.setdefault(node.name, set()).update(statement.inner_calls)
+        if statement.own:
+            writes.setdefault(statement.own, set()).update(statement.writes)
+            calls.setdefault(statement.own, set()).update(statement.inner_calls)
         elif isinstance(node, (ast.Import, ast.ImportFrom)):
             imported |= statement.binds
     every = frozenset(name for names in writes.values() for name in names)
@@ -227,11 +231,12 @@ def _own_writes(found: Sequence[Statement]) -> tuple[dict[str, frozenset[str]], 
 
 
 def _own_reads(found: Sequence[Statement]) -> dict[str, frozenset[str]]:
-    """Return the globals each function of the notebook's own reads when called."""
+    """Return the globals each function, class or lambda of the notebook's own reads when
+    called."""
     reads: dict[str, frozenset[str]] = {}
     for statement in found:
-        if isinstance(statement.node, (ast.FunctionDef, ast.AsyncFunctionDef)):
-            name = statement.node.name
+        if statement.own:
+            name = statement.own
             reads[name] = reads.get(name, frozenset()) | statement.uses_later
     return reads
 
@@ -276,6 +281,8 @@ def _indexes(
         reached = statement.called_on - imported - statement.binds
         for called in statement.called & writes.keys():
             reached |= writes[called] - imported
+        for called in statement.called & shared.keys():  # set_ = EXP.__setitem__; set_(...)
+            reached |= shared[called] - imported
         for callee in statement.through:
             if callee in reads:
                 reached |= reads[callee] - imported
@@ -289,7 +296,9 @@ def _indexes(
             elif effect is Effect.UNKNOWN:
                 statement.unknown |= {name} | shared.get(name, frozenset())
         # What shares a changed name's object is changed too (V = EXP.T; V[:] = ...).
-        statement.changes |= {a for name in statement.changes for a in shared.get(name, ())}
+        statement.changes |= {
+            a for name in statement.changes for a in shared.get(name, ()) if a not in imported
+        }
         for name in statement.binds:
             binders.setdefault(name, []).append(statement.order)
         if function not in statement.uses_now:

@@ -94,6 +94,21 @@ CHANGED_UNSAID = {
         f"def fill(a=EXP):\n    a[:] = {EXPONENTS}\n\nfill()\n",
         FROM_EXP,
     ),
+    "a lambda's default": (
+        SMALL_EXP,
+        f"f = lambda a=EXP: a.__setitem__(..., {EXPONENTS})\nf()\n",
+        FROM_EXP,
+    ),
+    "an own class's method": (
+        SMALL_EXP + f"class K:\n    def go(self):\n        EXP[:] = {EXPONENTS}\n",
+        "K().go()\n",
+        FROM_EXP,
+    ),
+    "a bound method bound to a name": (
+        SMALL_EXP + "put = EXP.__setitem__\n",
+        f"put(..., {EXPONENTS})\n",
+        FROM_EXP,
+    ),
     "a line %time": (IMPORTS + "BASE = 100.0\n", "%time BASE = 10000.0\n", FROM_BASE),
     "a line %time's value": (IMPORTS + "BASE = 100.0\n", "BASE = %time 10000.0\n", FROM_BASE),
     "an attribute of builtins": (
