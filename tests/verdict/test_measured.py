@@ -401,3 +401,21 @@ def test_noise_past_position_zero_is_no_float32_angles(share: float) -> None:
         with np.errstate(all="ignore"):
             found = rules.diagnose(case.inputs, got, want, staff)
         assert found is None, (case.name, found)
+
+
+def test_exponents_over_the_whole_width_win_or_tie() -> None:
+    """A partial rotary whose exponents run over the whole width has the rates of another
+    mistake over the turned columns: with fewer parts it is the one proposed (its
+    frequencies are right); where both have as many parts, neither is."""
+    staff = import_module(ROPE, "staff")
+    measure = import_module(ROPE, "measure")
+
+    def proposed(turned: int, d: int, base: float) -> list[tuple[str, ...]]:
+        rates = base ** (-2.0 * np.arange(turned // 2) / d)
+        reading = measure.Reading(measure.Layout.ADJACENT, turned, d, rates)
+        return [p.parts for p in staff.propose(reading, d)]
+
+    assert proposed(32, 64, 10000.0) == [("partial_rotary",)]  # not exponent_i_over_d
+    assert proposed(16, 64, 10000.0) == [("partial_rotary",)]  # not base 10
+    # Base 1000 over 6 columns is 10000 ** (-i / 4) over the 4 turned: a guess either way.
+    assert proposed(4, 6, 1000.0) == []

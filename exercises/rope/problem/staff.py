@@ -255,6 +255,7 @@ def propose(reading: Any, d: int) -> list[Proposal]:
     if not shape and layout == "halves":
         shape = ("rotate_half",)
     found: list[Proposal] = []
+    torn: list[Proposal] = []
     if not known.any():
         return found
     entries, table = _stacked(reading.turned, d)
@@ -268,11 +269,21 @@ def propose(reading: Any, d: int) -> list[Proposal]:
         close = np.abs(measured[known] - rates[known]) <= SNAP * np.abs(rates[known]) + 1e-12
         if not close.all() or not shape + parts:
             continue
-        # The same rates twice (a measured base the catalogue holds) are one proposal.
-        if any(np.allclose(rates, f.rates, rtol=SNAP, atol=0) for f in found):
-            continue
-        found.append(Proposal(shape + parts, layout, reading.turned, rates, base, over))
-    return found
+        # The same rates twice (a measured base the catalogue holds) are one proposal. Where
+        # exponents over the turned columns and over the whole width give one table by
+        # mistakes of as many parts but other codes (10000 ** (-i / 4) over 4 of 6 columns
+        # is base 1000 over 6), either would be a guess: neither is proposed.
+        same = [f for f in found if np.allclose(rates, f.rates, rtol=SNAP, atol=0)]
+        torn += [
+            f
+            for f in same
+            if f.over_width != over
+            and len(f.parts) == len(shape + parts) != 0
+            and f.parts != shape + parts
+        ]
+        if not same:
+            found.append(Proposal(shape + parts, layout, reading.turned, rates, base, over))
+    return [f for f in found if not any(f is t for t in torn)]
 
 
 def regenerate(x: Any, p: Any, proposal: Proposal, *, float32: bool = False) -> Any:
