@@ -3,18 +3,15 @@
 from __future__ import annotations
 
 import json
+import subprocess
 import sys
 from pathlib import Path
-from types import FrameType
 
 import pytest
 
-import grader.submission
 from grader.submission.notebook import to_module
-from tests.conftest import Cli, grader_process
+from tests.conftest import ROOT, Cli, grader_process
 from tests.submission.test_notebooks import BODY, FUNCTION, IMPORTS, RIGHT, notebook
-
-SUBMISSION_LAYER = str(Path(grader.submission.__file__).parent)
 
 # The reference, its base read from a table the notebook changes after building it.
 FROM_CFG = BODY.format(freq='1.0 / np.power(CFG["base"], 2.0 * np.arange(d_model // 2) / d_model)')
@@ -196,25 +193,41 @@ def test_a_call_that_may_change_any_name_makes_the_slice_unsure(cli: Cli, tmp_pa
     assert "cells left out may change what sinusoidal_positions reads: cell 3 (exec())" in out
 
 
+# Counts the lines of the submission layer that reading a notebook runs, in a fresh
+# interpreter: in the long-lived test process, tracing every line of a large read made the
+# collector walk the whole suite's heap again and again (minutes, where alone it is a second).
+_COUNT_LINES = """
+import sys
+from pathlib import Path
+import grader.submission
+from grader.submission.notebook import to_module
+layer = str(Path(grader.submission.__file__).parent)
+count = 0
+def line(frame, event, arg):
+    global count
+    count += event == "line"
+    return line
+def call(frame, event, arg):
+    return line if frame.f_code.co_filename.startswith(layer) else None
+data = sys.stdin.buffer.read()
+sys.settrace(call)
+to_module(data, sys.argv[1])
+sys.settrace(None)
+print(count)
+"""
+
+
 def _lines_run(data: bytes) -> int:
     """Return how many lines of the submission layer reading ``data`` runs: the work done,
     whatever the machine's speed."""
-    count = 0
-
-    def line(frame: FrameType, event: str, arg: object) -> object:
-        nonlocal count
-        count += event == "line"
-        return line
-
-    def call(frame: FrameType, event: str, arg: object) -> object:
-        return line if frame.f_code.co_filename.startswith(SUBMISSION_LAYER) else None
-
-    sys.settrace(call)
-    try:
-        to_module(data, FUNCTION)
-    finally:
-        sys.settrace(None)
-    return count
+    done = subprocess.run(
+        [sys.executable, "-c", _COUNT_LINES, FUNCTION],
+        input=data,
+        capture_output=True,
+        check=True,
+        cwd=ROOT,
+    )
+    return int(done.stdout)
 
 
 @pytest.mark.slow
