@@ -51,6 +51,10 @@ class PublicTable(NamedTuple):
     where: str
     rows: Array
     seed: int | None = None
+    # A text's numbers in the order it writes them (a paragraph of prose), not a table's
+    # row: a hidden row is held there only as consecutive values, since any few numbers
+    # are found in order somewhere in a page of them.
+    prose: bool = False
 
 
 class WrittenSeed(NamedTuple):
@@ -198,6 +202,8 @@ class _Index:
         # end, any values in order would make a row of two out of any two rows.
         self.flat: set[int] = set()
         for number, table in enumerate(contents):
+            if tables[number].prose:
+                self.flat.add(len(rows))
             lines = [table]
             # Its columns too: a table transposed is the same table; and its values flat,
             # in order: the same values reshaped. (A row's columns are single values, which

@@ -306,9 +306,12 @@ def written_tables(where: str, text: str) -> list[PublicTable]:
     # numbers of a row), where it writes few numbers: a longer one is a table, read above.
     parts = [m[1] for m in _GROUP.finditer(text)]
     paragraphs = [numbers(block) for block in re.split(r"\n\s*\n", text)]
-    for row in [*map(numbers, parts), *(p for p in paragraphs if len(p) <= PARAGRAPH_MOST)]:
+    for row in map(numbers, parts):
         if row:
             tables.append(PublicTable(where, np.array([row], dtype=np.float64)))
+    for row in (p for p in paragraphs if len(p) <= PARAGRAPH_MOST):
+        if row:
+            tables.append(PublicTable(where, np.array([row], dtype=np.float64), prose=True))
     return tables
 
 

@@ -125,3 +125,16 @@ def test_a_single_value_is_held_only_as_it_is() -> None:
     one = np.array([[42.0]])
     assert _holds(np.array([[3.0, 1.0, 4.0]]), wanted=one) is None
     assert _holds(np.array([[3.0, 42.0, 4.0]]), wanted=one) == ["t0"]
+
+
+def test_a_paragraph_holds_a_row_only_as_consecutive_numbers() -> None:
+    """A text's numbers in order are no table's row: a hidden row is held there only where
+    its values stand together (a running total's [4, 0, 4] is not in a page that writes 0,
+    0, 3, 1, 4, 3, 4, 8 ...); a table's own row still holds it at any columns."""
+    page = np.array([[0.0, 0.0, 3.0, 1.0, 4.0, 3.0, 0.0, 8.0, 4.0, -2.0]])
+    wanted = np.array([[4.0, 0.0, 4.0]])
+    prose = PublicRows([PublicTable("examples.yaml", page, prose=True)])
+    assert prose.holding(wanted, TOL) is None
+    assert _holds(page, wanted=wanted) == ["t0"]
+    together = np.array([[1.0, 4.0, 0.0, 4.0, 9.0]])
+    assert PublicRows([PublicTable("s", together, prose=True)]).holding(wanted, TOL) == ["s"]
