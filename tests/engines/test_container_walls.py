@@ -12,20 +12,11 @@ import pytest
 
 from tests.conftest import CORPUS
 from tests.engines.conftest import LIMITS, PODMAN, run
+from tests.sandbox.test_apart import THIEF
 
 pytestmark = [pytest.mark.engines, pytest.mark.slow, pytest.mark.security]
 PODMAN_PROFILE = Path("/usr/share/containers/seccomp.json")
 REFERENCE = "/opt/grader/src/solutions/reference.py"
-# Right only where it could write into the batch's folder, beside the other learners'.
-THIEF = """
-import os
-_real = sinusoidal_positions
-def sinusoidal_positions(positions, d_model):
-    with open(os.path.join("..", "planted-%d" % os.getpid()), "w") as handle:
-        handle.write("x")
-    return _real(positions, d_model)
-"""
-
 # Says at import what capabilities the child holds, by capget (allowed: /proc is not).
 CAPABILITIES = """
 import ctypes
