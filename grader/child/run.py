@@ -32,11 +32,13 @@ if __name__ == "__main__":
 import numpy as np
 
 if __package__:  # imported by the parent, as part of the grader (a kit's check, the tests)
+    from grader.child.aside import step_aside
     from grader.child.channel import Channel
 else:
     # A script: `channel` and `confine` are found beside it, inside the sandbox or not.
     # `confine` is imported only where the parent asks for walls (Linux's C library).
     sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+    from aside import step_aside  # type: ignore[import-not-found,no-redef]
     from channel import Channel  # type: ignore[import-not-found,no-redef]
 
 MAX_TEXT = 2000
@@ -158,22 +160,6 @@ def _holdable(shape: tuple[int, ...], max_elements: int) -> bool:
     return len(shape) <= MAX_AXES and all(n <= max_elements for n in shape)
 
 
-CHILD_DIR = os.path.dirname(os.path.abspath(__file__))
-
-
-def _step_aside() -> None:
-    """Take the child's folder off the import path and every module of it out of
-    sys.modules (whichever it imported, found by where they lie, `__main__` aside); the
-    code already running keeps them, the submission finds its own names free."""
-    sys.path[:] = [p for p in sys.path if os.path.abspath(p or ".") != CHILD_DIR]
-    for name, module in list(sys.modules.items()):
-        where = getattr(module, "__file__", None)
-        if name == "__main__" or not isinstance(where, str) or not where:
-            continue
-        if os.path.dirname(os.path.abspath(where)) == CHILD_DIR:
-            del sys.modules[name]
-
-
 def _load(path: str, function: str, arity: int) -> Any:
     with open(path, "rb") as handle:
         source = handle.read()
@@ -186,7 +172,7 @@ def _load(path: str, function: str, arity: int) -> Any:
     # The submission's own other modules (a utils.py handed in beside it) lie in its
     # folder: importable, after everything installed, which they cannot shadow. The
     # child's own modules leave the way first: a learner's allowlist.py or run.py is theirs.
-    _step_aside()
+    step_aside()
     sys.path.append(os.path.dirname(path))
     spec = importlib.util.spec_from_file_location("submission", path)
     assert spec is not None

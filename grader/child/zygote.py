@@ -18,6 +18,7 @@ Control messages are JSON over a SOCK_SEQPACKET socket:
 from __future__ import annotations
 
 import contextlib
+import gc
 import json
 import os
 import platform
@@ -37,13 +38,21 @@ import numpy  # noqa: F401 - imported here once, so that every fork starts with 
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 # Found through the line above, inside or outside the sandbox.
+import aside  # type: ignore[import-not-found]
 import confine  # type: ignore[import-not-found]
+import held  # type: ignore[import-not-found]  # noqa: F401 - every fork's, loaded once
 import run  # type: ignore[import-not-found]
 
 # Assembled here once rather than in every fork: building the allowlist costs about half a
 # millisecond of each child's start. (Both variants: see run._confine.)
 for _scoped in (False, True):
     confine.seccomp_program(platform.machine(), allow_signals=_scoped)
+
+# What every fork starts with, taken stock of once (see aside.prepare), and set aside from the
+# collector: a fork's collections would otherwise walk every object the template made, a
+# write (and a copied page) on each.
+aside.prepare()
+gc.freeze()
 
 RESULT_FD, CGROUP_FD = 3, 4
 

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import json
 import shutil
+import sys
+import types
 import zipfile
 from pathlib import Path
 
@@ -94,6 +96,42 @@ def test_a_learners_module_may_share_any_child_module_s_name(
     (folder / f"{name}.py").write_text("BASE = 10000.0\n")
     code, out, _ = cli("submit", folder, "--format", "json")
     assert (code, json.loads(out)["score"]) == (0, 10.0), out
+
+
+@pytest.mark.slow
+def test_a_fork_of_the_template_frees_every_child_module_s_name(cli: Cli, tmp_path: Path) -> None:
+    """In a batch every child is a fork of the template, which took stock of its modules
+    once: a learner's module named as any of the child's is still the learner's."""
+    answer = (CORPUS / "reference.py").read_text().replace("10000.0", "_BASE")
+    for name in CHILD_MODULES:
+        folder = tmp_path / "class" / f"learner_{name}"
+        folder.mkdir(parents=True)
+        (folder / "answer.py").write_text(f"from {name} import BASE as _BASE\n" + answer)
+        (folder / f"{name}.py").write_text("BASE = 10000.0\n")
+    code, _, err = cli("batch", tmp_path / "class", "--out", tmp_path / "out", "--no-progress")
+    assert code == 0, err
+    for name in CHILD_MODULES:
+        doc = json.loads((tmp_path / "out" / "results" / f"learner_{name}.json").read_text())
+        assert doc["score"] == 10.0, (name, doc["output"])
+
+
+def test_a_fork_looks_only_at_the_modules_loaded_since_the_stock() -> None:
+    """What was loaded since the template took stock is found at the end of sys.modules;
+    a module taken out and put back meanwhile makes the fork look at every module."""
+    from grader.child import aside
+
+    saved = dict(aside._STOCK)
+    try:
+        aside.prepare()
+        assert aside._since_stock() == []
+        sys.modules["learner_new_module"] = types.ModuleType("learner_new_module")
+        assert aside._since_stock() == ["learner_new_module"]
+        back = next(iter(sys.modules))  # an old entry, taken out and put back: now last
+        sys.modules[back] = sys.modules.pop(back)
+        assert aside._since_stock() == list(sys.modules)
+    finally:
+        sys.modules.pop("learner_new_module", None)
+        aside._STOCK.update(saved)
 
 
 def test_a_child_started_again_has_the_learners_modules(cli: Cli, tmp_path: Path) -> None:
