@@ -29,9 +29,10 @@ def _lies_here(name: str) -> bool:
     )
 
 
-# Every module loaded when the template took stock (prepare), and which are its own. A fork then looks only at what was loaded since (the last entries of
-# sys.modules, which keeps insertion order): looking at every module in each fork touched
-# hundreds of them, a fault on each page the template shares with it.
+# Every module loaded when the template took stock (prepare), and which are its own. A fork
+# then looks only at what was loaded since (the last entries of sys.modules, which keeps
+# insertion order): looking at every module in each fork touched hundreds of them, a fault
+# on each page the template shares with it.
 _STOCK: dict[str, Any] = {"names": frozenset(), "own": []}
 
 

@@ -25,7 +25,6 @@ from grader.sandbox.answers import (
 from grader.sandbox.conversation import Child
 from grader.sandbox.limits import Limits
 from grader.sandbox.spawn import Launch, private_folder
-from grader.sandbox.tempdirs import remove_later
 
 
 class Session:
@@ -46,7 +45,7 @@ class Session:
     def _spawn(self) -> Child:
         """Start another child, in a fresh folder: nothing the last one wrote is left for it."""
         launch = self.launch
-        remove_later(self.tmp)
+        launch.spawner.discard(self.tmp)
         self.tmp, submission = private_folder(launch.source, launch.spawner.root, launch.beside)
         started = launch.spawner.spawn(
             tmp=self.tmp, submission=str(submission), function=launch.function, arity=launch.arity
@@ -60,13 +59,13 @@ class Session:
         self.close()
 
     def close(self) -> None:
-        """Kill any child still running, and hand its private folder over for deletion
-        (tempdirs.settle waits for it: the command's end, the pool's close); once."""
+        """Kill any child still running, and have its private folder deleted (see the
+        spawner's discard); once."""
         if self.child is not None:
             self.child.close()
             self.child = None
         if self.tmp:
-            remove_later(self.tmp)
+            self.launch.spawner.discard(self.tmp)
             self.tmp = ""
 
     def run(self, cases: Sequence[CaseInput]) -> Run:
