@@ -7,21 +7,18 @@ import argparse
 import contextlib
 import errno
 import io
-import logging
 import os
 import sys
 import warnings
 from collections.abc import Sequence
 from typing import Any
 
-from grader import logs
+from grader.afterimport import after_import
 from grader.commands import authors, learner, staff
 from grader.commands.args import Command, Need, Parser
 from grader.errors import EXIT_INTERNAL, EXIT_PASSED, EXIT_USAGE, GraderError
 from grader.files import PROG
 from grader.stops import exit_status, hand_over, signal_of, stopped_line
-
-log = logging.getLogger(__name__)
 
 # What the machine, not the grader, is to blame for: the disk, a quota, permissions.
 MACHINE_ERRORS = frozenset(
@@ -110,7 +107,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     # would only spin beside the children, on the same cores.
     os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
     command = ""
-    logs.setup()
+    # Set up the moment anything imports logging (a command that logs nothing never does).
+    after_import("logging", _set_up_logs)
     try:
         hand_over()
         # Inside the try: building the parser takes some milliseconds, and a Ctrl-C there
@@ -152,10 +150,18 @@ def main(argv: Sequence[str] | None = None) -> int:
             tempdirs.settle()
 
 
+def _set_up_logs() -> None:
+    from grader import logs
+
+    logs.setup()
+
+
 def _internal(exc: Exception) -> int:
     """Say a grader bug in one line a user can act on; the traceback is one environment
     variable away for whoever reports it (logged: GRADER_DEBUG prints it)."""
-    log.error("internal error", exc_info=exc)
+    import logging
+
+    logging.getLogger(__name__).error("internal error", exc_info=exc)
     # The type only: a grader bug met while grading could carry the submission's data in
     # its message, and this line may reach a learner (Gradescope shows stderr to staff).
     print(

@@ -2,13 +2,11 @@
 
 from __future__ import annotations
 
+import _thread
 import contextlib
 import errno
 import os
-import shutil
 import stat
-import subprocess
-import threading
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -136,7 +134,7 @@ def atomic_write(path: Path, text: str | bytes) -> None:
     file, and a file from an earlier run stays whole until the new one replaces it. The
     temporary name is unique to this process and thread, so two writers never share one.
     """
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.{threading.get_ident()}.tmp")
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.{_thread.get_ident()}.tmp")
     try:
         if isinstance(text, bytes):
             tmp.write_bytes(text)  # a file whose bytes are not ours to re-encode
@@ -158,6 +156,9 @@ def delete(path: str | Path) -> None:
     shutil.rmtree recurses, so a few thousand nested folders defeat it (RecursionError), and
     odd modes can refuse it: then the system's own rm, which walks any depth, finishes.
     """
+    import shutil  # here: the command's start needs neither
+    import subprocess
+
     try:
         if os.path.isdir(path) and not os.path.islink(path):
             shutil.rmtree(path)

@@ -141,3 +141,28 @@ def test_a_thread_bug_is_logged_not_printed(
     assert capsys.readouterr().err == ""
     (record,) = [r for r in caplog.records if r.getMessage() == "a bug of the grader in reader"]
     assert record.exc_info is not None and record.exc_info[0] is KeyError
+
+
+# In a fresh interpreter: the command's start imports no logging, and whatever imports it
+# later (the grader, concurrent.futures, a library) finds it set up before its first record.
+LATE_LOGGING = """
+import sys
+import grader.cli as cli
+heavy = sorted(m for m in ("logging", "shutil", "subprocess", "json") if m in sys.modules)
+cli.after_import("logging", cli._set_up_logs)  # as main() does first
+import logging
+dropped = [type(h).__name__ for h in logging.getLogger().handlers]
+logging.getLogger("concurrent.futures").error("%s", "a library's record")
+print(heavy, logging.lastResort is None, dropped)
+"""
+
+
+def test_the_command_s_start_leaves_logging_to_whoever_needs_it_set_up_first() -> None:
+    import subprocess
+    import sys
+
+    proc = subprocess.run(
+        [sys.executable, "-c", LATE_LOGGING], capture_output=True, text=True, cwd=ROOT, check=True
+    )
+    assert proc.stdout == "[] True ['_Dropped']\n"
+    assert proc.stderr == ""  # the library's record went nowhere, as every record does

@@ -4,7 +4,6 @@
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from pathlib import Path
 from typing import Any
@@ -89,6 +88,8 @@ def _audit(args: argparse.Namespace, root: Path, choice: Any) -> int:
 
     result = audit(problem_root=root, limits=limits_of(args), choice=choice, jobs=args.jobs or 0)
     if args.format is Format.JSON:
+        import json
+
         sys.stdout.write(json.dumps(audit_json(result), indent=2) + "\n")
     else:
         sys.stdout.write(render_audit(result))
