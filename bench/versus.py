@@ -170,7 +170,12 @@ def main() -> None:
         for turn in range(args.rounds):
             # Every other round the other way round: neither goes first in every pair.
             for name, tree in list(trees.items())[:: -1 if turn % 2 else 1]:
-                runs[name].append(one_batch(tree, folder, Path(tmp) / "out"))
+                # A fresh output folder each run, all deleted at the end: deleting the last
+                # run's hundreds of files just before the next one charged that one for them
+                # on a filesystem without a journal, whose kernel scans the inodes deleted in
+                # the last seconds at each file it creates (BENCHMARKS.md).
+                out = Path(tmp) / f"out-{turn}-{name}"
+                runs[name].append(one_batch(tree, folder, out))
                 floors[name].append(parallel_floor())
                 submits[name].append(one_submit(tree))
                 starts[name].append(start_up(tree))
