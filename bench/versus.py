@@ -117,7 +117,9 @@ def reference_compute(tree: Path) -> float:
         "    times.append(time.process_time() - t)\n"
         "print(statistics.median(times))\n"
     )
-    env = {**os.environ, "PYTHONPATH": str(tree)}
+    # As in every child (the grader's main sets it): without it, OpenBLAS's threads spin
+    # beside the call, and process_time counted them, twice the compute itself.
+    env = {**os.environ, "PYTHONPATH": str(tree), "OPENBLAS_NUM_THREADS": "1"}
     proc = subprocess.run(
         [sys.executable, "-c", code], cwd=tree, env=env, capture_output=True, text=True, check=True
     )
