@@ -143,11 +143,6 @@ def main(argv: Sequence[str] | None = None) -> int:
         return EXIT_USAGE
     except Exception as exc:  # noqa: BLE001 - a grader bug still ends in one line
         return _internal(exc)
-    finally:
-        # The children's private folders, handed over for deletion as each session closed
-        # (while the report was judged and written): gone before the command ends.
-        if (tempdirs := sys.modules.get("grader.sandbox.tempdirs")) is not None:
-            tempdirs.settle()
 
 
 def _set_up_logs() -> None:

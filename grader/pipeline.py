@@ -182,7 +182,7 @@ def answer(
 
     static = check_source(src, rules.exercise.function, rules.exercise.arguments)
     run = session.run([] if static.outcome else inputs(cases, rules.inputs))
-    # Every case has its answer: the child's folder is deleted while they are judged.
+    # Every case has its answer: the child and its folder go before they are judged.
     session.close()
     if isinstance(checked, Future):
         checked = checked.result()

@@ -327,12 +327,6 @@ class Pool:
         already (wait_ready): a fork that says so is not believed."""
         raise GraderError(f"the bwrap sandbox could not start: {why}")
 
-    def discard(self, tmp: str) -> None:
-        # In the worker that graded it: a thread of its own deleting a class's folders
-        # contended for the GIL with every worker, which cost more CPU (and as much wall
-        # time) as the kernel's release of the mounts it overlapped.
-        tempdirs.remove_tree(tmp)
-
     def describe(self) -> str:
         """Return the walls around each child, e.g. 'bwrap + landlock'."""
         self.wait_ready()
@@ -357,7 +351,6 @@ class Pool:
         """Stop, and delete the batch folder, once: its owner's `with` closes it, and the
         batch may close it sooner (see batch/run.py)."""
         self.stop()
-        tempdirs.settle()  # any child folder handed to remove_later first
         tempdirs.remove_tree(self.root)
 
     def __enter__(self) -> Pool:

@@ -25,6 +25,7 @@ from grader.sandbox.answers import (
 from grader.sandbox.conversation import Child
 from grader.sandbox.limits import Limits
 from grader.sandbox.spawn import Launch, private_folder
+from grader.sandbox.tempdirs import remove_tree
 
 
 class Session:
@@ -45,7 +46,7 @@ class Session:
     def _spawn(self) -> Child:
         """Start another child, in a fresh folder: nothing the last one wrote is left for it."""
         launch = self.launch
-        launch.spawner.discard(self.tmp)
+        remove_tree(self.tmp)
         self.tmp, submission = private_folder(launch.source, launch.spawner.root, launch.beside)
         started = launch.spawner.spawn(
             tmp=self.tmp, submission=str(submission), function=launch.function, arity=launch.arity
@@ -59,13 +60,16 @@ class Session:
         self.close()
 
     def close(self) -> None:
-        """Kill any child still running, and have its private folder deleted (see the
-        spawner's discard); once."""
+        """Kill any child still running, and delete its private folder; once.
+
+        At once, in the thread that graded it: a thread of its own deleting the folders
+        contended for the GIL with the batch's workers and the judging, and cost more CPU
+        and wall time than the kernel's release of the child's mounts it overlapped."""
         if self.child is not None:
             self.child.close()
             self.child = None
         if self.tmp:
-            self.launch.spawner.discard(self.tmp)
+            remove_tree(self.tmp)
             self.tmp = ""
 
     def run(self, cases: Sequence[CaseInput]) -> Run:

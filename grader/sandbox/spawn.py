@@ -234,10 +234,6 @@ class Spawner(Protocol):
         says what is used instead, or raise GraderError where nothing else may be."""
         ...
 
-    def discard(self, tmp: str) -> None:
-        """Delete a child's private folder, ``tmp``, once its child is done with it."""
-        ...
-
 
 class Direct:
     """Starts each child as an interpreter of its own, behind the chosen backend."""
@@ -263,11 +259,6 @@ class Direct:
         self.backend, note = fall_back(self.fallback, why, failed="the bwrap sandbox")
         self.fallback = None  # once: the second choice has no third
         return note
-
-    def discard(self, tmp: str) -> None:
-        # A submit's one session: the kernel's release of the child's mounts (6 to 60 ms,
-        # no CPU) overlaps the judging and the report instead of preceding them.
-        tempdirs.remove_later(tmp)
 
 
 def private_folder(

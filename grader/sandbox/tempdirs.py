@@ -14,7 +14,6 @@ from __future__ import annotations
 import contextlib
 import functools
 import os
-import queue
 import stat
 import tempfile
 import threading
@@ -67,38 +66,6 @@ def remove_tree(path: str) -> None:
         delete(path)
     finally:
         release(path)  # after the removal: until then the folder is still ours
-
-
-# Folders handed to remove_later, and the one thread that deletes them, started with the
-# first. A folder a child's mount namespace held is removed only once the kernel has let
-# go of that namespace's mounts: tens of milliseconds of waiting, and no CPU, which the
-# grader spends judging and writing instead of waiting for it.
-_later: queue.Queue[str] = queue.Queue()
-_deleter: list[threading.Thread] = []
-
-
-def remove_later(path: str) -> None:
-    """Delete a claimed folder as `remove_tree` does, on a thread of its own; `settle`
-    waits for every one so handed over."""
-    with _claims_lock:
-        if not _deleter or not _deleter[0].is_alive():
-            _deleter[:] = [threading.Thread(target=_delete_later, name="tempdirs", daemon=True)]
-            _deleter[0].start()
-    _later.put(path)
-
-
-def _delete_later() -> None:
-    while True:
-        path = _later.get()
-        try:
-            remove_tree(path)
-        finally:
-            _later.task_done()
-
-
-def settle() -> None:
-    """Return once every folder handed to `remove_later` is deleted."""
-    _later.join()
 
 
 @contextlib.contextmanager

@@ -1,5 +1,4 @@
-"""The private folders' deletion off the grading's path: handed over, deleted by a thread of
-its own, and waited for before the command ends."""
+"""The private folders' deletion: each one gone, its claim let go, before the command ends."""
 
 from __future__ import annotations
 
@@ -13,15 +12,13 @@ from grader.sandbox import tempdirs
 from tests.conftest import CORPUS
 
 
-def test_a_folder_handed_over_is_deleted_and_its_claim_let_go(tmp_path: Path) -> None:
-    """remove_later returns at once; settle returns once the folder, whatever it holds, is
-    gone and its lock released."""
+def test_a_folder_removed_is_deleted_and_its_claim_let_go(tmp_path: Path) -> None:
+    """remove_tree returns once the folder, whatever it holds, is gone and its lock released."""
     paths = [tempdirs.claim(root=str(tmp_path)) for _ in range(3)]
     for path in paths:
         Path(path, "submission.py").write_text("x = 1\n")
         Path(path, "deep", "er").mkdir(parents=True)
-        tempdirs.remove_later(path)
-    tempdirs.settle()
+        tempdirs.remove_tree(path)
     assert not list(tmp_path.iterdir())
     assert not set(paths) & set(tempdirs._claims)
 
@@ -31,7 +28,7 @@ def test_submit_and_batch_leave_no_folder_behind(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """Through the command line, in this process: once main() returns, every child's
-    private folder (deleted on the side while the report was judged) is gone."""
+    private folder is gone."""
     temp = tmp_path / "temp"
     temp.mkdir()
     monkeypatch.setattr(tempfile, "tempdir", str(temp))
