@@ -107,8 +107,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     # would only spin beside the children, on the same cores.
     os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
     command = ""
-    # Set up the moment anything imports logging (a command that logs nothing never does).
+    # Set up the moment anything imports logging (a command that logs nothing never does),
+    # and a thread's uncaught exception logged, never printed, from the first thread on.
     after_import("logging", _set_up_logs)
+    after_import("threading", _log_thread_failures)
     try:
         hand_over()
         # Inside the try: building the parser takes some milliseconds, and a Ctrl-C there
@@ -146,9 +148,25 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def _set_up_logs() -> None:
+    importing = sys.modules.get("grader.logs")
+    if importing is not None and not hasattr(importing, "setup"):
+        # grader.logs is the module importing logging: it sets itself up once whole.
+        setattr(importing, "SET_UP_ONCE_LOADED", True)  # noqa: B010 - read in its own globals
+        return
     from grader import logs
 
     logs.setup()
+
+
+def _log_thread_failures() -> None:
+    import threading
+
+    def failed(args: threading.ExceptHookArgs) -> None:
+        from grader import logs  # which imports logging, and so sets it up
+
+        logs.thread_failed(args)
+
+    threading.excepthook = failed
 
 
 def _internal(exc: Exception) -> int:

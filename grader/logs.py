@@ -58,7 +58,7 @@ def setup(environ: Mapping[str, str] = os.environ) -> None:
             held.removeHandler(handler)
     logging.getLogger().addHandler(_Dropped())
     # A thread's uncaught exception is a bug of the grader too: logged, not printed.
-    threading.excepthook = _thread_failed
+    threading.excepthook = thread_failed
     if debugging(environ):
         handler = _Stderr(sys.stderr)
         handler.setFormatter(logging.Formatter(FORMAT))
@@ -68,7 +68,8 @@ def setup(environ: Mapping[str, str] = os.environ) -> None:
         logger.setLevel(logging.NOTSET)
 
 
-def _thread_failed(args: threading.ExceptHookArgs) -> None:
+def thread_failed(args: threading.ExceptHookArgs) -> None:
+    """Log a thread's uncaught exception as a bug of the grader (stderr may reach a learner)."""
     if args.exc_type is SystemExit:  # as Python's own hook: a thread's way to end
         return
     name = args.thread.name if args.thread is not None else "a thread"
@@ -115,3 +116,9 @@ def kept_in(path: Path) -> Iterator[None]:
     finally:
         logger.removeHandler(handler)
         handler.close()
+
+
+# The command asked for the set-up the moment logging was imported (cli.main, see
+# grader/afterimport.py); where this module imported it, that was before setup existed.
+if globals().pop("SET_UP_ONCE_LOADED", False):
+    setup()

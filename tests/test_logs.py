@@ -157,12 +157,44 @@ print(heavy, logging.lastResort is None, dropped)
 """
 
 
-def test_the_command_s_start_leaves_logging_to_whoever_needs_it_set_up_first() -> None:
+@pytest.mark.parametrize("first", ["logging", "grader.logs"])
+def test_the_command_s_start_leaves_logging_to_whoever_needs_it_set_up_first(first: str) -> None:
+    """Whoever imports logging first (a library, the grader's modules, or grader.logs, which
+    is what sets it up) finds it set up before anything else runs."""
+    import subprocess
+    import sys
+
+    script = LATE_LOGGING.replace("import logging\n", f"import {first}\nimport logging\n", 1)
+    proc = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, cwd=ROOT, check=True
+    )
+    assert proc.stdout == "[] True ['_Dropped']\n"
+    assert proc.stderr == ""  # the library's record went nowhere, as every record does
+
+
+# A thread of the grader that fails before anything has imported logging.
+EARLY_THREAD = """
+import grader.cli as cli
+cli.after_import("logging", cli._set_up_logs)  # as main() does first
+cli.after_import("threading", cli._log_thread_failures)
+import threading
+def broken():
+    raise KeyError("SECRET")
+thread = threading.Thread(target=broken, name="reader")
+thread.start()
+thread.join()
+"""
+
+
+def test_a_thread_that_fails_before_logging_is_imported_prints_nothing() -> None:
     import subprocess
     import sys
 
     proc = subprocess.run(
-        [sys.executable, "-c", LATE_LOGGING], capture_output=True, text=True, cwd=ROOT, check=True
+        [sys.executable, "-c", EARLY_THREAD.replace("SECRET", SECRET)],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        check=True,
     )
-    assert proc.stdout == "[] True ['_Dropped']\n"
-    assert proc.stderr == ""  # the library's record went nowhere, as every record does
+    assert (proc.stdout, proc.stderr) == ("", "")
