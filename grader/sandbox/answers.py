@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 from enum import Enum
 from typing import TYPE_CHECKING, Any
 
-from grader.sandbox.frames import LoadFailure
+from grader.sandbox.frames import LoadFailure, Said
 from grader.states import Backend
 
 if TYPE_CHECKING:
@@ -41,10 +41,10 @@ class CaseInput:
 class RawKind(Enum):
     """What became of one case in the child, before any comparison."""
 
-    OK = "ok"
-    EXCEPTION = "exception"
-    BAD_VALUE = "bad_value"
-    MEMORY = "memory"
+    OK = Said.OK.value
+    EXCEPTION = Said.EXCEPTION.value
+    BAD_VALUE = Said.BAD_VALUE.value
+    MEMORY = Said.MEMORY.value
     TIMEOUT = "timeout"
     CRASH = "crash"
     LOAD_ERROR = "load_error"

@@ -47,6 +47,16 @@ class LoadFailure(Enum):
     IMPORT_EXCEPTION = "import_exception"
 
 
+class Said(Enum):
+    """What a child may answer to a case, as it names it in a result: the parent's RawKind
+    holds these words and what the parent finds itself (a timeout, a crash)."""
+
+    OK = "ok"  # a table, in the payload
+    EXCEPTION = "exception"  # the call raised
+    BAD_VALUE = "bad_value"  # what it returned is no table (why: BadValue)
+    MEMORY = "memory"  # the call ran out of memory
+
+
 class BadValue(Enum):
     """Why the child sent no table for an answer, as it names it in a bad_value result."""
 
@@ -61,7 +71,7 @@ class BadValue(Enum):
 BAD_VALUES = {reason.value: reason for reason in BadValue}
 _EVENTS = {e.value: e for e in Event}
 LOAD_KINDS = frozenset(failure.value for failure in LoadFailure)
-RESULT_KINDS = frozenset({"ok", "exception", "bad_value", "memory"})
+RESULT_KINDS = frozenset(said.value for said in Said)
 # The fields the parent reads from a load error or a result, with the one type each may
 # have: past this check, the code that classifies an answer can trust their types.
 FIELD_TYPES: dict[str, tuple[type, ...]] = {
