@@ -141,6 +141,9 @@ class Batch:
         self.key = settings_digest(self.settings)
         # Results of an unchanged file found graded under other settings, graded again.
         self.resettled: list[str] = []
+        # Learners whose feedback files could not be written (each said in grader.log):
+        # not tried again when the batch ends, and counted in its closing lines.
+        self.unwritten: list[str] = []
 
     def read(self, path: Path) -> Source:
         """Read what a learner handed in: a file, a notebook, a folder or a zip."""
@@ -252,4 +255,5 @@ class Batch:
         if self.stop.is_set():
             raise Stopped  # graded while its children were being killed: not a verdict
         results.write(self.result_path(entry), doc)
-        feedback_or_log(self.out, entry.id, doc)
+        if not feedback_or_log(self.out, entry.id, doc):
+            self.unwritten.append(entry.id)  # list.append is atomic: workers share it

@@ -96,11 +96,13 @@ def write_feedback_of(out: Path, entry_id: str, doc: Results) -> None:
     atomic_write(page, to_html(doc, lines=lines))
 
 
-def write_feedback(out: Path, ids: Iterable[str], *, missing: bool = False) -> None:
+def write_feedback(out: Path, ids: Iterable[str], *, missing: bool = False) -> list[str]:
     """Write the feedback of each of ``ids`` from its results in ``out`` (with ``missing``,
-    only where it has none yet: results kept from a run of an older grader)."""
+    only where it has none yet: results kept from a run of an older grader); return the
+    ids whose feedback could not be written."""
     from grader import results
 
+    failed = []
     for entry_id in ids:
         if missing and feedback_paths(out, entry_id)[1].is_file():
             continue
@@ -108,7 +110,9 @@ def write_feedback(out: Path, ids: Iterable[str], *, missing: bool = False) -> N
             doc = results.read(result_path(out, entry_id))
         except (OSError, ValueError):
             continue  # no results to speak of: summary.csv says why
-        feedback_or_log(out, entry_id, doc)
+        if not feedback_or_log(out, entry_id, doc):
+            failed.append(entry_id)
+    return failed
 
 
 def feedback_or_log(out: Path, entry_id: str, doc: Results) -> bool:

@@ -29,9 +29,9 @@ from grader.batch.outdir import (
     SUMMARY_FILE,
     Row,
     RowStatus,
+    feedback_or_log,
     locked,
     write_feedback,
-    write_feedback_of,
     write_summary,
 )
 from grader.batch.platforms import Platform
@@ -275,8 +275,11 @@ def _write_outputs(
         layout=klass.layouts.names(),
     )
     write_manifest(out, manifest)
-    # Each result's feedback was written with it; those kept from an older grader's run now.
-    write_feedback(out, (r.id for r in rows), missing=True)
+    # Each result's feedback was written with it (a failure logged once, not tried again);
+    # those kept from an older grader's run now.
+    tried = set(batch.unwritten)
+    ids = (r.id for r in rows if r.id not in tried)
+    batch.unwritten += write_feedback(out, ids, missing=True)
     write_class_report(out)
 
 
@@ -318,6 +321,7 @@ def _still_unchanged(batch: Batch, entries: Sequence[Entry], rows: Sequence[Row]
         if stored is not None:
             if stored.fresh:  # what the export says now, in the file as in the row
                 results.write(batch.result_path(entry), stored.doc)
-                write_feedback_of(batch.out, entry.id, stored.doc)
+                if not feedback_or_log(batch.out, entry.id, stored.doc):
+                    batch.unwritten.append(entry.id)
             kept.append(row_from(stored.doc, entry, RowStatus.UNCHANGED))
     return kept

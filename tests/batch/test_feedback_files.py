@@ -76,3 +76,22 @@ def test_a_row_lost_to_a_grader_bug_gets_the_fixed_sentence(
         text = (tmp_path / "out" / "feedback" / f"b.{kind}").read_text()
         assert LOST in text and "boom" not in text and "RuntimeError" not in text
         assert str(tmp_path) not in text
+
+
+@pytest.mark.parametrize("blocked", ["ann.md", "ann.html"])
+def test_a_feedback_file_that_cannot_be_written_is_logged_once(
+    cli: Cli, tmp_path: Path, blocked: str
+) -> None:
+    """A folder where a learner's feedback file goes: grader.log says so in one entry, not
+    once as the result is written and again as the batch ends."""
+    klass = tmp_path / "class"
+    klass.mkdir()
+    for name in ("ann.py", "bob.py"):
+        (klass / name).write_text(RIGHT)
+    out = tmp_path / "out"
+    (out / "feedback" / blocked).mkdir(parents=True)
+    cli("batch", klass, "--out", out, "--no-progress")
+    entries = (out / "grader.log").read_text().splitlines()
+    said = [e for e in entries if "its feedback files could not be written" in e]
+    assert len(said) == 1 and "ann: " in said[0], entries
+    assert (out / "feedback" / "bob.html").is_file()
