@@ -63,6 +63,8 @@ class Summary:
     layout: str = ""
     # What the class folders hold that no learner hands in: `passed over: 2 entries ...`.
     passed_over: str = ""
+    # Learners graded whose feedback files could not be written (grader.log names each).
+    unwritten: int = 0
 
     def count(self, status: RowStatus) -> int:
         return sum(1 for r in self.rows if r.status is status)
@@ -226,6 +228,7 @@ def _run_batch(
         # A stop held back while the files were written still ends the command as a stop.
         interrupted=interrupted or pressed(),
         resettled=len(batch.resettled),
+        unwritten=len(set(batch.unwritten)),
     )
 
 

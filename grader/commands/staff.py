@@ -213,14 +213,22 @@ def _batch(args: argparse.Namespace, root: Path, choice: Any) -> int:
     print(f"results: {args.out / RESULTS_DIR}/ and {args.out / SUMMARY_FILE}")
     _print_class_report(args.out)
     if summary.interrupted:
-        signum = stopped_by() or signal.SIGINT
-        print(
-            f"{stopped_line(signum)}: {summary.found - total} of {summary.found} submissions "
-            "not graded yet; run the same command again to resume (finished results are kept)",
-            file=sys.stderr,
-        )
-        return exit_status(signum)
+        return _stopped(summary, args.out)
     return _batch_status(summary, args.out, whole=shard is None)
+
+
+def _stopped(summary: Any, out: Path) -> int:
+    """Say what a stopped batch left to do; return the stop signal's status, which outranks
+    every other."""
+    _say_unwritten(summary.unwritten, out)
+    signum = stopped_by() or signal.SIGINT
+    print(
+        f"{stopped_line(signum)}: {summary.found - len(summary.rows)} of {summary.found} "
+        "submissions not graded yet; run the same command again to resume (finished results "
+        "are kept)",
+        file=sys.stderr,
+    )
+    return exit_status(signum)
 
 
 BATCH_AGAIN = "run the same command again to grade them (the others are kept)"
@@ -238,6 +246,7 @@ def _batch_status(summary: Any, out: Path, *, whole: bool, again: str = BATCH_AG
     from grader.records import Cause
 
     bugs, lost = summary.lost(Cause.GRADER), summary.lost(Cause.ENVIRONMENT)
+    _say_unwritten(summary.unwritten, out)
     if bugs:
         print(
             f"grader: {bugs} submissions not graded because of a bug of the grader "
@@ -252,10 +261,26 @@ def _batch_status(summary: Any, out: Path, *, whole: bool, again: str = BATCH_AG
             file=sys.stderr,
         )
         return EXIT_USAGE
+    if summary.unwritten:  # the machine's doing too: a TA would upload a folder short of them
+        return EXIT_USAGE
     if whole and not summary.count(RowStatus.GRADED) and not summary.count(RowStatus.UNCHANGED):
         print("grader: nothing gradable: no submission could be graded", file=sys.stderr)
         return EXIT_FAILED
     return EXIT_PASSED
+
+
+def _say_unwritten(count: int, out: Path) -> None:
+    """Say, with a batch's closing lines, how many learners' feedback files are missing."""
+    from grader.batch.outdir import FEEDBACK_DIR, LOG_FILE
+
+    if count:
+        print(
+            f"grader: {count} submissions' feedback files could not be written in "
+            f"{out / FEEDBACK_DIR}/ (each is named in {out / LOG_FILE}); their results and "
+            "summary.csv are written: fix the place and run the same command again to write "
+            "them",
+            file=sys.stderr,
+        )
 
 
 def _print_class_report(out: Path) -> None:

@@ -95,3 +95,29 @@ def test_a_feedback_file_that_cannot_be_written_is_logged_once(
     said = [e for e in entries if "its feedback files could not be written" in e]
     assert len(said) == 1 and "ann: " in said[0], entries
     assert (out / "feedback" / "bob.html").is_file()
+
+
+def test_a_missing_feedback_file_is_counted_and_ends_the_batch_2(cli: Cli, tmp_path: Path) -> None:
+    """Every learner graded but one's feedback file not written: the closing lines count it
+    and name grader.log, the batch ends 2 (the machine's); once its place is fixed, the
+    same command writes it and ends 0."""
+    klass = tmp_path / "class"
+    klass.mkdir()
+    for name in ("ann.py", "bob.py", "cid.py"):
+        (klass / name).write_text(RIGHT)
+    out = tmp_path / "out"
+    for blocked in ("ann.html", "cid.md"):
+        (out / "feedback" / blocked).mkdir(parents=True)
+    code, stdout, err = cli("batch", klass, "--out", out, "--no-progress")
+    assert code == 2, err
+    assert "3 submissions: 3 graded" in stdout
+    last = err.strip().splitlines()[-1]
+    assert last.startswith("grader: 2 submissions' feedback files could not be written"), err
+    assert f"(each is named in {out / 'grader.log'})" in last
+    for who in ("ann", "bob", "cid"):
+        assert '"score": 10.0' in (out / "results" / f"{who}.json").read_text()
+    for blocked in ("ann.html", "cid.md"):
+        (out / "feedback" / blocked).rmdir()
+    code, _, err = cli("batch", klass, "--out", out, "--no-progress")
+    assert code == 0 and "feedback" not in err, err
+    assert all((out / "feedback" / f"{who}.html").is_file() for who in ("ann", "cid"))
