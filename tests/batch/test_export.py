@@ -281,6 +281,67 @@ def test_blackboard_download_and_its_spreadsheet_resaves(
     assert code == 2 and "calculated column" in err
 
 
+NOTES = "Notes [Total Pts: 0 Text] |2005"
+BONUS = "Bonus [Total Pts: 0 Score] |2006"
+
+
+def _with_unscored(rows: list[list[str]], *, quiz: bool) -> list[list[str]]:
+    """The download with a text column and a 0-point column, and Quiz 1 or not."""
+    keep = [i for i in range(len(rows[0])) if quiz or i != 9]
+    added = [[NOTES, BONUS]] + [["late, spoke to me", ""] for _ in rows[1:]]
+    return [[row[i] for i in keep] + more for row, more in zip(rows, added, strict=True)]
+
+
+def test_blackboard_never_offers_a_column_no_score_fits(cli: Cli, tmp_path: Path) -> None:
+    """A text column and a 0-point column are not among the choices: with one score
+    column besides, it is the one filled; with two, only they are listed; with none, the
+    one line says why each column is refused."""
+    template = tmp_path / "gc.xls"
+    template.write_bytes(blackboard_download(_with_unscored(BLACKBOARD_ROWS, quiz=False)))
+    code, stdout, dest = export(cli, blackboard_out(tmp_path), "blackboard", template)
+    assert code == 0 and "into 'HW 1 Sinusoid [Total Pts: 10 Score] |2003'" in stdout, stdout
+    rows = _with_unscored(BLACKBOARD_ROWS, quiz=False)
+    rows[1][8], rows[2][8] = "7.00", "10.00"
+    assert dest.read_bytes() == blackboard_download(rows)
+    template.write_bytes(blackboard_download(_with_unscored(BLACKBOARD_ROWS, quiz=True)))
+    code, _, err = cli(
+        "export", blackboard_out(tmp_path / "2"), "--to", "blackboard", "--template", template,
+        "-o", tmp_path / "x.xls",
+    )  # fmt: skip
+    assert code == 2 and "has 2 gradable columns" in err, err
+    assert "Notes" not in err and "Bonus" not in err
+    unscored = [r[:8] + r[10:] for r in _with_unscored(BLACKBOARD_ROWS, quiz=True)]
+    template.write_bytes(blackboard_download(unscored))
+    code, _, err = cli(
+        "export", blackboard_out(tmp_path / "3"), "--to", "blackboard", "--template", template,
+        "-o", tmp_path / "y.xls",
+    )  # fmt: skip
+    assert code == 2 and len(err.strip().splitlines()) == 1, err
+    assert f"has no gradable column to fill: {NOTES!r} is a text column" in err
+
+
+@pytest.mark.parametrize(
+    ("named", "why"),
+    [
+        ("Notes", "is a text column; it holds no score"),
+        (NOTES, "is a text column; it holds no score"),
+        ("Bonus", "is worth 0 points: no points to scale a score to"),
+    ],
+)
+def test_blackboard_refuses_a_column_no_score_fits(
+    cli: Cli, tmp_path: Path, named: str, why: str
+) -> None:
+    """--column naming a text or a 0-point column: refused in one line saying why."""
+    template = tmp_path / "gc.xls"
+    template.write_bytes(blackboard_download(_with_unscored(BLACKBOARD_ROWS, quiz=True)))
+    code, _, err = cli(
+        "export", blackboard_out(tmp_path), "--to", "blackboard", "--template", template,
+        "--column", named, "-o", tmp_path / "x.xls",
+    )  # fmt: skip
+    assert code == 2 and len(err.strip().splitlines()) == 1, err
+    assert f"{named!r} {why}" in err and not (tmp_path / "x.xls").exists()
+
+
 def test_a_row_lost_to_the_machine_is_not_written(cli: Cli, tmp_path: Path) -> None:
     """A row the grader could not grade keeps the template's cell, and is named."""
     out = batch_out(

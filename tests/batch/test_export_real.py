@@ -113,7 +113,7 @@ CANVAS_ZERO = (
     '"Doe, Jane",10001,S001,jdoe,Section A,20.00\n'
 )
 BLACKBOARD_ZERO = (
-    '"Last Name","First Name","Username","Notes [Total Pts: 0 Text] |1004"\r\n'
+    '"Last Name","First Name","Username","HW 1 [Total Pts: 0 Score] |1004"\r\n'
     '"Doe","Jane","jdoe","20.00"\r\n'
 )
 
@@ -122,7 +122,7 @@ BLACKBOARD_ZERO = (
     ("to", "key", "text", "title"),
     [
         ("canvas", "canvas-10001", CANVAS_ZERO, "HW 1: Sinusoids (501)"),
-        ("blackboard", "blackboard-jdoe", BLACKBOARD_ZERO, "Notes [Total Pts: 0 Text] |1004"),
+        ("blackboard", "blackboard-jdoe", BLACKBOARD_ZERO, "HW 1 [Total Pts: 0 Score] |1004"),
     ],
 )
 def test_a_column_worth_no_points_is_refused(

@@ -146,13 +146,29 @@ def receipt(receipt: Path) -> tuple[str, str] | None:
 # Its shape, as Blackboard Learn's help on working offline with grade data describes it: a
 # header row, `Last Name`, `First Name`, `Username` (each student's key), then one column per
 # Grade Center column headed `Title [Total Pts: P Score] |id` (its id is what uploads match;
-# `up to P` marks a calculated column, a total or a weighted total, which no upload sets);
+# `up to P` marks a calculated column, a total or a weighted total, which no upload sets;
+# after the points, how the column shows its grade: `Score`, `Percentage`, `Text`...);
 # tab-delimited in UTF-16 with its mark when saved as `.xls`, or comma-delimited `.csv`. A
 # spreadsheet that re-saves it writes UTF-8 (with a mark) or its own code page.
 COLUMN = re.compile(
     r"(?s)^(?P<title>.*?) \[Total Pts: (?P<upto>up to )?(?P<points>[0-9]+(?:[.,][0-9]+)?)"
-    r"(?: [^\]]*)?\] \|(?P<id>[0-9]+)$"
+    r"(?: (?P<shown>[^\]]*))?\] \|(?P<id>[0-9]+)$"
 )
+TEXT = "text"  # a column shown as text (notes, comments) holds no score
+
+
+def _unwritable(column: re.Match[str]) -> str:
+    """Say why no score can be written into a Grade Center column; "" where one can."""
+    if column.group("upto"):
+        return "is a calculated column; Blackboard computes it, no upload sets it"
+    if (column.group("shown") or "").strip().casefold() == TEXT:
+        return "is a text column; it holds no score, so none can be written into it"
+    if number(column.group("points")) == 0:
+        return (
+            "is worth 0 points: no points to scale a score to; give it its points on "
+            "Blackboard and download the file again"
+        )
+    return ""
 
 
 def gradebook(sheet: Sheet, wanted: str | None, what: str) -> Book:
@@ -164,14 +180,17 @@ def gradebook(sheet: Sheet, wanted: str | None, what: str) -> Book:
         raise GraderError(f"{what} is not a Blackboard Grade Center download: no Username column")
     found = {i: m for i, h in enumerate(heads) if (m := COLUMN.match(h))}
     columns = {i: (heads[i], m.group("title")) for i, m in found.items()}
-    if wanted is not None:
-        calculated = [i for i, m in found.items() if m.group("upto") and wanted in columns[i]]
-        if calculated:
-            raise GraderError(
-                f"{what}: {display(wanted)!r} is a calculated column; "
-                "Blackboard computes it, no upload sets it"
-            )
-    writable = {i: names for i, names in columns.items() if not found[i].group("upto")}
+    # Calculated, text and 0-point columns are neither offered nor taken: no score fits.
+    refused = {i: why for i, m in found.items() if (why := _unwritable(m))}
+    writable = {i: names for i, names in columns.items() if i not in refused}
+    if wanted is not None and not any(wanted in names for names in writable.values()):
+        named = [why for i, why in refused.items() if wanted in columns[i]]
+        if named:
+            raise GraderError(f"{what}: {display(wanted)!r} {named[0]}")
+    if wanted is None and not writable and refused:  # say why, the TA's own columns first
+        first = sorted(refused, key=lambda i: bool(found[i].group("upto")))[:3]
+        said = "; ".join(f"{display(heads[i])!r} {refused[i]}" for i in first)
+        raise GraderError(f"{what} has no gradable column to fill: {said}")
     column = choose(writable, wanted, what, "gradable")
     most = number(found[column].group("points"))
     assert most is not None
