@@ -15,8 +15,9 @@ from collections.abc import Sequence
 from contextlib import ExitStack
 from dataclasses import replace
 from pathlib import Path
+from typing import NamedTuple
 
-from grader import results
+from grader import logs, results
 from grader.batch.manifest import (
     WHOLE,
     Manifest,
@@ -228,8 +229,16 @@ def _check_target(into: Path, outs: Sequence[Path]) -> None:
         raise GraderError(f"--out {_name(into)} is not a folder")
 
 
-def merge(outs: Sequence[Path], *, into: Path) -> Manifest:
-    """Combine the outputs of every shard of one class into ``into``; return its manifest.
+class Merged(NamedTuple):
+    """What a merge made: the whole class's manifest, and the learners whose feedback files
+    could not be written (OUT/grader.log names each)."""
+
+    manifest: Manifest
+    unwritten: tuple[str, ...]
+
+
+def merge(outs: Sequence[Path], *, into: Path) -> Merged:
+    """Combine the outputs of every shard of one class into ``into``.
 
     It holds ``into``'s lock, the one a batch holds, from the start where the folder is
     there already (a batch running in it is refused at once), else from when it makes it.
@@ -243,7 +252,7 @@ def merge(outs: Sequence[Path], *, into: Path) -> Manifest:
         return _merge(outs, into, held)
 
 
-def _merge(outs: Sequence[Path], into: Path, held: ExitStack) -> Manifest:
+def _merge(outs: Sequence[Path], into: Path, held: ExitStack) -> Merged:
     manifests = [read_manifest(out) for out in outs]
     _check_together(outs, manifests)
     header: list[str] | None = None
@@ -293,5 +302,7 @@ def _merge(outs: Sequence[Path], into: Path, held: ExitStack) -> Manifest:
         runs=tuple(sorted((r for m in manifests for r in m.runs), key=lambda r: r.shard.index)),
     )
     write_manifest(into, merged)
-    write_feedback(into, merged.ids)
-    return merged
+    # A learner's feedback file that cannot be written goes on the merge's log, as a batch's.
+    with logs.kept_in(into / LOG_FILE):
+        unwritten = write_feedback(into, merged.ids)
+    return Merged(merged, tuple(unwritten))

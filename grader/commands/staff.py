@@ -304,8 +304,14 @@ def _merge(args: argparse.Namespace) -> int:
     from grader.batch.outdir import LOG_FILE, RESULTS_DIR, SUMMARY_FILE
     from grader.batch.run import Summary
 
-    merge(args.outs, into=args.out)
-    summary = Summary(rows=tuple(rows_of(args.out)), backend="", seconds=0.0, notes=())
+    merged = merge(args.outs, into=args.out)
+    summary = Summary(
+        rows=tuple(rows_of(args.out)),
+        backend="",
+        seconds=0.0,
+        notes=(),
+        unwritten=len(merged.unwritten),
+    )
     report = write_class_report(args.out)
     # One output per share, each checked to be given once; a share's runs may be many.
     print(f"merged {len(args.outs)} shards into {args.out}: {scope(report)}")

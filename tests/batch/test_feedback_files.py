@@ -121,3 +121,31 @@ def test_a_missing_feedback_file_is_counted_and_ends_the_batch_2(cli: Cli, tmp_p
     code, _, err = cli("batch", klass, "--out", out, "--no-progress")
     assert code == 0 and "feedback" not in err, err
     assert all((out / "feedback" / f"{who}.html").is_file() for who in ("ann", "cid"))
+
+
+def test_a_merge_that_cannot_write_a_feedback_file_logs_counts_it_and_ends_2(
+    cli: Cli, tmp_path: Path
+) -> None:
+    """A merge writes every learner's feedback as a batch does: one it cannot write is one
+    entry of the merge's grader.log, counted on stderr, and the merge ends 2; once its place
+    is fixed, the same merge writes it and ends 0."""
+    klass = tmp_path / "class"
+    klass.mkdir()
+    for name in ("ann.py", "bob.py", "cid.py", "dan.py"):
+        (klass / name).write_text(RIGHT)
+    shares = [tmp_path / f"share{k}" for k in (1, 2)]
+    for k, share in enumerate(shares, start=1):
+        assert cli("batch", klass, "--out", share, "--shard", f"{k}/2", "--no-progress")[0] == 0
+    into = tmp_path / "merged"
+    (into / "feedback" / "bob.html").mkdir(parents=True)
+    code, _, err = cli("merge", *shares, "--out", into)
+    assert code == 2, err
+    last = err.strip().splitlines()[-1]
+    assert last.startswith("grader: 1 submissions' feedback files could not be written"), err
+    said = [e for e in (into / "grader.log").read_text().splitlines() if "feedback" in e]
+    assert len(said) == 1 and "bob: " in said[0], said
+    assert (into / "feedback" / "ann.html").is_file()
+    (into / "feedback" / "bob.html").rmdir()
+    code, _, err = cli("merge", *shares, "--out", into)
+    assert code == 0 and "feedback" not in err, err
+    assert (into / "feedback" / "bob.html").is_file()
