@@ -30,6 +30,25 @@ from grader.states import Backend
 from tests.conftest import CORPUS, NEEDS_BWRAP, ROOT, SAMPLES, backends
 
 GRADER = [sys.executable, "-m", "grader"]
+
+
+@pytest.fixture(autouse=True)
+def _hangups_heard() -> object:
+    """Start every grader here with SIGHUP at its default: under `nohup` (a CI runner's, a
+    shell's) it is ignored, a disposition children inherit, and a grader started so keeps
+    ignoring it, as nohup asks. The tests send it SIGHUP on purpose."""
+    if not hasattr(signal, "SIGHUP"):
+        yield
+        return
+    before = signal.getsignal(signal.SIGHUP)
+    if before is signal.SIG_IGN:
+        signal.signal(signal.SIGHUP, signal.SIG_DFL)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGHUP, before)
+
+
 # A submission in each phase of its child's life, there for longer than any test waits.
 PHASES = {
     "import": "import time\ntime.sleep(60)\n\ndef sinusoidal_positions(p, d):\n    return 0\n",
