@@ -148,7 +148,8 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def _set_up_logs() -> None:
-    importing = sys.modules.get("grader.logs")
+    # By the package's name here: a kit's vendored grader is another package (EXERCISE_kit).
+    importing = sys.modules.get(f"{__name__.rpartition('.')[0]}.logs")
     if importing is not None and not hasattr(importing, "setup"):
         # grader.logs is the module importing logging: it sets itself up once whole.
         setattr(importing, "SET_UP_ONCE_LOADED", True)  # noqa: B010 - read in its own globals

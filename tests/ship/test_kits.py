@@ -121,6 +121,28 @@ def test_grader_debug_shows_a_kits_log(both_kits: Venv, kit: Kit) -> None:
 
 
 @pytest.mark.parametrize("kit", KITS, ids=lambda k: k.command)
+def test_a_kit_thread_that_fails_before_logging_prints_nothing(both_kits: Venv, kit: Kit) -> None:
+    """A kit's vendored grader sets logging up as the grader does, whoever imports it first:
+    its own logs module included (a thread's failure before anything imported logging), and
+    nothing reaches stderr, that record nor any later one."""
+    code = (
+        f"import {kit.package}.cli as cli\n"
+        "cli.after_import('logging', cli._set_up_logs)\n"
+        "cli.after_import('threading', cli._log_thread_failures)\n"
+        "import threading\n"
+        "thread = threading.Thread(target=lambda: 1 / 0)\n"
+        "thread.start()\n"
+        "thread.join()\n"
+        "import logging\n"
+        f"logging.getLogger('{kit.package}.x').error('must not print')\n"
+    )
+    done = subprocess.run(
+        [str(both_kits.python), "-I", "-c", code], capture_output=True, text=True, check=False
+    )
+    assert (done.returncode, done.stderr) == (0, "")
+
+
+@pytest.mark.parametrize("kit", KITS, ids=lambda k: k.command)
 def test_kit_words_name_its_own_command(both_kits: Venv, kit: Kit) -> None:
     """A kit has no `grader` command: its starter, statement and examples name its own, and
     its README says how to show a report not on a cell's last line and what check cannot
