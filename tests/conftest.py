@@ -9,6 +9,7 @@ import json
 import os
 import re
 import shutil
+import signal
 import socket
 import subprocess
 import sys
@@ -61,6 +62,11 @@ def pytest_configure(config: pytest.Config) -> None:
     # warn of its escapes; only the command silences its own process, and
     # test_sample_verdict_in_every_environment holds it to that.
     config.addinivalue_line("filterwarnings", "ignore:invalid escape sequence")
+    # A shell that runs the suite in the background (`.ci/run &`, no job control) starts it
+    # with SIGINT ignored, which every grader a test starts inherits and rightly keeps: the
+    # tests that press Ctrl-C on one would then wait for nothing. The suite hears it as usual.
+    if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
+        signal.signal(signal.SIGINT, signal.default_int_handler)
 
 
 # What the `cli` fixture returns: run `grader ARGS...`, get (exit code, stdout, stderr).
