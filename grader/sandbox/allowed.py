@@ -40,15 +40,10 @@ def use_own_proc(own: bool) -> None:
     View.own_proc = own
 
 
-def bwrap_starts(prefix: list[str], *, site: bool = False) -> bool:
-    """Return True when bubblewrap, as ``prefix`` builds it, starts an interpreter here
-    (importing its site packages too, with ``site``)."""
-    return not bwrap_refusal(prefix, site=site)
-
-
 def bwrap_refusal(prefix: list[str], *, site: bool = False) -> str:
     """Return why bubblewrap, as ``prefix`` builds it, cannot start an interpreter here
-    (its first line of errors), or "" where it starts."""
+    (importing its site packages too, with ``site``): its first line of errors, or "" where
+    it starts."""
     if shutil.which(prefix[0]) is None:
         return f"{prefix[0]} is not installed"
     try:

@@ -199,8 +199,17 @@ def bwrap_usable() -> bool:
     """Return True when bubblewrap is installed and can start a sandboxed interpreter here."""
     if shutil.which(BWRAP_PROGRAM) is None:
         return False
+    return not bwrap_refusal_here(site=True)
+
+
+def bwrap_refusal_here(*, site: bool = False) -> str:
+    """Return why bubblewrap, as a child's is built now, cannot start an interpreter here
+    ("" where it starts): tried in an empty folder of its own, as a child's folder is. Never
+    the whole temporary folder: bound over the read-only paths, it hid the interpreter of a
+    grader installed under it (a clone in `mktemp -d`), whose folders the sandbox's user
+    may not enter."""
     with tempfile.TemporaryDirectory(prefix="grader-probe-") as tmp:
-        return allowed.bwrap_starts(bwrap_command(tmp), site=True)
+        return allowed.bwrap_refusal(bwrap_command(tmp), site=site)
 
 
 def landlock_usable() -> bool:
@@ -287,7 +296,7 @@ def fall_back(fallback: Fallback | None, why: str, *, failed: str) -> tuple[Back
     """
     if allowed.View.own_proc:
         allowed.use_own_proc(False)
-        again = allowed.bwrap_refusal(bwrap_command(tempfile.gettempdir()))
+        again = bwrap_refusal_here()
         if not again:
             return Backend.BWRAP, f"bubblewrap could not start here ({why}); used it with no /proc"
         allowed.use_own_proc(True)

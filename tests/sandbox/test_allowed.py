@@ -254,3 +254,25 @@ def test_a_profile_refusing_restrict_self_is_named_in_one_line(
         assert code == 2 and allowed.WHAT_TO_ALLOW in err and len(err.strip().splitlines()) == 1
     finally:
         allowed.landlock_refused.cache_clear()
+
+
+def test_bwrap_is_tried_again_without_proc_in_a_folder_of_its_own(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The probe without a /proc binds an empty folder of its own, as a child's is, never
+    the whole temporary folder: bound over the read-only paths, that hid a grader installed
+    under it (a clone in `mktemp -d`), and every such grader fell back to Landlock."""
+    tried: list[list[str]] = []
+
+    def refusal(prefix: list[str], *, site: bool = False) -> str:
+        tried.append(prefix)
+        return ""
+
+    monkeypatch.setattr(allowed, "bwrap_refusal", refusal)
+    monkeypatch.setattr(allowed.View, "own_proc", True)
+    backend, _ = walls.fall_back(None, PROC_REFUSED, failed="the bwrap sandbox")
+    assert backend is Backend.BWRAP and not allowed.View.own_proc
+    (prefix,) = tried
+    bound = prefix[prefix.index("--bind") + 1]
+    assert bound != tempfile.gettempdir()
+    assert Path(bound).parent == Path(tempfile.gettempdir()) and not Path(bound).exists()
