@@ -225,6 +225,7 @@ def _confine(config: dict[str, Any]) -> dict[str, Any]:
         in_user_namespace, before = bool(private.get("user")), held.namespaces()
         try:
             applied["namespaces"] = confine.private_folder(uid=owner[0], gid=owner[1], **private)
+            applied["own_tmpfs"] = True  # over its folder: the parent may keep the folder
             if config["landlock"]:  # the tmpfs bounds all writes only where nothing else is
                 applied["writes"] = f"{private['size'] >> 20} MB in all (tmpfs)"
         except OSError as exc:

@@ -59,6 +59,9 @@ class Child:
         self.results_fd = started.results_fd
         self.started = started.at
         self.limits = limits
+        # Whether its own tmpfs covered its folder before the submission ran, as its
+        # confinement report says: then nothing it did can be left in the folder.
+        self.covered = False
 
     def kill(self) -> None:
         """Kill the child and everything in its process group, then reap it."""
@@ -194,6 +197,7 @@ class _Talk:
             )
         if event is Event.CONFINED:
             self.run.confinement = info
+            self.child.covered = info.get("own_tmpfs") is True
         elif event is Event.LOAD_ERROR:
             failure = LoadFailure(header["kind"])  # one of them: frames checked it
             for c in self.cases:

@@ -28,6 +28,7 @@ from grader.sandbox.spawn import (
     spawn_child,
     widen_pipe,
 )
+from grader.sandbox.staging import Kept
 from grader.sandbox.template import (
     MAX_RESTARTS,
     READY_SECONDS,
@@ -78,6 +79,7 @@ class Pool:
         self.separate = False
         self.children: set[Process] = set()
         self.held: str | None = None  # the walls a child reported (see walls)
+        self.kept = Kept()  # the children's folders, kept for the next learner (see staging)
         self.ready = False
         self.ready_lock = threading.Lock()
         self.root = tempdirs.claim("grader-batch-")

@@ -19,6 +19,7 @@ from grader.errors import GraderError
 from grader.sandbox import tempdirs
 from grader.sandbox.frames import Event, FrameReader, ProtocolError
 from grader.sandbox.process import Started
+from grader.sandbox.staging import SUBMISSION_FILE
 
 # The parts of a child's walls a batch's settings record, as results name them.
 PARTS = ("tasks", "writes", "namespaces")
@@ -31,7 +32,7 @@ def held_walls(start: Start, root: str) -> str:
     takes spawn's arguments); return the walls it reports, e.g. 'tasks 64 (pids cgroup);
     writes 64 MB in all (tmpfs); namespaces ipc+net+mount'."""
     tmp = tempfile.mkdtemp(prefix=tempdirs.PREFIX, dir=root)
-    submission = os.path.join(tmp, "submission.py")
+    submission = os.path.join(tmp, SUBMISSION_FILE)
     try:
         with open(submission, "wb"):
             pass

@@ -42,13 +42,17 @@ class Session:
         self.tmp = launch.tmp
         self.notes: list[str] = []
         self.child: Child | None = Child(launch.first, limits)
+        # Whether the child that had self.tmp said its own tmpfs covered it (see staging).
+        self.covered = False
 
     def _spawn(self) -> Child:
         """Start another child, in a fresh folder: nothing the last one wrote is left for it."""
-        launch = self.launch
-        remove_tree(self.tmp)
-        self.tmp, submission = private_folder(launch.source, launch.spawner.root, launch.beside)
-        started = launch.spawner.spawn(
+        launch, spawner = self.launch, self.launch.spawner
+        self._let_go()
+        self.tmp, submission = private_folder(
+            launch.source, spawner.root, launch.beside, spawner.kept
+        )
+        started = spawner.spawn(
             tmp=self.tmp, submission=str(submission), function=launch.function, arity=launch.arity
         )
         return Child(started, self.limits)
@@ -69,8 +73,17 @@ class Session:
             self.child.close()
             self.child = None
         if self.tmp:
-            remove_tree(self.tmp)
+            self._let_go()
             self.tmp = ""
+
+    def _let_go(self) -> None:
+        """Delete the private folder, or keep it for the batch's next learner (see staging)."""
+        kept = self.launch.spawner.kept
+        if kept is None:
+            remove_tree(self.tmp)
+        else:
+            kept.keep(self.tmp, covered=self.covered)
+        self.covered = False
 
     def run(self, cases: Sequence[CaseInput]) -> Run:
         """Run every case in fresh children until each one has an answer or the budget ends."""
@@ -94,6 +107,7 @@ class Session:
                 ending = child.serve(remaining, run, budget)
             finally:
                 child.close()
+                self.covered = child.covered
             if ending.state is EndState.SANDBOX_FAILED:
                 self._fall_back(run)
                 continue

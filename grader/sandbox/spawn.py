@@ -19,6 +19,7 @@ from grader.sandbox import allowed, tasks, tempdirs
 from grader.sandbox.limits import Limits
 from grader.sandbox.plain import CHILD_SCRIPT, spawn_unwalled, walled
 from grader.sandbox.process import Popen, Process, Started, on_keeper, widen_pipe
+from grader.sandbox.staging import SUBMISSION_FILE, Kept
 from grader.sandbox.walls import (
     SANDBOX_UID,
     Choice,
@@ -122,7 +123,7 @@ def _private(tmp: str, size: int, user_namespace: bool | None) -> dict[str, Any]
     user = allowed.namespaces_need_user() if user_namespace is None else user_namespace
     return {
         "tmp": tmp,
-        "submission": os.path.join(tmp, "submission.py"),
+        "submission": os.path.join(tmp, SUBMISSION_FILE),
         "size": size,
         "user": user,
     }
@@ -224,6 +225,11 @@ class Spawner(Protocol):
         """Where the children's private folders go; None: a folder of their own."""
         ...
 
+    @property
+    def kept(self) -> Kept | None:
+        """The folders kept for the next learner (see staging); None: none is kept."""
+        ...
+
     def spawn(self, *, tmp: str, submission: str, function: str, arity: int) -> Started:
         """Start a child on ``submission`` (a file in ``tmp``) that calls ``function``
         with ``arity`` arguments."""
@@ -239,6 +245,7 @@ class Direct:
     """Starts each child as an interpreter of its own, behind the chosen backend."""
 
     root: str | None = None
+    kept: Kept | None = None
 
     def __init__(self, choice: Choice, limits: Limits) -> None:
         self.backend: Backend = choice.backend
@@ -262,17 +269,24 @@ class Direct:
 
 
 def private_folder(
-    source: bytes, root: str | None, beside: Sequence[tuple[str, bytes]] = ()
+    source: bytes,
+    root: str | None,
+    beside: Sequence[tuple[str, bytes]] = (),
+    kept: Kept | None = None,
 ) -> tuple[str, Path]:
-    """Make a fresh private folder holding the submission, and the modules of the
-    submission ``beside`` it (name, bytes), which it may import; return the folder and the
-    file's path.
+    """Make a private folder holding the submission, and the modules of the submission
+    ``beside`` it (name, bytes), which it may import; return the folder and the file's path.
 
     A folder of its own in the temporary folder is claimed (see tempdirs); one inside a
-    batch's folder is covered by the batch's claim.
+    batch's folder is covered by the batch's claim, and may be one the batch ``kept``
+    (see staging), for a submission that is a file alone.
     """
+    if kept is not None and not beside:
+        taken = kept.take(source)
+        if taken is not None:
+            return taken
     tmp = tempdirs.claim() if root is None else tempfile.mkdtemp(prefix=tempdirs.PREFIX, dir=root)
-    submission = Path(tmp) / "submission.py"
+    submission = Path(tmp) / SUBMISSION_FILE
     try:
         submission.write_bytes(source)
         for name, data in beside:
@@ -322,7 +336,7 @@ class Launch:
         self.arity = arity
         self.spawner = spawner
         self.beside = beside  # the submission's own modules, for every child after the first
-        self.tmp, self.submission = private_folder(source, spawner.root, beside)
+        self.tmp, self.submission = private_folder(source, spawner.root, beside, spawner.kept)
         try:
             self.first = spawner.spawn(
                 tmp=self.tmp, submission=str(self.submission), function=function, arity=arity
