@@ -559,3 +559,39 @@ def test_sandbox_help_says_what_auto_does_without_walls(
     text = " ".join(capsys.readouterr().out.split())
     assert "else none" not in text
     assert "refused unless --sandbox none is given" in text
+
+
+_THRESHOLD_SEEN = """
+import gc, sys
+import grader.cli
+sys.argv = ["grader", "--version"]
+seen = []
+real = grader.cli.entry
+def entry():
+    seen.append(gc.get_threshold()[0])
+    real()
+grader.cli.entry = entry
+import grader.entry
+try:
+    grader.entry.entry()
+finally:
+    print("threshold", seen[0], file=sys.stderr)
+"""
+
+
+def test_the_command_collects_its_start_up_garbage_rarely() -> None:
+    """The command (and only the command: a learner's kernel is not ours) raises the
+    collector's first threshold before it imports the grader's modules."""
+    import gc
+
+    from grader.entry import FIRST_GENERATION
+
+    done = subprocess.run(
+        [sys.executable, "-c", _THRESHOLD_SEEN],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        cwd=ROOT,
+    )
+    assert f"threshold {FIRST_GENERATION}" in done.stderr, done.stderr
+    assert gc.get_threshold()[0] < FIRST_GENERATION  # importing the grader changed nothing
