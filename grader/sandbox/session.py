@@ -49,6 +49,9 @@ class Session:
         """Start another child, in a fresh folder: nothing the last one wrote is left for it."""
         launch, spawner = self.launch, self.launch.spawner
         self._let_go()
+        # No longer this session's, whatever happens next: a folder that could not be made
+        # must not let the last one go twice (kept, it may be another learner's by then).
+        self.tmp = ""
         self.tmp, submission = private_folder(
             launch.source, spawner.root, launch.beside, spawner.kept
         )

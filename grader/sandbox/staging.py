@@ -7,10 +7,11 @@ each time it hands out one, and a class of hundreds frees two a child.
 
 A folder that the child's own tmpfs covered before anything of the learner was read (the
 child says so in its confinement report, which it sends before the submission runs) still
-holds exactly what the parent wrote in it: it is emptied, given back to the grader, and
-taken by the next learner of the batch, whose source is written over the file in place.
-Any other folder (no tmpfs of the child's own, a report that never came, a learner's own
-modules beside the file, anything odd in it) is deleted, as every folder was before.
+holds exactly what the parent wrote in it: its file is emptied, and the folder is taken by
+the next learner of the batch, whose source is written over the file in place. Any other
+folder (no tmpfs of the child's own, a report that never came, a learner's own modules beside
+the file, a folder lent to the sandbox's user, anything changed in it) is deleted, as every
+folder was before.
 """
 
 from __future__ import annotations
@@ -41,7 +42,16 @@ class Kept:
             tmp = self.free.pop()
         submission = Path(tmp, SUBMISSION_FILE)
         try:
-            _overwrite(submission, source)
+            fd = _open_as_kept(tmp)
+            if fd is None:  # changed while it waited: no one else's to use
+                tempdirs.remove_tree(tmp)
+                return None
+            try:
+                view = memoryview(source)
+                while view:
+                    view = view[os.write(fd, view) :]
+            finally:
+                os.close(fd)
         except BaseException:
             tempdirs.remove_tree(tmp)  # a full disk (or a stop) half-way: the folder goes
             raise
@@ -49,45 +59,44 @@ class Kept:
 
     def keep(self, tmp: str, *, covered: bool) -> None:
         """Keep ``tmp`` for the next learner if its child's own tmpfs ``covered`` it and it
-        holds nothing but the file the parent wrote; delete it otherwise."""
-        if covered and _empty_but_the_file(tmp):
-            with self.lock:
-                self.free.append(tmp)
-        else:
+        is as the parent made it; delete it otherwise."""
+        fd = _open_as_kept(tmp) if covered else None
+        if fd is None:
             tempdirs.remove_tree(tmp)
+            return
+        os.close(fd)  # emptied: nothing of a learner waits in an idle folder
+        with self.lock:
+            self.free.append(tmp)
 
 
-def _empty_but_the_file(tmp: str) -> bool:
-    """Empty the submission's file, hand the folder back to the grader, and return True, if
-    ``tmp`` is a folder holding that regular file alone; return False otherwise."""
-    path = os.path.join(tmp, SUBMISSION_FILE)
+def _open_as_kept(tmp: str) -> int | None:
+    """Return the submission's file in ``tmp`` opened for writing and emptied, if the folder
+    is as the parent made it; None otherwise.
+
+    As made: a folder of the grader's own (mode 0700) holding that one file alone, a regular
+    file of the grader's with one link. A folder that was lent to the sandbox's user (root
+    grading as uid 65534) is never kept: a process of that user elsewhere on the machine
+    could have held the file open, or opened the folder's mode, for the next learner.
+    """
+    me = os.geteuid()
     try:
-        if os.listdir(tmp) != [SUBMISSION_FILE]:
-            return False
-        # Not followed if it is a link: only the file the parent wrote is emptied.
-        # Nor waited on: a pipe's open would block, where this one fails.
-        fd = os.open(path, os.O_WRONLY | os.O_TRUNC | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
-        try:
-            info = os.fstat(fd)
-            if not stat.S_ISREG(info.st_mode) or info.st_nlink != 1:
-                return False
-            if info.st_uid != os.geteuid():
-                # Given to the sandbox's user for its child: back to the grader while idle.
-                os.fchown(fd, os.geteuid(), os.getegid())
-                os.chown(tmp, os.geteuid(), os.getegid(), follow_symlinks=False)
-        finally:
-            os.close(fd)
+        folder = os.lstat(tmp)
+        if not stat.S_ISDIR(folder.st_mode) or folder.st_uid != me:
+            return None
+        if stat.S_IMODE(folder.st_mode) != 0o700 or os.listdir(tmp) != [SUBMISSION_FILE]:
+            return None
+        # Neither followed if it is a link, nor waited on if it is a pipe; and emptied only
+        # once it is known to be the grader's own file.
+        flags = os.O_WRONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
+        fd = os.open(os.path.join(tmp, SUBMISSION_FILE), flags)
     except OSError:
-        return False
-    return True
-
-
-def _overwrite(path: Path, data: bytes) -> None:
-    """Write ``data`` over the kept file, in place: no inode is made or freed."""
-    fd = os.open(path, os.O_WRONLY | os.O_TRUNC | os.O_NOFOLLOW | os.O_CLOEXEC)
+        return None
     try:
-        view = memoryview(data)
-        while view:
-            view = view[os.write(fd, view) :]
-    finally:
-        os.close(fd)
+        info = os.fstat(fd)
+        if stat.S_ISREG(info.st_mode) and info.st_nlink == 1 and info.st_uid == me:
+            os.ftruncate(fd, 0)
+            return fd
+    except OSError:
+        pass
+    os.close(fd)
+    return None

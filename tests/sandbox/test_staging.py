@@ -100,7 +100,10 @@ def test_a_submission_with_modules_beside_it_gets_a_fresh_folder(tmp_path: Path)
     assert kept.free == [tmp]
 
 
-def test_a_kept_folder_goes_back_to_the_grader_while_idle(tmp_path: Path) -> None:
+def test_a_folder_lent_to_the_sandbox_user_is_deleted(tmp_path: Path) -> None:
+    """Root grading as uid 65534 lends the folder and file to that user: another process of
+    the same user could hold the file open, or have opened the folder's mode, for the next
+    learner. Such a folder is never kept."""
     if os.geteuid() != 0:
         pytest.skip("giving a file to another user needs root")
     kept = Kept()
@@ -108,7 +111,66 @@ def test_a_kept_folder_goes_back_to_the_grader_while_idle(tmp_path: Path) -> Non
     for path in (tmp, file):
         os.chown(path, 65534, 65534)
     kept.keep(tmp, covered=True)
-    assert os.stat(tmp).st_uid == os.stat(file).st_uid == os.geteuid()
+    assert not os.path.lexists(tmp) and kept.free == []
+
+
+def test_a_folder_whose_mode_was_opened_is_deleted(tmp_path: Path) -> None:
+    kept = Kept()
+    tmp, _ = _folder(tmp_path, kept)
+    os.chmod(tmp, 0o777)
+    kept.keep(tmp, covered=True)
+    assert not os.path.lexists(tmp) and kept.free == []
+
+
+def test_a_file_linked_elsewhere_is_not_emptied(tmp_path: Path) -> None:
+    """The checks come before any write: a second name of the file keeps what it holds."""
+    kept = Kept()
+    tmp, file = _folder(tmp_path, kept, b"the learner's source\n")
+    other = tmp_path / "someone_elses.txt"
+    os.link(file, other)
+    kept.keep(tmp, covered=True)
+    assert other.read_bytes() == b"the learner's source\n"
+    assert kept.free == []
+
+
+def test_a_kept_folder_changed_while_it_waits_is_not_taken(tmp_path: Path) -> None:
+    kept = Kept()
+    tmp, _ = _folder(tmp_path, kept)
+    kept.keep(tmp, covered=True)
+    Path(tmp, "numpy.py").write_text("")
+    fresh, file = _folder(tmp_path, kept, b"mine = 1\n")
+    assert fresh != tmp and not os.path.lexists(tmp)
+    assert file.read_bytes() == b"mine = 1\n"
+
+
+def test_a_folder_that_cannot_be_made_lets_the_last_one_go_once(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A retry whose new folder fails (a full disk) after the last one was kept: closing the
+    session must not delete the kept folder, which another learner may have taken by then."""
+    import errno
+    from types import SimpleNamespace
+
+    import grader.sandbox.session as session_module
+    from grader.sandbox.session import Session
+
+    kept = Kept()
+    tmp, _ = _folder(tmp_path, kept)
+    spawner = SimpleNamespace(root=str(tmp_path), kept=kept)
+    session = Session.__new__(Session)
+    session.launch = SimpleNamespace(  # type: ignore[assignment]
+        source=b"x = 1\n", beside=(), function="f", arity=0, spawner=spawner
+    )
+    session.tmp, session.covered, session.child = tmp, True, None
+
+    def full(*_: object) -> tuple[str, Path]:
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    monkeypatch.setattr(session_module, "private_folder", full)
+    with pytest.raises(OSError):
+        session._spawn()
+    session.close()
+    assert kept.free == [tmp] and os.path.isdir(tmp)
 
 
 # What a learner leaves in their folder, and whether the next one, in the same worker,
