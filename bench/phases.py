@@ -5,8 +5,8 @@
 
 Runs `grader batch` in this process with the grader's own functions wrapped: each phase of
 one submission (reading the file, starting its child, the child's run, judging, writing its
-result and feedback files, deleting its folder) adds the time its thread spent, in CPU and
-on the clock, to that phase's total. Printed per submission, as Markdown. The children's
+result and feedback files, deleting or keeping its folder) adds the time its thread spent,
+in CPU and on the clock, to that phase's total. Printed per submission, as Markdown. The children's
 own time is not the parent's: `perf stat -e task-clock` over the command (as versus.py
 does) counts the whole process tree.
 """
@@ -58,7 +58,6 @@ def instrument() -> None:
     import grader.sandbox.pool as pool
     import grader.sandbox.session as session
     import grader.sandbox.spawn as spawn
-    import grader.sandbox.tempdirs as tempdirs
 
     timed(grading.Batch, "grade_one", "one submission, in all")
     timed(grading.Batch, "read", "read the file")
@@ -68,7 +67,7 @@ def instrument() -> None:
     timed(session.Session, "run", "the child's run (request, frames)")
     timed(pipeline, "judge_run", "judge the answers")
     timed(grading.Batch, "_write", "write results and feedback")
-    timed(tempdirs, "remove_tree", "delete the folder (deleting thread)")
+    timed(session.Session, "_let_go", "delete its folder, or keep it for the next")
 
 
 def main() -> None:
