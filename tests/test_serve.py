@@ -677,3 +677,25 @@ def test_a_port_in_use_suggests_another(cli: Cli) -> None:
         "program (a `serve` already running?) has it: use --port N for another port, or "
         "--port 0 for any free one"
     )
+
+
+def test_a_stop_python_swallowed_still_closes_the_page(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A SIGTERM whose KeyboardInterrupt was raised inside a finalizer (and so only printed)
+    is recorded: the page's loop notices it within its poll and ends as a stop would."""
+    import signal
+
+    from grader import stops
+    from grader.serve.handler import Handler, Listener
+
+    listener = Listener(("127.0.0.1", 0), Handler)
+    monkeypatch.setattr(stops, "_stopped_by", int(signal.SIGTERM))
+    # Without the check the loop would serve on: shut down from aside, it returns instead.
+    guard = threading.Timer(10, listener.shutdown)
+    guard.start()
+    try:
+        with pytest.raises(stops.Stop) as stopped:
+            listener.serve_forever(poll_interval=0.05)
+    finally:
+        guard.cancel()
+        listener.server_close()
+    assert stopped.value.signum == signal.SIGTERM

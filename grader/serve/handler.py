@@ -25,6 +25,7 @@ from urllib.parse import SplitResult, parse_qs, urlsplit
 
 from grader.errors import GraderError
 from grader.states import Mode
+from grader.stops import Stop, pressed, stopped_by
 from grader.submission.source import MAX_SUBMISSION_BYTES
 
 log = logging.getLogger(__name__)
@@ -408,6 +409,13 @@ class Listener(ThreadingHTTPServer):
             super().process_request_thread(request, client_address)
         finally:
             self.slots.release()
+
+    def service_actions(self) -> None:
+        """Between requests, and every half second: a stop signal whose KeyboardInterrupt
+        Python swallowed (raised inside a finalizer the collector was running) still ends
+        the page, instead of leaving it serving until it is killed."""
+        if pressed():
+            raise Stop(stopped_by())
 
     def handle_error(self, request: Any, client_address: Any) -> None:
         """Print nothing: the handler answers every request itself, a bug included."""
