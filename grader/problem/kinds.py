@@ -118,13 +118,12 @@ class InputKind(ABC):
         """Return how many values it holds, as the suite's bound counts them."""
         return 1
 
-    def digest(self, value: Any) -> bytes:
-        """Return the bytes that name the value in a digest of its case's inputs."""
-        return repr(value).encode()
+    def digest(self, value: Any) -> tuple[bytes | memoryview, ...]:
+        """Return the bytes that name the value in its case's digest, in parts (uncopied)."""
+        return (repr(value).encode(),)
 
     def row_items(self, value: Any) -> list[Any]:
-        """Return the value's items, one per row of the answer, as the kit's check compares
-        them (hashable): for a kind an exercise names in ROW_INPUTS."""
+        """Return its items, one per row of the answer, hashable: the kit's check's (ROW_INPUTS)."""
         return list(value)
 
     def stored(self, value: Any) -> Any:
@@ -436,8 +435,9 @@ class FloatTable(InputKind):
     def held(self, value: Any) -> int:
         return int(value.size)
 
-    def digest(self, value: Any) -> bytes:
-        return repr(value.shape).encode() + bytes(value.tobytes())
+    def digest(self, value: Any) -> tuple[bytes | memoryview, ...]:
+        cells = value if value.flags.c_contiguous else value.copy(order="C")
+        return repr(value.shape).encode(), memoryview(cells).cast("B")
 
     def row_items(self, value: Any) -> list[Any]:
         return [row.tobytes() for row in value]

@@ -99,7 +99,10 @@ class Inputs(ReadOnly):
         self.schema = schema
         digest = hashlib.sha256()
         for name, value in sorted(self._values.items()):
-            digest.update(name.encode() + b"\0" + schema.field(name).digest(value) + b"\0")
+            digest.update(name.encode() + b"\0")
+            for part in schema.field(name).digest(value):
+                digest.update(part)
+            digest.update(b"\0")
         self._digest = digest.digest()
 
     @property

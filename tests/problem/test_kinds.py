@@ -132,3 +132,24 @@ def test_a_fourth_kind_is_one_class_of_the_exercise(cli: Cli, tmp_path: Path) ->
     wrong = problem / "solutions" / "wrong" / "unscaled.py"
     code, out, _ = cli("submit", "--problem", problem, wrong)
     assert "score: 0/3" in out and "hint: the totals are not multiplied by factor" in out
+
+
+def test_a_case_digest_is_the_hash_of_its_inputs_laid_end_to_end() -> None:
+    """What names a case in a cache or a kit: sha256 over each input's name, a NUL, its
+    bytes (a table's shape, then its float64s in C order) and a NUL, by name. Hashed in
+    parts, a table uncopied, it stays the same digest as written out whole."""
+    import hashlib
+
+    from grader.problem.schema import InputSchema, check_inputs
+
+    table = FloatTable("x", -1.0, 1.0, "a table", items=(1, 64), width=(1, 64), seeded=True)
+    fields = (table, Integer("n", 1, 9, "an integer"))
+    schema = InputSchema(fields=fields, max_values=10_000, shape=lambda _: (5, 4))
+    inputs = check_inputs({"x": {"seed": 3, "shape": [5, 4]}, "n": 7}, schema)
+    x = np.random.RandomState(3).uniform(-1.0, 1.0, (5, 4))
+    whole = b"n\0" + b"7" + b"\0" + b"x\0" + b"(5, 4)" + x.tobytes() + b"\0"
+    assert inputs.digest == hashlib.sha256(whole).hexdigest()
+    # A view that is not in C order is hashed as tobytes() lays it out.
+    transposed = np.ascontiguousarray(x.T).T
+    assert not transposed.flags.c_contiguous
+    assert b"".join(table.digest(transposed)) == b"(5, 4)" + x.tobytes()
