@@ -371,13 +371,23 @@ def _answer(channel: Channel, requests: int, loaded: Any, path: str) -> None:
     os._exit(0)
 
 
-def _read_request(requests: int) -> tuple[list[dict[str, Any]], bytearray]:
+def _buffer(size: int) -> bytearray | mmap.mmap:
+    """Return a zeroed buffer of ``size`` bytes for the request's tables. On Linux, a private
+    mapping whose pages the kernel gives in one go (MAP_POPULATE): a bytearray's were zeroed
+    by a memset that faulted them in one by one, and a fresh mapping is zero already."""
+    populate = getattr(mmap, "MAP_POPULATE", 0)
+    if size and populate:
+        return mmap.mmap(-1, size, flags=mmap.MAP_PRIVATE | mmap.MAP_ANONYMOUS | populate)
+    return bytearray(size)
+
+
+def _read_request(requests: int) -> tuple[list[dict[str, Any]], bytearray | mmap.mmap]:
     """Return the request's cases and the bytes of its tables, read to the size it gives."""
     with os.fdopen(requests, "rb") as stream:
         request = json.loads(stream.readline())
         # Straight into a buffer of the announced size: reading to the end instead gathers
         # chunks and joins them, a second copy of every table (half the read's time).
-        tables = bytearray(int(request.get("bytes", 0)))
+        tables = _buffer(int(request.get("bytes", 0)))
         view, got = memoryview(tables), 0
         while got < len(tables) and (n := stream.readinto(view[got:])):
             got += n
@@ -388,21 +398,21 @@ def _read_request(requests: int) -> tuple[list[dict[str, Any]], bytearray]:
     return request["cases"], tables
 
 
-def _value(body: Any, blobs: list[list[int]], tables: bytes | bytearray) -> Any:
+def _value(body: Any, blobs: list[list[int]], tables: bytes | bytearray | mmap.mmap) -> Any:
     return body
 
 
-def _range(body: Any, blobs: list[list[int]], tables: bytes | bytearray) -> Any:
+def _range(body: Any, blobs: list[list[int]], tables: bytes | bytearray | mmap.mmap) -> Any:
     return list(range(*body))
 
 
-def _table(body: Any, blobs: list[list[int]], tables: bytes | bytearray) -> Any:
+def _table(body: Any, blobs: list[list[int]], tables: bytes | bytearray | mmap.mmap) -> Any:
     offset, count = blobs[body["blob"]]
     flat = np.frombuffer(tables, dtype="<f8", count=count, offset=offset)
     return flat.reshape(body["shape"]).tolist()
 
 
-def _array(body: Any, blobs: list[list[int]], tables: bytes | bytearray) -> Any:
+def _array(body: Any, blobs: list[list[int]], tables: bytes | bytearray | mmap.mmap) -> Any:
     offset, count = blobs[body["blob"]]
     flat = np.frombuffer(tables, dtype="<f8", count=count, offset=offset)
     # Over the request's bytes: each case's own, called on once, so the learner's to change.
@@ -416,7 +426,7 @@ def _array(body: Any, blobs: list[list[int]], tables: bytes | bytearray) -> Any:
 DECODERS = {"value": _value, "range": _range, "table": _table, "array": _array}
 
 
-def _argument(value: Any, blobs: list[list[int]], tables: bytes | bytearray) -> Any:
+def _argument(value: Any, blobs: list[list[int]], tables: bytes | bytearray | mmap.mmap) -> Any:
     """Return one argument as the learner's function takes it, decoded by its wire tag: a
     JSON value as it is, a range of integers as their list, a table as lists of floats or
     as a float64 array."""

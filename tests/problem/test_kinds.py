@@ -153,3 +153,19 @@ def test_a_case_digest_is_the_hash_of_its_inputs_laid_end_to_end() -> None:
     transposed = np.ascontiguousarray(x.T).T
     assert not transposed.flags.c_contiguous
     assert b"".join(table.digest(transposed)) == b"(5, 4)" + x.tobytes()
+
+
+def test_the_childs_request_buffer_is_zeroed_writable_and_given_in_one_go() -> None:
+    """On Linux the child reads its tables into a private mapping populated at once (no
+    fault a page); an array given over it is writable, as over a bytearray elsewhere."""
+    import mmap
+    import sys
+
+    buffer = run._buffer(3 * 4096)
+    assert bytes(buffer) == bytes(3 * 4096) and run._buffer(0) == bytearray()
+    if sys.platform == "linux":
+        assert isinstance(buffer, mmap.mmap)
+    body = {"blob": 0, "shape": [2, 3]}
+    array = run._array(body, [[0, 6]], buffer)
+    array[0, 0] = 1.5  # the learner's own
+    assert array.dtype == np.float64 and buffer[:8] == np.float64(1.5).tobytes()
