@@ -16,7 +16,9 @@ if TYPE_CHECKING:
     from grader.compare import Array
 
 
-@dataclass(frozen=True)
+# Equal and hashed as itself: the request cache (conversation._request) finds the same objects
+# (pipeline._case_input makes each once), and hashing by value hashed every table's bytes.
+@dataclass(frozen=True, eq=False)
 class CaseInput:
     """What the child is told about one case: its arguments and nothing more.
 
