@@ -9,6 +9,7 @@ import json
 import logging
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, NamedTuple
@@ -129,7 +130,9 @@ class Batch:
     pool: Pool
     limits: Limits
     suite: str
-    settings: dict[str, str]
+    # What every result depends on (grading_settings), asked when first needed: the walls
+    # come from a child of their own, started beside the first learners' (see run._batch).
+    settings_of: Callable[[], dict[str, str]]
     # Set on a stop signal: children are being killed, so what they answer now is not a verdict.
     stop: threading.Event = field(default_factory=threading.Event)
 
@@ -138,12 +141,29 @@ class Batch:
         self.protected = protected_paths(self.checked.problem.root)
         self.inodes = protected_files(self.protected)
         self.starter = starter_text(self.checked.problem.root)
-        self.key = settings_digest(self.settings)
+        self._settings: tuple[dict[str, str], str] | None = None
+        self._settings_lock = threading.Lock()
         # Results of an unchanged file found graded under other settings, graded again.
         self.resettled: list[str] = []
         # Learners whose feedback files could not be written (each said in grader.log):
         # not tried again when the batch ends, and counted in its closing lines.
         self.unwritten: list[str] = []
+
+    @property
+    def settings(self) -> dict[str, str]:
+        return self._settled()[0]
+
+    @property
+    def key(self) -> str:
+        """The resume key of the settings (settings_digest)."""
+        return self._settled()[1]
+
+    def _settled(self) -> tuple[dict[str, str], str]:
+        with self._settings_lock:
+            if self._settings is None:
+                settings = self.settings_of()
+                self._settings = settings, settings_digest(settings)
+            return self._settings
 
     def read(self, path: Path) -> Source:
         """Read what a learner handed in: a file, a notebook, a folder or a zip."""

@@ -10,7 +10,7 @@ from pathlib import Path
 from grader import logs, results
 from grader.batch import workers
 from grader.batch.discover import Entry, Layouts, discover, strays_note
-from grader.batch.grading import Batch, grading_settings, row_from
+from grader.batch.grading import Batch, grading_settings, row_from, suite_digest
 from grader.batch.manifest import (
     WHOLE,
     CaseInfo,
@@ -236,14 +236,18 @@ def _batch(out: Path, problem_root: Path, limits: Limits, pool: Pool) -> Batch:
     """Check the problem, wait for the template, and say what every result depends on."""
     checked = check_problem(problem_root)
     pool.wait_ready()
-    settings = grading_settings(checked, limits, pool.describe(), pool.walls())
+    # The walls are asked of a child of their own: beside the first learners', not before
+    # them. A result waits for them only where it needs its settings (an earlier result to
+    # compare with, its own to write), by when that child has long answered.
+    pool.ask_walls()
+    backend = pool.describe()
     return Batch(
         out=out,
         checked=checked,
         pool=pool,
         limits=limits,
-        suite=settings["suite"],
-        settings=settings,
+        suite=suite_digest(checked),
+        settings_of=lambda: grading_settings(checked, limits, backend, pool.walls()),
     )
 
 

@@ -49,6 +49,8 @@ from grader.sandbox.walls import (
 from grader.states import Backend
 
 STOPPING = "the batch is stopping: no more children are started"
+# How long a stop waits for a walls probe under way (see stop).
+WALLS_GRACE = 2.0
 
 
 class Pool:
@@ -79,6 +81,8 @@ class Pool:
         self.separate = False
         self.children: set[Process] = set()
         self.held: str | None = None  # the walls a child reported (see walls)
+        self.walls_lock = threading.Lock()
+        self.asking: threading.Thread | None = None  # see ask_walls
         self.kept = Kept()  # the children's folders, kept for the next learner (see staging)
         self.ready = False
         self.ready_lock = threading.Lock()
@@ -244,12 +248,20 @@ class Pool:
         self.wait_ready()
         return self._start(tmp=tmp, submission=submission, function=function, arity=arity)
 
+    def ask_walls(self) -> None:
+        """Ask for the walls (see walls) in a thread of their own, beside what comes next;
+        a stop lets that child answer first (see stop)."""
+        self.asking = threading.Thread(target=self.walls, name="walls", daemon=True)
+        self.asking.start()
+
     def walls(self) -> str:
-        """Return the walls a child gets here, as one child reported them (see probe.py)."""
+        """Return the walls a child gets here, as one child reported them (see probe.py);
+        asked once, whichever thread asks first (a batch asks beside its first learners)."""
         self.wait_ready()
-        if self.held is None:
-            self.held = held_walls(self._start, self.root)
-        return self.held
+        with self.walls_lock:
+            if self.held is None:
+                self.held = held_walls(self._start, self.root)
+            return self.held
 
     def _start(self, *, tmp: str, submission: str, function: str, arity: int) -> Started:
         limits = self.limits
@@ -340,7 +352,14 @@ class Pool:
         return f"{outer} + {self.inner}"
 
     def stop(self) -> None:
-        """Stop the template now (it kills its children as it dies); fork nothing more."""
+        """Stop the template now (it kills its children as it dies); fork nothing more.
+
+        A walls probe under way answers first (a few milliseconds; WALLS_GRACE at most):
+        they are part of every result's settings, which an early stop still needs to tell
+        the results kept from an earlier run."""
+        asking = self.asking
+        if asking is not None and asking is not threading.current_thread():
+            asking.join(WALLS_GRACE)
         with self.lock:
             template, self.template_dead, self.closed = self.template, True, True
             children, self.children = self.children, set()

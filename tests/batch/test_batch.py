@@ -571,6 +571,43 @@ def test_a_closed_pool_forks_and_restarts_nothing(tmp_path: Path) -> None:
         assert (pool.restarts, pool.broken) == (0, "")
 
 
+def test_the_walls_are_asked_once_beside_the_grading_and_a_stop_waits_for_them(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A batch asks for the walls in a thread of their own while its first learners start:
+    whichever threads ask, one probe; and a stop lets a probe under way answer first, since
+    an early stop still needs the settings to keep an earlier run's results."""
+    import threading
+
+    import grader.sandbox.pool as pool_module
+    from grader.sandbox.limits import Limits
+    from grader.sandbox.pool import Pool
+    from grader.sandbox.walls import Choice
+    from grader.states import Backend
+
+    probes: list[str] = []
+
+    def slow_probe(start: object, root: str) -> str:
+        probes.append(threading.current_thread().name)
+        time.sleep(0.3)
+        return "tasks 64; writes 64 MB in all (tmpfs)"
+
+    monkeypatch.setattr(pool_module, "held_walls", slow_probe)
+    with Pool(choice=Choice(Backend.NONE), limits=Limits()) as pool:
+        pool.wait_ready()
+        pool.ask_walls()
+        time.sleep(0.05)
+        assert pool.walls() == "tasks 64; writes 64 MB in all (tmpfs)"
+    assert probes == ["walls"]
+    probes.clear()
+    with Pool(choice=Choice(Backend.NONE), limits=Limits()) as pool:
+        pool.wait_ready()
+        pool.ask_walls()
+        time.sleep(0.05)
+        pool.stop()
+        assert pool.held == "tasks 64; writes 64 MB in all (tmpfs)"
+
+
 # A batch whose Ctrl-C lands inside a finalizer, where Python swallows KeyboardInterrupt.
 _CTRL_C_IN_A_FINALIZER = """
 import os, signal, sys
