@@ -395,6 +395,13 @@ def test_add_case_help_describes_its_options(
         assert words in text, words
 
 
+def _python(*args: str) -> subprocess.CompletedProcess[str]:
+    """Run this Python on ``args`` in the project's folder; its output as text."""
+    return subprocess.run(
+        [sys.executable, *args], capture_output=True, text=True, timeout=60, cwd=ROOT
+    )
+
+
 # The window before main()'s try: importing the grader's modules and building the parser.
 _INTERRUPT_AT_IMPORT = """
 import builtins, os, signal, sys
@@ -412,13 +419,7 @@ grader.entry.entry()
 
 def test_ctrl_c_while_the_grader_imports_ends_in_one_line() -> None:
     """A Ctrl-C before main() runs: exit 130 and the usual line, not a traceback."""
-    done = subprocess.run(
-        [sys.executable, "-c", _INTERRUPT_AT_IMPORT],
-        capture_output=True,
-        text=True,
-        timeout=60,
-        cwd=ROOT,
-    )
+    done = _python("-c", _INTERRUPT_AT_IMPORT)
     assert (done.returncode, done.stderr, done.stdout) == (130, "grader: interrupted\n", "")
 
 
@@ -443,13 +444,7 @@ def test_the_command_starts_in_the_entry() -> None:
 
     (script,) = [e for e in entry_points(group="console_scripts") if e.name == "grader"]
     assert script.value == "grader.entry:entry"
-    done = subprocess.run(
-        [sys.executable, "-X", "importtime", "-c", "import grader.entry"],
-        capture_output=True,
-        text=True,
-        timeout=60,
-        cwd=ROOT,
-    )
+    done = _python("-X", "importtime", "-c", "import grader.entry")
     imported = {line.split("|")[-1].strip() for line in done.stderr.splitlines()[1:]}
     assert {name for name in imported if name.startswith("grader")} == {
         "grader",
@@ -586,12 +581,6 @@ def test_the_command_collects_its_start_up_garbage_rarely() -> None:
 
     from grader.entry import FIRST_GENERATION
 
-    done = subprocess.run(
-        [sys.executable, "-c", _THRESHOLD_SEEN],
-        capture_output=True,
-        text=True,
-        timeout=60,
-        cwd=ROOT,
-    )
+    done = _python("-c", _THRESHOLD_SEEN)
     assert f"threshold {FIRST_GENERATION}" in done.stderr, done.stderr
     assert gc.get_threshold()[0] < FIRST_GENERATION  # importing the grader changed nothing

@@ -49,9 +49,6 @@ class Session:
         """Start another child, in a fresh folder: nothing the last one wrote is left for it."""
         launch, spawner = self.launch, self.launch.spawner
         self._let_go()
-        # No longer this session's, whatever happens next: a folder that could not be made
-        # must not let the last one go twice (kept, it may be another learner's by then).
-        self.tmp = ""
         self.tmp, submission = private_folder(
             launch.source, spawner.root, launch.beside, spawner.kept
         )
@@ -77,16 +74,17 @@ class Session:
             self.child = None
         if self.tmp:
             self._let_go()
-            self.tmp = ""
 
     def _let_go(self) -> None:
-        """Delete the private folder, or keep it for the batch's next learner (see staging)."""
+        """Delete the private folder, or keep it for the batch's next learner (see staging);
+        either way it is this session's no more: a folder that cannot be made next must not
+        let this one go twice (kept, it may be another learner's by then)."""
         kept = self.launch.spawner.kept
         if kept is None:
             remove_tree(self.tmp)
         else:
             kept.keep(self.tmp, covered=self.covered)
-        self.covered = False
+        self.tmp, self.covered = "", False
 
     def run(self, cases: Sequence[CaseInput]) -> Run:
         """Run every case in fresh children until each one has an answer or the budget ends."""
