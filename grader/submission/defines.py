@@ -64,14 +64,30 @@ def missing(shown_as: str, function: str, bound: dict[str, ast.AST]) -> str:
     return text + (f" (a typo? it must be named {function}, not {close[0]})" if close else "")
 
 
+# What holds statements: an import is a statement, found only in the bodies these give.
+_HOLDERS = (ast.stmt, ast.excepthandler, getattr(ast, "match_case", ast.excepthandler))
+
+
 def imported(tree: ast.Module) -> frozenset[str]:
-    """Return the top-level module names the file imports anywhere, for import errors."""
+    """Return the top-level module names the file imports anywhere, for import errors.
+
+    Only statements are visited (in every block, function and class): an import is a
+    statement, and no expression holds one, so the expressions (most of a file's nodes)
+    need no visit.
+    """
     names: set[str] = set()
-    for node in ast.walk(tree):
+    todo: list[ast.AST] = list(tree.body)
+    while todo:
+        node = todo.pop()
         if isinstance(node, ast.Import):
             names.update(alias.name.split(".")[0] for alias in node.names)
-        elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
-            names.add(node.module.split(".")[0])
+        elif isinstance(node, ast.ImportFrom):
+            if node.module and not node.level:
+                names.add(node.module.split(".")[0])
+        else:
+            for _, value in ast.iter_fields(node):
+                if isinstance(value, list):
+                    todo.extend(item for item in value if isinstance(item, _HOLDERS))
     return frozenset(names)
 
 

@@ -39,3 +39,63 @@ def test_another_exercises_function_suggests_its_problem(
         )
         in out
     ), out
+
+
+# Imports in every place a statement can stand, and names that only look like imports.
+EVERY_PLACE = """
+import a.b, c as d
+from e.f import g
+from . import local
+from .h import i
+def outer():
+    import j
+    class Inner:
+        from k import l
+    return lambda: __import__("not_a_statement")
+if x:
+    import m
+elif y:
+    import n
+else:
+    import o
+for _ in z:
+    import p
+else:
+    import q
+while w:
+    import r
+try:
+    import s
+except E:
+    import t
+else:
+    import u
+finally:
+    import v
+with ctx:
+    import w2
+async def coro():
+    async with c:
+        import x2
+    async for _ in c:
+        import y2
+match value:
+    case 1:
+        import z2
+"""
+EVERY_PLACE_NAMES = {"a", "c", "e", "j", "k", "m", "n", "o", "p", "q", "r", "s", "t", "u", "v"}
+EVERY_PLACE_NAMES |= {"w2", "x2", "y2", "z2"}
+
+
+def test_imports_are_found_wherever_a_statement_stands() -> None:
+    import ast
+    import sys
+
+    from grader.submission.defines import imported
+
+    source = EVERY_PLACE
+    names = set(EVERY_PLACE_NAMES)
+    if sys.version_info >= (3, 11):
+        source += "try:\n    pass\nexcept* E:\n    import star\n"
+        names.add("star")
+    assert imported(ast.parse(source)) == names
