@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from grader.errors import Refused
-from grader.files import atomic_write, read_bounded
+from grader.files import atomic_write, json_text, read_bounded
 from grader.records import SCHEMA_VERSION, Cause, Outcome
 from grader.states import Mode, Word
 
@@ -166,7 +166,7 @@ class Results:
 
     def dumps(self) -> str:
         """Return the document as text, NaN-free so that strict parsers accept it."""
-        return json.dumps(self.to_json(), indent=2, allow_nan=False, default=str) + "\n"
+        return json_text(self.to_json())
 
     @classmethod
     def from_json(cls, doc: object) -> Results:

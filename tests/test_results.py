@@ -103,3 +103,50 @@ def test_a_cases_outcome_reads_back_as_its_outcome_or_as_written() -> None:
     back = Results.from_json(doc)
     assert back.outcomes == {"a": Outcome.NOT_GRADED, "b": "out_of_paper"}
     assert back.to_json()["tests"] == doc["tests"]
+
+
+# JSON as the results documents hold it: string keys; any value json writes, with the
+# subclasses it decides by (bool before int), tuples, and unicode of every plane.
+_LEAVES = (
+    st.none()
+    | st.booleans()
+    | st.integers(min_value=-(10**40), max_value=10**40)
+    | st.floats(allow_nan=False, allow_infinity=False)
+    | st.text()
+)
+_TREES = st.recursive(
+    _LEAVES,
+    lambda inner: (
+        st.lists(inner, max_size=5)
+        | st.lists(inner, max_size=3).map(tuple)
+        | st.dictionaries(st.text(max_size=8), inner, max_size=5)
+    ),
+    max_leaves=40,
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(_TREES)
+def test_json_text_is_json_dumps_indented(value: object) -> None:
+    from grader.files import json_text
+
+    assert json_text(value) == json.dumps(value, indent=2, allow_nan=False, default=str) + "\n"
+
+
+def test_json_text_refuses_what_json_dumps_refuses_and_converts_the_rest() -> None:
+    import enum
+
+    from grader.files import json_text
+
+    class Word(str, enum.Enum):
+        A = "a"
+
+    class Count(enum.IntEnum):
+        B = 3
+
+    for value in ({"w": Word.A, "n": Count.B, "p": Path("x/y")}, {1: "int key"}, [-0.0, 1e300]):
+        want = json.dumps(value, indent=2, allow_nan=False, default=str) + "\n"
+        assert json_text(value) == want
+    for bad in (float("nan"), {"a": float("inf")}, [float("-inf")]):
+        with pytest.raises(ValueError, match="Out of range float"):
+            json_text(bad)
