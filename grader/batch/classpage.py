@@ -8,10 +8,10 @@ from __future__ import annotations
 
 import html
 import textwrap
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 
-from grader.batch.classreport import ClassReport, build
+from grader.batch.classreport import ClassReport, Learner, build
 from grader.batch.manifest import WHOLE
 from grader.batch.outdir import REPORT_HTML, REPORT_MD
 from grader.files import TEMPLATES, atomic_write
@@ -22,9 +22,10 @@ WIDTH = 100  # report.md stays readable in a terminal this wide
 OPEN_LIST = 30  # lists of ids this short show unfolded on the page; longer ones fold
 
 
-def write_class_report(out: Path) -> ClassReport:
-    """Build the class report of ``out`` and write report.html and report.md beside it."""
-    report = build(out)
+def write_class_report(out: Path, written: Mapping[str, Learner] | None = None) -> ClassReport:
+    """Build the class report of ``out`` and write report.html and report.md beside it
+    (``written``: the learners a batch has just written, see classreport.build)."""
+    report = build(out, written)
     for name, text in ((REPORT_HTML, render_html(report)), (REPORT_MD, render_markdown(report))):
         atomic_write(out / name, text)
     return report

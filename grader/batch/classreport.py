@@ -8,7 +8,7 @@ hidden cases with their whys, and every learner's id beside their mistakes.
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -18,7 +18,7 @@ from grader.batch.outdir import result_path
 from grader.errors import GraderError
 from grader.names import cell
 from grader.records import LOAD_OUTCOMES, Outcome
-from grader.results import code_of, outcome_of
+from grader.results import Results, code_of, outcome_of
 
 # How a test's output gives its hint (report.py writes it so), and the most of one kept.
 HINT_MARK = "\nhint: "
@@ -83,6 +83,11 @@ def read_learner(path: Path, entry_id: str) -> Learner:
         raise GraderError(f"{str(path)!r} is missing: the output folder is incomplete") from None
     except (OSError, ValueError) as exc:  # a folder anyone may have edited: a usage error
         raise GraderError(f"cannot read {str(path)!r}: {type(exc).__name__}") from None
+    return learner_of(doc, entry_id)
+
+
+def learner_of(doc: Results, entry_id: str) -> Learner:
+    """Return what the report shows of one learner's results document."""
     examples = doc.stamp.get("examples")
     # A platform's export names the student: the report lists them by id and name.
     student = doc.extra.get("student")
@@ -238,11 +243,17 @@ def score_bars(scores: Sequence[float], max_score: float) -> tuple[Bar, ...]:
     )
 
 
-def build(out: Path) -> ClassReport:
-    """Read an output folder's manifest and results; return its class report."""
+def build(out: Path, written: Mapping[str, Learner] | None = None) -> ClassReport:
+    """Read an output folder's manifest and results; return its class report.
+
+    ``written``: the learners whose results/ID.json this very process has just written
+    (a batch's), taken as they are rather than read back.
+    """
     manifest = read_manifest(out)
+    known = written or {}
     learners = tuple(
-        read_learner(result_path(out, entry_id), entry_id) for entry_id in manifest.ids
+        known.get(entry_id) or read_learner(result_path(out, entry_id), entry_id)
+        for entry_id in manifest.ids
     )
     graded = [x for x in learners if x.graded]
     ran = [x for x in graded if not x.whole_file_failed]

@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any, NamedTuple
 
 from grader import results
+from grader.batch.classreport import Learner, learner_of
 from grader.batch.discover import Entry
 from grader.batch.outdir import Row, RowStatus, feedback_or_log, result_path, staff_reason
 from grader.errors import GraderError
@@ -148,6 +149,9 @@ class Batch:
         # Learners whose feedback files could not be written (each said in grader.log):
         # not tried again when the batch ends, and counted in its closing lines.
         self.unwritten: list[str] = []
+        # What the class report shows of each learner whose results this run wrote, kept
+        # rather than read back from results/ when the batch ends.
+        self.written: dict[str, Learner] = {}
 
     @property
     def settings(self) -> dict[str, str]:
@@ -275,5 +279,6 @@ class Batch:
         if self.stop.is_set():
             raise Stopped  # graded while its children were being killed: not a verdict
         results.write(self.result_path(entry), doc)
+        self.written[entry.id] = learner_of(doc, entry.id)  # one key per worker: no lock
         if not feedback_or_log(self.out, entry.id, doc):
             self.unwritten.append(entry.id)  # list.append is atomic: workers share it

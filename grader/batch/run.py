@@ -287,7 +287,7 @@ def _write_outputs(
     tried = set(batch.unwritten)
     ids = (r.id for r in rows if r.id not in tried)
     batch.unwritten += write_feedback(out, ids, missing=True)
-    write_class_report(out)
+    write_class_report(out, batch.written)
 
 
 def _departed(out: Path, class_ids: set[str]) -> tuple[str, ...]:

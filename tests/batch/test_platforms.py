@@ -71,6 +71,10 @@ def test_canvas_one_row_per_student_last_attempt_counting(cli: Cli, tmp_path: Pa
     report = (tmp_path / "out" / "report.md").read_text()
     assert "canvas-23456 (doejane)" in report and "layout" in report
     assert "graded on a later attempt" in report
+    # The batch builds its report from the results it wrote, `report` from the files: one page.
+    (tmp_path / "out" / "report.md").unlink()
+    assert cli("report", tmp_path / "out")[0] == 0
+    assert (tmp_path / "out" / "report.md").read_text() == report
 
 
 def test_canvas_zip_as_downloaded_and_a_redownload_regrades_one(cli: Cli, tmp_path: Path) -> None:
