@@ -23,10 +23,9 @@ from grader.sandbox.walls import Choice
 from grader.states import Backend, Mode
 from grader.submission.reader import read
 from grader.submission.source import Source, Static, check_source
+from grader.threads import Pending, in_thread
 
 if TYPE_CHECKING:
-    from concurrent.futures import Future
-
     from grader.problem.casefile import Case
     from grader.problem.cases import Checked
     from grader.problem.rules import Rules
@@ -168,7 +167,7 @@ def answer(
     session: Session,
     src: Source,
     cases: Sequence[Case],
-    checked: Checked | Future[Checked],
+    checked: Checked | Pending[Checked],
     rules: Rules,
 ) -> Answered:
     """Send ``cases`` to the session's child, unless the source alone decides the verdict
@@ -178,13 +177,11 @@ def answer(
     ``checked`` may still be computing (the reference's tables, beside the child): it is
     waited for once the child has answered.
     """
-    from concurrent.futures import Future
-
     static = check_source(src, rules.exercise.function, rules.exercise.arguments)
     run = session.run([] if static.outcome else inputs(cases, rules.inputs))
     # Every case has its answer: the child and its folder go before they are judged.
     session.close()
-    if isinstance(checked, Future):
+    if isinstance(checked, Pending):
         checked = checked.result()
     return Answered(run=run, src=src, static=static, checked=checked, limits=session.limits)
 
@@ -218,19 +215,17 @@ def grade(
     spawner = Direct(choice, limits)
     guard(protected_paths(problem_root), spawner.backend)
     with start(src, spawner, limits, exercise) as session:
-        from concurrent.futures import ThreadPoolExecutor
-
         from grader.problem.cases import check_expected, load_problem
 
         problem = load_problem(problem_root)
         run_mode = mode is Mode.RUN
         cases = problem.examples + problem.probes if run_mode else problem.hidden
         # The reference computes the expected tables while the child computes its answers.
-        with ThreadPoolExecutor(max_workers=1) as helper:
-            expected = helper.submit(
-                check_expected, problem, examples=run_mode, hidden=not run_mode
-            )
-            answered = answer(session, src, cases, expected, problem.rules)
+        expected = in_thread(
+            lambda: check_expected(problem, examples=run_mode, hidden=not run_mode),
+            name="expected",
+        )
+        answered = answer(session, src, cases, expected, problem.rules)
         return judge_run(answered, mode=mode, began=began)
 
 

@@ -15,13 +15,13 @@ import re
 import stat
 import threading
 from collections.abc import Callable, Sequence
-from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import TYPE_CHECKING, NamedTuple, TypeVar
 
 from grader.errors import GraderError
 from grader.files import READ_FLAGS
 from grader.names import shown, takes
+from grader.threads import Worker
 
 if TYPE_CHECKING:  # the pipeline imports this before it starts the child: keep it light
     from grader.records import Outcome
@@ -46,7 +46,7 @@ BUILTIN_EXCEPTIONS = frozenset(
 # stack on a long attribute chain); on a thread this large it ends in RecursionError instead.
 COMPILE_STACK_BYTES = 256 * 1024 * 1024
 _compiler_lock = threading.Lock()
-_compiler: ThreadPoolExecutor | None = None
+_compiler: Worker | None = None
 
 
 class Static(NamedTuple):
@@ -278,7 +278,7 @@ def on_compiler(task: Callable[..., T], *args: object) -> T:
     return compiler.submit(task, *args).result()
 
 
-def _compiler_thread() -> ThreadPoolExecutor | None:
+def _compiler_thread() -> Worker | None:
     """Return the one thread, with a large stack, that compiles for the whole process.
 
     One thread, not one per file: a batch compiles hundreds of files, and one at a time,
@@ -291,9 +291,7 @@ def _compiler_thread() -> ThreadPoolExecutor | None:
         if _compiler is None:
             old = threading.stack_size(COMPILE_STACK_BYTES)
             try:
-                compiler = ThreadPoolExecutor(1, thread_name_prefix=COMPILER_NAME)
-                compiler.submit(int).result()  # its thread starts now, with the large stack
-                _compiler = compiler
+                _compiler = Worker(COMPILER_NAME)  # its thread starts now, with the stack
             except (RuntimeError, MemoryError):
                 pass
             finally:
