@@ -147,9 +147,7 @@ def atomic_write(path: str | Path, text: str | bytes) -> None:
     try:
         fd = os.open(tmp, WRITE_FLAGS, 0o666)
         try:
-            view = memoryview(data)
-            while view:
-                view = view[os.write(fd, view) :]
+            write_all(fd, data)
         finally:
             os.close(fd)
         os.replace(tmp, name)
@@ -160,6 +158,13 @@ def atomic_write(path: str | Path, text: str | bytes) -> None:
     except BaseException:
         _discard(tmp)
         raise
+
+
+def write_all(fd: int, data: bytes) -> None:
+    """Write every byte of ``data`` to ``fd``, however few each write takes."""
+    view = memoryview(data)
+    while view:
+        view = view[os.write(fd, view) :]
 
 
 def _discard(tmp: str) -> None:

@@ -21,6 +21,7 @@ import stat
 import threading
 from pathlib import Path
 
+from grader.files import write_all
 from grader.sandbox import tempdirs
 
 # The name a submission's file has in its private folder.
@@ -47,9 +48,7 @@ class Kept:
                 tempdirs.remove_tree(tmp)
                 return None
             try:
-                view = memoryview(source)
-                while view:
-                    view = view[os.write(fd, view) :]
+                write_all(fd, source)
             finally:
                 os.close(fd)
         except BaseException:
