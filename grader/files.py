@@ -197,7 +197,7 @@ class _NotPlain(Exception):
     """A key that is not a string: json.dumps's own rules apply."""
 
 
-_FINITE = (float("-inf"), float("inf"))
+_INFINITIES = (float("-inf"), float("inf"))
 
 
 def _json_parts(
@@ -215,7 +215,7 @@ def _json_parts(
     elif isinstance(value, int):
         put(int.__repr__(value))
     elif isinstance(value, float):
-        if value != value or value in _FINITE:
+        if value != value or value in _INFINITIES:
             raise ValueError(f"Out of range float values are not JSON compliant: {value!r}")
         put(float.__repr__(value))
     elif isinstance(value, (list, tuple)):
