@@ -129,7 +129,7 @@ STDERR_FAST = {
 
 def test_the_fast_lanes_attacks_exist() -> None:
     """A renamed attack does not leave the fast lane's stderr check with fewer of them."""
-    assert STDERR_FAST <= {p.stem for p in ATTACKS.glob("*.py")}
+    assert {p.stem for p in ATTACKS.glob("*.py")} >= STDERR_FAST
 
 
 @pytest.mark.parametrize(

@@ -18,9 +18,9 @@ from grader.problem.schema import Inputs, InputSchema
 from grader.problem.yamlsafe import cut
 
 
-def wire(schema: InputSchema, inputs: Mapping[str, Any]) -> tuple[list[Any], list[bytes]]:
+def wire(schema: InputSchema, inputs: Mapping[str, Any]) -> tuple[list[Any], list[memoryview]]:
     """Return a case's arguments as the request carries them, and the tables' bytes."""
-    blobs: list[bytes] = []
+    blobs: list[memoryview] = []
     args = [spec.wire(inputs[spec.name], blobs) for spec in schema.fields]
     return args, blobs
 

@@ -24,13 +24,13 @@ class CaseInput:
 
     ``args`` is the arguments' JSON, each ``[tag, body]`` as its input kind sends it, a
     table's body ``{"blob": k, "shape": [rows, columns]}`` for the k-th of ``blobs`` (its
-    float64 bytes); ``max_elements`` is
+    float64 bytes, or a read-only view of them); ``max_elements`` is
     how many values the parent accepts back for this case.
     """
 
     id: int
     args: str
-    blobs: tuple[bytes, ...] = ()
+    blobs: tuple[bytes | memoryview, ...] = ()
     max_elements: int = 4096
 
     @staticmethod

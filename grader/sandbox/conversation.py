@@ -107,7 +107,8 @@ class _Talk:
         self.sel.register(proc.stdout, selectors.EVENT_READ, Pipe.STDOUT)
         self.sel.register(proc.stderr, selectors.EVENT_READ, Pipe.STDERR)
         pipes.set_nonblocking(proc.stdin.fileno())
-        self.pending = memoryview(b"")
+        # What is left of the request to write, in parts (its line, then each table's bytes).
+        self.pending: list[memoryview] = []
         limits = child.limits
         self.deadline = child.started + limits.startup_seconds
         # However the frames come, the child gets no more than its start-up plus every case's
@@ -148,12 +149,12 @@ class _Talk:
     def write_request(self, fd: int) -> None:
         """Write what the pipe takes of the request; close the child's stdin once all is in."""
         try:
-            sent = os.write(fd, self.pending)
+            sent = pipes.write_parts(fd, self.pending)
         except BlockingIOError:
             sent = 0
         except BrokenPipeError:
-            sent = len(self.pending)
-        self.pending = self.pending[sent:]
+            sent = sum(part.nbytes for part in self.pending)
+        self.pending = _after(self.pending, sent)
         if not self.pending:
             stdin = self.child.proc.stdin
             assert stdin is not None
@@ -162,7 +163,16 @@ class _Talk:
             stdin.close()
 
     def read(self, key: selectors.SelectorKey) -> None:
-        chunk = os.read(key.fd, 1 << 20)
+        sink = self.reader.sink() if key.data is Pipe.RESULTS else None
+        if sink is not None:
+            # The rest of a large answer: read straight into the buffer it is judged from.
+            count = pipes.read_into(key.fd, sink)
+            if count:
+                self.on_frames(self.reader.filled(count))
+                return
+            chunk = b""
+        else:
+            chunk = os.read(key.fd, 1 << 20)
         if key.data is Pipe.STDOUT:
             self.run.stdout.feed(chunk)
         elif key.data is Pipe.STDERR:
@@ -173,15 +183,18 @@ class _Talk:
                 self.ending = self.stopped(EndState.CRASH)
             return
         if key.data is Pipe.RESULTS:
-            for frame in self.reader.feed(chunk):
-                try:
-                    self.on_frame(frame)
-                except (ValueError, TypeError, KeyError, IndexError, OverflowError) as exc:
-                    # The frame passed the reader's checks and still could not be used:
-                    # whatever it held, it is the child's doing, not a failure of ours.
-                    raise ProtocolError(f"unusable {frame.event.value} frame") from exc
-                if self.ending is not None:
-                    return
+            self.on_frames(self.reader.feed(chunk))
+
+    def on_frames(self, frames: list[Frame]) -> None:
+        for frame in frames:
+            try:
+                self.on_frame(frame)
+            except (ValueError, TypeError, KeyError, IndexError, OverflowError) as exc:
+                # The frame passed the reader's checks and still could not be used:
+                # whatever it held, it is the child's doing, not a failure of ours.
+                raise ProtocolError(f"unusable {frame.event.value} frame") from exc
+            if self.ending is not None:
+                return
 
     def on_frame(self, frame: Frame) -> None:
         now = time.monotonic()
@@ -209,9 +222,9 @@ class _Talk:
             self.budget.start(now)
             self.case_started = now
             self.hard_deadline = now + self.child.limits.case_seconds * len(self.cases)
-            self.pending = memoryview(_request(tuple(self.cases)))
+            self.pending = list(_request(tuple(self.cases)))
             assert self.child.proc.stdin is not None
-            if len(self.pending) > PIPE_HOLDS:
+            if sum(part.nbytes for part in self.pending) > PIPE_HOLDS:
                 # Megabytes of tables: in 1 MiB writes, not 64 KiB ones, each of which waits
                 # for the child to read and this thread to be scheduled again.
                 widen_pipe(self.child.proc.stdin.fileno())
@@ -304,26 +317,39 @@ def raw_answer(
     return Raw(RawKind.OK, seconds, array, dtype if isinstance(dtype, str) else None)
 
 
+def _after(parts: list[memoryview], sent: int) -> list[memoryview]:
+    """Return what is left of ``parts`` once their first ``sent`` bytes are written."""
+    left = list(parts)
+    while left and sent >= left[0].nbytes:
+        sent -= left.pop(0).nbytes
+    if left and sent:
+        left[0] = left[0][sent:]
+    return left
+
+
 @functools.lru_cache(maxsize=32)
-def _request(cases: tuple[CaseInput, ...]) -> bytes:
-    """Return the request for these cases; a batch sends the same one to every child.
+def _request(cases: tuple[CaseInput, ...]) -> tuple[memoryview, ...]:
+    """Return the request for these cases, in parts; a batch sends the same one to every
+    child.
 
     One line of JSON, then the tables' bytes: each case lists where its own lie after the
     line (offset and count of float64s), so that a child reads them without a copy, and the
-    line gives their total, which the child reads into a buffer of that size.
+    line gives their total, which the child reads into a buffer of that size. The tables
+    are written from the parent's own read-only copies, never joined into one more.
     """
     header = []
-    blobs: list[bytes] = []
+    blobs: list[memoryview] = []
     offset = 0
     for c in cases:
         places = []
         for blob in c.blobs:
-            places.append([offset, len(blob) // 8])
-            blobs.append(blob)
-            offset += len(blob)
+            view = memoryview(blob).cast("B")
+            places.append([offset, view.nbytes // 8])
+            blobs.append(view)
+            offset += view.nbytes
         header.append(
             f'{{"id": {c.id}, "args": {c.args}, "blobs": {json.dumps(places)}, '
             f'"max_elements": {c.max_elements}}}'
         )
     line = f'{{"cases": [{", ".join(header)}], "bytes": {offset}}}\n'
-    return line.encode() + b"".join(blobs)
+    return (memoryview(line.encode()), *blobs)

@@ -193,6 +193,27 @@ def parse_header(data: bytes) -> dict[str, Any]:
     return header
 
 
+# A payload at least this large that has not all arrived gets a buffer of its own size, which
+# the reader fills from then on (FrameReader.sink): its bytes are copied once from the pipe,
+# not gathered and joined. Its size is within the cap, checked before the buffer is made.
+DIRECT = 1 << 16
+
+
+@dataclass
+class _Arriving:
+    """A large frame whose header has been read and whose payload is arriving."""
+
+    event: Event
+    header: Mapping[str, Any]
+    data: bytearray
+    got: int = 0
+
+    def frame(self) -> Frame:
+        """Return the whole frame: its payload a read-only view of the buffer, which the
+        reader no longer holds, so nothing can write to it again."""
+        return Frame(self.event, self.header, memoryview(self.data).toreadonly())
+
+
 class FrameReader:
     """Cut a byte stream into frames, refusing any frame larger than its bounds."""
 
@@ -203,14 +224,46 @@ class FrameReader:
         # bytes are only appended until it is whole, so a frame sent in many small pieces
         # costs no more than one sent at once.
         self.need = 0
+        self.arriving: _Arriving | None = None
 
     @property
     def pending(self) -> bool:
         """Return True while bytes of an unfinished frame are waiting."""
-        return bool(self.buf)
+        return bool(self.buf) or self.arriving is not None
 
-    def feed(self, chunk: bytes) -> list[Frame]:
+    def sink(self) -> memoryview | None:
+        """Return where the next bytes belong while a large payload is arriving: the caller
+        reads into this view, then tells ``filled`` how many bytes it read."""
+        arriving = self.arriving
+        return None if arriving is None else memoryview(arriving.data)[arriving.got :]
+
+    def filled(self, count: int) -> list[Frame]:
+        """Count ``count`` bytes read into ``sink()``; return the frame they complete."""
+        arriving = self.arriving
+        if arriving is None or not 0 <= count <= len(arriving.data) - arriving.got:
+            raise ValueError("no room for what was read")
+        arriving.got += count
+        if arriving.got < len(arriving.data):
+            return []
+        self.arriving = None
+        return [arriving.frame()]
+
+    def feed(self, chunk: bytes | memoryview) -> list[Frame]:
         """Add ``chunk`` and return every frame it completes."""
+        done: list[Frame] = []
+        if self.arriving is not None:
+            sink = self.sink()
+            assert sink is not None
+            take = min(len(chunk), len(sink))
+            sink[:take] = chunk[:take]
+            done = self.filled(take)
+            chunk = chunk[take:]
+            if not chunk:
+                return done
+        return done + self._cut(chunk)
+
+    def _cut(self, chunk: bytes | memoryview) -> list[Frame]:
+        """Cut ``chunk``, after what buf holds, into frames."""
         if self.buf:
             self.buf += chunk
             if len(self.buf) < self.need:
@@ -233,7 +286,14 @@ class FrameReader:
             if not 0 <= nbytes <= self.payload_cap:
                 raise ProtocolError("payload size out of bounds")
             if end < start + nbytes:
-                self.need = start + nbytes - pos
+                if nbytes >= DIRECT:
+                    payload = bytearray(nbytes)
+                    payload[: end - start] = view[start:end]
+                    event = _EVENTS[header["event"]]
+                    self.arriving = _Arriving(event, header, payload, end - start)
+                    pos = end
+                else:
+                    self.need = start + nbytes - pos
                 break
             out.append(Frame(_EVENTS[header["event"]], header, view[start : start + nbytes]))
             pos = start + nbytes

@@ -9,12 +9,14 @@ import os
 import selectors
 import sys
 import time
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from types import MappingProxyType
 from typing import Any
 
 # How often Windows' poll looks at the pipes: a case's time is measured by the child.
 POLL_SECONDS = 0.005
+# Parts one writev takes: POSIX systems allow at least 16 (Linux and macOS 1024).
+IOV_MAX = 16
 
 
 def selector() -> selectors.BaseSelector:
@@ -57,6 +59,25 @@ def read_now(fd: int, limit: int) -> bytes:
         except BlockingIOError:
             return b""
     return os.read(fd, min(count, limit)) if count else b""
+
+
+def read_into(fd: int, into: memoryview) -> int:
+    """Read what a ready pipe holds, up to ``len(into)`` bytes, straight into ``into``;
+    return the count, 0 at its end. Where the system has no readv (Windows), through a
+    bytes object."""
+    if hasattr(os, "readv"):
+        return os.readv(fd, [into])
+    chunk = os.read(fd, len(into))
+    into[: len(chunk)] = chunk
+    return len(chunk)
+
+
+def write_parts(fd: int, parts: Sequence[memoryview]) -> int:
+    """Write what a pipe takes of ``parts``, in order, without joining them; return the
+    count. Where the system has no writev (Windows), the first part alone."""
+    if hasattr(os, "writev"):
+        return os.writev(fd, parts[:IOV_MAX])
+    return os.write(fd, parts[0])
 
 
 class PipeSelector(selectors.BaseSelector):

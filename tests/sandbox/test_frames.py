@@ -15,6 +15,7 @@ from hypothesis import strategies as st
 
 from grader.problem.forms import compact
 from grader.sandbox.frames import (
+    DIRECT,
     MAX_HEADER,
     Conversation,
     Event,
@@ -284,5 +285,78 @@ def test_request_announces_its_tables() -> None:
 
     table = np.arange(6, dtype="<f8").tobytes()
     cases = (CaseInput(0, '[["table", {"blob": 0, "shape": [2, 3]}]]', (table,), 6),) * 2
-    line, tables = _request(cases).split(b"\n", 1)
+    line, tables = b"".join(_request(cases)).split(b"\n", 1)
     assert json.loads(line)["bytes"] == len(tables) == 2 * len(table)
+
+
+def read_like_the_parent(reader: FrameReader, data: bytes, cuts: list[int]) -> list[Frame]:
+    """Read ``data`` as the parent does, in reads of the given sizes: into the reader's sink
+    while a large payload is arriving (at most what it has room for), else fed as a chunk."""
+    frames, pos, sizes = [], 0, iter(cuts)
+    while pos < len(data):
+        size = max(next(sizes, 1 << 20), 1)
+        sink = reader.sink()
+        if sink is not None:
+            count = min(size, len(sink), len(data) - pos)
+            sink[:count] = data[pos : pos + count]
+            frames += reader.filled(count)
+        else:
+            count = min(size, len(data) - pos)
+            frames += reader.feed(bytearray(data[pos : pos + count]))
+        pos += count
+    return frames
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    st.lists(st.sampled_from([0, 8, 4096, DIRECT, DIRECT + 8, 3 * DIRECT]), min_size=1, max_size=6),
+    st.lists(st.integers(1, 4 * DIRECT), max_size=40),
+)
+def test_large_payloads_read_into_their_own_buffer_come_out_whole(
+    sizes: list[int], cuts: list[int]
+) -> None:
+    """However the reads cut the stream, a payload read straight into its buffer is the
+    bytes sent, read-only, and every frame comes out once, in order, as from one read."""
+    sent = [
+        frame({"event": "result", "case": i, "kind": "ok"}, bytes([i + 1]) * n)
+        for i, n in enumerate(sizes)
+    ]
+    data = b"".join(sent)
+    whole = FrameReader(payload_cap=4 * DIRECT).feed(data)
+    reader = FrameReader(payload_cap=4 * DIRECT)
+    got = read_like_the_parent(reader, data, cuts)
+    assert [(f.header, bytes(f.payload)) for f in got] == [
+        (f.header, bytes(f.payload)) for f in whole
+    ]
+    assert all(f.payload == b"" or f.payload.readonly for f in got)
+    assert not reader.pending
+
+
+def test_a_large_payload_announced_is_held_no_larger_than_the_cap() -> None:
+    """A header announcing more than the cap is refused before any buffer is made, and one
+    within it gets a buffer of exactly its size, which takes no more than its room."""
+    announced = frame({"event": "result", "case": 0, "kind": "ok"}, b"\0" * (2 * DIRECT))
+    with pytest.raises(ProtocolError, match="out of bounds"):
+        FrameReader(payload_cap=DIRECT).feed(announced[:100])
+    reader = FrameReader(payload_cap=2 * DIRECT)
+    assert reader.feed(announced[:100]) == [] and reader.pending
+    sink = reader.sink()
+    assert sink is not None and len(sink) == len(announced) - 100
+    with pytest.raises(ValueError):
+        reader.filled(len(sink) + 1)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.binary(max_size=40), min_size=1, max_size=6), st.data())
+def test_what_is_left_of_a_request_is_its_unwritten_bytes(
+    parts: list[bytes], data: st.DataObject
+) -> None:
+    """However many bytes a write takes, the request's parts left start right after them."""
+    from grader.sandbox.conversation import _after
+
+    views = [memoryview(p) for p in parts]
+    whole = b"".join(parts)
+    sent = data.draw(st.integers(0, len(whole)))
+    left = _after(views, sent)
+    assert b"".join(left) == whole[sent:]
+    assert not left or left[0].nbytes  # a write always has bytes to take: no endless loop

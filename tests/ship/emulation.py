@@ -98,7 +98,7 @@ for _name in ("fcntl", "resource", "termios", "pwd", "grp"):
     sys.modules[_name] = None  # import raises ImportError, as on Windows
 for _name in (
     "fork", "forkpty", "killpg", "setsid", "getuid", "geteuid", "getgid", "getegid",
-    "pipe2", "pidfd_open", "sched_getaffinity", "writev", "pread", "pwrite",
+    "pipe2", "pidfd_open", "sched_getaffinity", "readv", "writev", "pread", "pwrite",
     "O_NOFOLLOW", "O_NONBLOCK", "O_CLOEXEC", "O_DIRECTORY",
 ):
     if hasattr(os, _name):
