@@ -196,7 +196,9 @@ def parse_header(data: bytes) -> dict[str, Any]:
 # A payload at least this large that has not all arrived gets a buffer of its own size, which
 # the reader fills from then on (FrameReader.sink): its bytes are copied once from the pipe,
 # not gathered and joined. Its size is within the cap, checked before the buffer is made.
-DIRECT = 1 << 16
+# What the result pipe holds (1 MiB, widened): a smaller payload's rest is most often in the
+# pipe already, and comes in the same read as the frames after it.
+DIRECT = 1 << 20
 
 
 @dataclass
