@@ -102,7 +102,7 @@ def request_bytes(folder: Path) -> tuple[int, int]:
 def in_process(folder: Path) -> tuple[float, float]:
     """Return the seconds the child's decoding of one hidden case's arguments takes, and
     the reference's call on them (medians of 5), as the child would do them."""
-    from grader.child import run
+    from grader.child import request as child_request
     from grader.pipeline import inputs
     from grader.problem.cases import load_problem
 
@@ -112,7 +112,7 @@ def in_process(folder: Path) -> tuple[float, float]:
 
     def decode() -> list[Any]:
         places = [[0, len(tables) // 8]]
-        return [run._argument(value, places, tables) for value in json.loads(first.args)]
+        return [child_request.argument(value, places, tables) for value in json.loads(first.args)]
 
     spec = importlib.util.spec_from_file_location("bench_reference", problem.reference_path)
     assert spec is not None and spec.loader is not None

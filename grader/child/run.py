@@ -34,12 +34,14 @@ import numpy as np
 if __package__:  # imported by the parent, as part of the grader (a kit's check, the tests)
     from grader.child.aside import step_aside
     from grader.child.channel import Channel
+    from grader.child.request import argument, read_request
 else:
     # A script: `channel` and `confine` are found beside it, inside the sandbox or not.
     # `confine` is imported only where the parent asks for walls (Linux's C library).
     sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
     from aside import step_aside  # type: ignore[import-not-found,no-redef]
     from channel import Channel  # type: ignore[import-not-found,no-redef]
+    from request import argument, read_request  # type: ignore[import-not-found,no-redef]
 
 MAX_TEXT = 2000
 # Address space set aside while the submission is imported, then given back: see serve().
@@ -320,7 +322,8 @@ def _serve(fd: int, path: str, function: str, config: dict[str, Any]) -> None:
         channel.send({"event": "load_error", **loaded})
         return
     channel.send({"event": "loaded"})
-    _answer(channel, requests, loaded, path)
+    shared = config.get("tables_fd")  # the memory file the tables may come in (request.py)
+    _answer(channel, requests, loaded, path, shared if isinstance(shared, int) else None)
 
 
 def _walls(channel: Channel, config: dict[str, Any]) -> tuple[dict[str, Any], Any] | None:
@@ -343,9 +346,9 @@ def _walls(channel: Channel, config: dict[str, Any]) -> tuple[dict[str, Any], An
     return applied, reserve
 
 
-def _answer(channel: Channel, requests: int, loaded: Any, path: str) -> None:
+def _answer(channel: Channel, requests: int, loaded: Any, path: str, shared: int | None) -> None:
     """Read the request, now that the submission is imported, and answer each case in turn."""
-    cases, tables = _read_request(requests)
+    cases, tables = read_request(requests, shared)
     # Encoded before any call, in case a call leaves no memory to encode anything with.
     fallbacks = [
         channel.frame({"event": "result", "case": c["id"], "kind": "memory"}) for c in cases
@@ -353,7 +356,7 @@ def _answer(channel: Channel, requests: int, loaded: Any, path: str) -> None:
     for case, out_of_memory in zip(cases, fallbacks, strict=True):
         began = time.perf_counter()
         try:
-            args = [_argument(value, case["blobs"], tables) for value in case["args"]]
+            args = [argument(value, case["blobs"], tables) for value in case["args"]]
             result = loaded(*args)
             header, payload = _encode(result, int(case["max_elements"]))
         except MemoryError:
@@ -369,69 +372,6 @@ def _answer(channel: Channel, requests: int, loaded: Any, path: str) -> None:
     channel.send({"event": "done"})
     # Every answer is in: leave now, whatever threads the submission left running.
     os._exit(0)
-
-
-def _buffer(size: int) -> bytearray | mmap.mmap:
-    """Return a zeroed buffer of ``size`` bytes for the request's tables. On Linux, a private
-    mapping whose pages the kernel gives in one go (MAP_POPULATE): a bytearray's were zeroed
-    by a memset that faulted them in one by one, and a fresh mapping is zero already."""
-    populate = getattr(mmap, "MAP_POPULATE", 0)
-    if size and populate:
-        return mmap.mmap(-1, size, flags=mmap.MAP_PRIVATE | mmap.MAP_ANONYMOUS | populate)
-    return bytearray(size)
-
-
-def _read_request(requests: int) -> tuple[list[dict[str, Any]], bytearray | mmap.mmap]:
-    """Return the request's cases and the bytes of its tables, read to the size it gives."""
-    with os.fdopen(requests, "rb") as stream:
-        request = json.loads(stream.readline())
-        # Straight into a buffer of the announced size: reading to the end instead gathers
-        # chunks and joins them, a second copy of every table (half the read's time).
-        tables = _buffer(int(request.get("bytes", 0)))
-        view, got = memoryview(tables), 0
-        while got < len(tables) and (n := stream.readinto(view[got:])):
-            got += n
-        view.release()
-    if got < len(tables):
-        # The parent writes every byte it announces: fewer is no request to answer.
-        raise EOFError(f"the request ended {len(tables) - got} bytes short")
-    return request["cases"], tables
-
-
-def _value(body: Any, blobs: list[list[int]], tables: bytes | bytearray | mmap.mmap) -> Any:
-    return body
-
-
-def _range(body: Any, blobs: list[list[int]], tables: bytes | bytearray | mmap.mmap) -> Any:
-    return list(range(*body))
-
-
-def _table(body: Any, blobs: list[list[int]], tables: bytes | bytearray | mmap.mmap) -> Any:
-    offset, count = blobs[body["blob"]]
-    flat = np.frombuffer(tables, dtype="<f8", count=count, offset=offset)
-    return flat.reshape(body["shape"]).tolist()
-
-
-def _array(body: Any, blobs: list[list[int]], tables: bytes | bytearray | mmap.mmap) -> Any:
-    offset, count = blobs[body["blob"]]
-    flat = np.frombuffer(tables, dtype="<f8", count=count, offset=offset)
-    # Over the request's bytes: each case's own, called on once, so the learner's to change.
-    # Copied only where they cannot be written (bytes) or are not native float64.
-    mine = flat.flags.writeable and flat.dtype == np.float64
-    return flat.reshape(body["shape"]).astype(np.float64, copy=not mine)
-
-
-# Each argument arrives as [tag, body]; the tag is its input kind's (the grader's
-# problem/kinds.py Wire), decoded here without importing anything of the grader.
-DECODERS = {"value": _value, "range": _range, "table": _table, "array": _array}
-
-
-def _argument(value: Any, blobs: list[list[int]], tables: bytes | bytearray | mmap.mmap) -> Any:
-    """Return one argument as the learner's function takes it, decoded by its wire tag: a
-    JSON value as it is, a range of integers as their list, a table as lists of floats or
-    as a float64 array."""
-    tag, body = value
-    return DECODERS[tag](body, blobs, tables)
 
 
 def _flush_outputs() -> None:

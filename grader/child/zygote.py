@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import contextlib
 import ctypes
+import fcntl
 import gc
 import json
 import os
@@ -114,6 +115,9 @@ def advise_huge_pages() -> None:
 advise_huge_pages()
 
 RESULT_FD, CGROUP_FD = 3, 4
+# Descriptors one fork request may carry: the three standard ones, the results', the pids
+# cgroup's and the tables' memory file, and room to spare.
+MAX_FDS = 8
 
 
 def _child(request: dict[str, Any], fds: list[int], template: int) -> None:
@@ -122,14 +126,21 @@ def _child(request: dict[str, Any], fds: list[int], template: int) -> None:
     confine.die_with_parent(template)
     request["config"]["parent"] = template
     os.setsid()
-    targets = (0, 1, 2, RESULT_FD, CGROUP_FD)[: len(fds)]
-    # Moved out of the way first, so that no dup2 below overwrites a descriptor still needed.
-    moved = [os.dup(fd) for fd in fds]
+    # Where the grader wants each (its request's "targets"): 0, 1, 2, RESULT_FD, then the
+    # pids cgroup's and the tables' where it gave them.
+    given = request.get("targets") or (0, 1, 2, RESULT_FD, CGROUP_FD)[: len(fds)]
+    targets = [int(t) for t in given]
+    top = max(targets) + 1
+    # Moved above every target first, so that no dup2 below overwrites one still needed.
+    moved = [fcntl.fcntl(fd, fcntl.F_DUPFD, top) for fd in fds]
     for target, fd in zip(targets, moved, strict=True):
         os.dup2(fd, target)
     # The control socket and the other children's pipes must not survive into the child.
     signal.set_wakeup_fd(-1)
-    os.closerange(targets[-1] + 1, os.sysconf("SC_OPEN_MAX"))
+    for fd in set(range(top)) - set(targets):
+        with contextlib.suppress(OSError):
+            os.close(fd)
+    os.closerange(top, os.sysconf("SC_OPEN_MAX"))
     signal.signal(signal.SIGCHLD, signal.SIG_DFL)
     os.chdir(str(request["tmp"]))
     run.serve(RESULT_FD, str(request["path"]), str(request["function"]), request["config"])
@@ -151,6 +162,10 @@ def _fork(control: socket.socket, request: dict[str, Any], fds: list[int]) -> No
     """Fork a child for the grader, and say which, or why none could be forked."""
     template = os.getpid()
     try:
+        if len(fds) != len(request.get("targets") or fds):
+            raise OSError(
+                f"the fork request carried {len(fds)} descriptors, not as many as its targets"
+            )
         pid = os.fork()
     except OSError as exc:  # out of tasks or memory: the grader decides
         for fd in fds:
@@ -198,7 +213,7 @@ def main() -> None:
             if key.fileobj == wake_r:  # a signal arrived: drain the wake-up pipe
                 os.read(wake_r, 4096)
             else:
-                message, fds, _, _ = socket.recv_fds(control, 65536, 5)
+                message, fds, _, _ = socket.recv_fds(control, 65536, MAX_FDS)
                 if not message:
                     return  # the grader closed its end: batch over
                 request = json.loads(message)

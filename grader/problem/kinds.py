@@ -417,11 +417,7 @@ class FloatTable(InputKind):
         return "seed:S:ROWSxCOLUMNS, or a YAML list of rows"
 
     def wire(self, value: Any, blobs: list[memoryview]) -> list[Any]:
-        import numpy as np
-
-        # A read-only view of the table itself: the request is written from it, not a copy.
-        table = np.ascontiguousarray(value, dtype="<f8")
-        blobs.append(table.data.toreadonly().cast("B"))
+        blobs.append(value.astype("<f8", order="C", copy=False).data.toreadonly().cast("B"))
         tag = Wire.ARRAY if self.given is Given.ARRAY else Wire.TABLE
         return [tag.value, {"blob": len(blobs) - 1, "shape": list(value.shape)}]
 

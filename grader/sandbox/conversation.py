@@ -59,6 +59,8 @@ class Child:
         self.results_fd = started.results_fd
         self.started = started.at
         self.limits = limits
+        # Its memory file for the request's tables, until they are written (fill) or it ends.
+        self.tables_fd = started.tables_fd
         # Whether its own tmpfs covered its folder before the submission ran, as its
         # confinement report says: then nothing it did can be left in the folder.
         self.covered = False
@@ -76,6 +78,32 @@ class Child:
                     stream.close()
         with contextlib.suppress(OSError):
             os.close(self.results_fd)
+        if self.tables_fd is not None:
+            os.close(self.tables_fd)
+            self.tables_fd = None
+
+    def fill(self, tables: Sequence[memoryview]) -> bool:
+        """Write the request's tables into the child's memory file, now that it has loaded,
+        and give the file up; False where it has none or the write failed, and then the
+        tables go through the pipe after the line, as everywhere else."""
+        fd, self.tables_fd = self.tables_fd, None
+        if fd is None:
+            return False
+        try:
+            if not tables:
+                return False
+            left, offset = list(tables), 0
+            while left:  # a write to memory takes all it is given, or fails
+                sent = os.pwritev(fd, left[: pipes.IOV_MAX], offset)
+                offset += sent
+                left = _after(left, sent)
+            return True
+        except OSError:  # out of memory, a file-size limit on this process: the pipe, then
+            with contextlib.suppress(OSError):
+                os.ftruncate(fd, 0)  # nothing half-written left in the child's file
+            return False
+        finally:
+            os.close(fd)
 
     def serve(self, cases: Sequence[CaseInput], run: Run, budget: Budget) -> Ending:
         """Read the child's frames into ``run`` until every case has answered or it stops.
@@ -222,7 +250,10 @@ class _Talk:
             self.budget.start(now)
             self.case_started = now
             self.hard_deadline = now + self.child.limits.case_seconds * len(self.cases)
-            self.pending = list(_request(tuple(self.cases)))
+            parts = _request(tuple(self.cases), shared=False)
+            if self.child.fill(parts[1:]):
+                parts = _request(tuple(self.cases), shared=True)
+            self.pending = list(parts)
             assert self.child.proc.stdin is not None
             if sum(part.nbytes for part in self.pending) > PIPE_HOLDS:
                 # Megabytes of tables: in 1 MiB writes, not 64 KiB ones, each of which waits
@@ -328,14 +359,16 @@ def _after(parts: list[memoryview], sent: int) -> list[memoryview]:
 
 
 @functools.lru_cache(maxsize=32)
-def _request(cases: tuple[CaseInput, ...]) -> tuple[memoryview, ...]:
+def _request(cases: tuple[CaseInput, ...], *, shared: bool) -> tuple[memoryview, ...]:
     """Return the request for these cases, in parts; a batch sends the same one to every
     child.
 
-    One line of JSON, then the tables' bytes: each case lists where its own lie after the
-    line (offset and count of float64s), so that a child reads them without a copy, and the
+    One line of JSON, then the tables' bytes: each case lists where its own lie among them
+    (offset and count of float64s), so that a child reads them without a copy, and the
     line gives their total, which the child reads into a buffer of that size. The tables
-    are written from the parent's own read-only copies, never joined into one more.
+    are written from the parent's own read-only copies, never joined into one more. Where
+    they were written to the child's memory file (``shared``), the line says so and is the
+    whole request.
     """
     header = []
     blobs: list[memoryview] = []
@@ -351,5 +384,6 @@ def _request(cases: tuple[CaseInput, ...]) -> tuple[memoryview, ...]:
             f'{{"id": {c.id}, "args": {c.args}, "blobs": {json.dumps(places)}, '
             f'"max_elements": {c.max_elements}}}'
         )
-    line = f'{{"cases": [{", ".join(header)}], "bytes": {offset}}}\n'
-    return (memoryview(line.encode()), *blobs)
+    where = ', "shared": true' if shared else ""
+    line = f'{{"cases": [{", ".join(header)}], "bytes": {offset}{where}}}\n'
+    return (memoryview(line.encode()),) if shared else (memoryview(line.encode()), *blobs)

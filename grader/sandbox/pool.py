@@ -21,7 +21,7 @@ from grader.sandbox import tasks, tempdirs
 from grader.sandbox.allowed import describe_bwrap
 from grader.sandbox.limits import Limits
 from grader.sandbox.probe import held_walls
-from grader.sandbox.process import Process
+from grader.sandbox.process import Process, tables_file
 from grader.sandbox.spawn import (
     Started,
     child_config,
@@ -30,8 +30,11 @@ from grader.sandbox.spawn import (
 )
 from grader.sandbox.staging import Kept
 from grader.sandbox.template import (
+    CGROUP_FD,
     MAX_RESTARTS,
     READY_SECONDS,
+    RESULT_FD,
+    TABLES_FD,
     ForkedProcess,
     Ledger,
     Op,
@@ -223,7 +226,7 @@ class Pool:
             user_namespace=False if self.outer is Backend.BWRAP else None,
         )
         if group is not None:
-            config["cgroup_fd"] = 4  # where the template puts it, see zygote.py
+            config["cgroup_fd"] = CGROUP_FD  # where the template puts it
         return config
 
     def _fork(self, request: dict[str, Any], fds: list[int]) -> dict[str, Any]:
@@ -314,14 +317,25 @@ class Pool:
         group = tasks.new_group(limits.tasks)  # with no sandbox too, as spawn_child
         request["config"] = {**self._config(tmp, limits, group), "arity": request["arity"]}
         theirs = [stdin_r, stdout_w, stderr_w, result_w]
+        # Where the fork finds each (child/zygote.py): the standard three, then its own.
+        targets = [0, 1, 2, RESULT_FD]
         if group is not None:
             theirs.append(group.fd)
+            targets.append(CGROUP_FD)
+        tables = tables_file()
+        if tables is not None:
+            theirs.append(os.dup(tables))
+            targets.append(TABLES_FD)
+            request["config"]["tables_fd"] = TABLES_FD
+        request["targets"] = targets
         try:
             answer = self._fork(request, theirs)
         finally:
             for fd in theirs:
                 os.close(fd)
         ours = [stdin_w, stdout_r, stderr_r, result_r]
+        if tables is not None:
+            ours.append(tables)
         if Op(answer["op"]) is not Op.FORKED:
             for fd in ours:
                 os.close(fd)
@@ -330,11 +344,11 @@ class Pool:
         return answer, ours, group
 
     def _adopt(self, pid: int, ours: list[int], group: tasks.TaskGroup | None) -> Started:
-        stdin_w, stdout_r, stderr_r, result_r = ours
+        stdin_w, stdout_r, stderr_r, result_r, *tables = ours
         proc = ForkedProcess(self.send, pid, (stdin_w, stdout_r, stderr_r), group)
         with self.lock:
             self.ledger.adopt(proc)
-        return Started(proc, result_r, time.monotonic())
+        return Started(proc, result_r, time.monotonic(), tables[0] if tables else None)
 
     def fall_back(self, why: str) -> str:
         """A fork's bubblewrap cannot fail apart from its template's, which fell back

@@ -100,6 +100,20 @@ def widen_pipe(fd: int) -> None:
             fcntl.fcntl(fd, grow, 1 << 20)
 
 
+def tables_file() -> int | None:
+    """Return a new, empty memory file for one child's request tables (Linux's memfd), or
+    None where the system makes none. The child inherits it empty, before its submission is
+    imported; the parent fills it once the child has said "loaded" (conversation.py). Made
+    without sealing allowed, so that the child cannot seal it against that write."""
+    create = getattr(os, "memfd_create", None)
+    if create is None:
+        return None
+    try:
+        return int(create("grader-tables", os.MFD_CLOEXEC))
+    except OSError:  # a seccomp or a kernel that refuses it: the pipe carries the tables
+        return None
+
+
 # bwrap does not die of its command's signal: it exits with 128 + the signal's number,
 # as a shell reports it. Read back as that signal, a CPU or file-size limit, or a crash in
 # C code, reads the same under every backend. (A file that exits with such a status itself
@@ -135,8 +149,10 @@ class Popen(subprocess.Popen[bytes]):
 
 
 class Started(NamedTuple):
-    """A child process just started: the process, its result pipe, and when it started."""
+    """A child process just started: the process, its result pipe, when it started, and the
+    memory file its request's tables are to be written to (tables_file), if it has one."""
 
     proc: Process
     results_fd: int
     at: float
+    tables_fd: int | None = None

@@ -18,7 +18,7 @@ from typing import Any, Protocol
 from grader.sandbox import allowed, tasks, tempdirs
 from grader.sandbox.limits import Limits
 from grader.sandbox.plain import CHILD_SCRIPT, spawn_unwalled, walled
-from grader.sandbox.process import Popen, Process, Started, on_keeper, widen_pipe
+from grader.sandbox.process import Popen, Process, Started, on_keeper, tables_file, widen_pipe
 from grader.sandbox.staging import SUBMISSION_FILE, Kept
 from grader.sandbox.walls import (
     SANDBOX_UID,
@@ -158,6 +158,9 @@ def spawn_child(
     )
     config["parent"] = parent_pid(backend)
     config["arity"] = arity
+    tables = tables_file()
+    if tables is not None:
+        config["tables_fd"] = tables  # inherited at the same number (pass_fds)
     at = time.monotonic()
     cmd = [
         *_walls_command(tmp, submission, modules, limits, backend),
@@ -168,15 +171,24 @@ def spawn_child(
         function,
         json.dumps(config),
     ]
+    passed = [
+        write_fd,
+        *([] if group is None else [group.fd]),
+        *([] if tables is None else [tables]),
+    ]
     try:
-        proc = _start(cmd, tmp, write_fd, group)
+        proc = _start(cmd, tmp, passed, group)
+    except BaseException:
+        if tables is not None:
+            os.close(tables)
+        raise
     finally:
         os.close(write_fd)
         if group is not None:
             os.close(group.fd)
     proc.group = group
     proc.signal_as_status = backend is Backend.BWRAP
-    return Started(proc, read_fd, at)
+    return Started(proc, read_fd, at, tables)
 
 
 def _walls_command(
@@ -190,7 +202,7 @@ def _walls_command(
     )
 
 
-def _start(cmd: list[str], tmp: str, write_fd: int, group: tasks.TaskGroup | None) -> Popen:
+def _start(cmd: list[str], tmp: str, passed: list[int], group: tasks.TaskGroup | None) -> Popen:
     """Start the child's process, in a session of its own, from the keeper thread."""
     try:
         return on_keeper(
@@ -199,7 +211,7 @@ def _start(cmd: list[str], tmp: str, write_fd: int, group: tasks.TaskGroup | Non
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
-            pass_fds=(write_fd,) if group is None else (write_fd, group.fd),
+            pass_fds=passed,
             # Its own session, so that the whole group can be killed at once.
             start_new_session=True,
             cwd=tmp,

@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 import yaml
 
-from grader.child import run
+from grader.child import request as child_request
 from grader.problem import kinds as kinds_module
 from grader.problem.kinds import FloatTable, Given, InputKind, Integer, IntegerList, Wire
 from grader.problem.schema import KINDS, Field
@@ -34,14 +34,14 @@ def test_the_documented_field_form_makes_the_kinds_object() -> None:
 
 def test_the_child_decodes_every_wire_tag() -> None:
     """The child imports nothing of the grader: its decoders are the kinds' tags, by name."""
-    assert {tag.value for tag in Wire} == set(run.DECODERS)
+    assert {tag.value for tag in Wire} == set(child_request.DECODERS)
     positions = IntegerList("p", low=0, high=99, written="p", items=(1, 99))
     blobs: list[bytes] = []
     sent = [positions.wire((4, 5, 6, 7), blobs), positions.wire((3, 1), blobs)]
     table = FloatTable("x", low=-9, high=9, written="x", items=(1, 9), width=(1, 9))
     sent.append(table.wire(table.check([[1.5, -2.0], [0.0, 3.0]]), blobs))
     places = [[0, len(blobs[0]) // 8]]
-    decoded = [run._argument(value, places, blobs[0]) for value in sent]
+    decoded = [child_request.argument(value, places, blobs[0]) for value in sent]
     assert decoded == [[4, 5, 6, 7], [3, 1], [[1.5, -2.0], [0.0, 3.0]]]
     assert sent[0][0] == Wire.RANGE.value and sent[1][0] == Wire.VALUE.value
 
@@ -58,14 +58,14 @@ def test_a_table_given_as_an_array_reaches_each_call_as_its_own_writable_float64
     assert {tag for tag, _ in sent} == {Wire.ARRAY.value}
     places = [[0, 2], [16, 2]]
     request = bytearray(b"".join(blobs))
-    first, second = (run._argument(value, places, request) for value in sent)
+    first, second = (child_request.argument(value, places, request) for value in sent)
     for got, shape in ((first, (1, 2)), (second, (2, 1))):
         assert type(got) is np.ndarray and got.dtype == np.float64 and got.shape == shape
         assert got.flags.writeable
     assert not np.may_share_memory(first, second)
     first[0, 0] = 7.0
     assert second.tolist() == [[0.0], [3.0]]
-    frozen = run._argument(sent[1], places, bytes(request))
+    frozen = child_request.argument(sent[1], places, bytes(request))
     assert frozen.flags.writeable and frozen.tolist() == [[0.0], [3.0]]
     assert FloatTable("x", low=0, high=1, written="x").given is Given.LISTS
 
@@ -161,11 +161,11 @@ def test_the_childs_request_buffer_is_zeroed_writable_and_given_in_one_go() -> N
     import mmap
     import sys
 
-    buffer = run._buffer(3 * 4096)
-    assert bytes(buffer) == bytes(3 * 4096) and run._buffer(0) == bytearray()
+    buffer = child_request.buffer(3 * 4096)
+    assert bytes(buffer) == bytes(3 * 4096) and child_request.buffer(0) == bytearray()
     if sys.platform == "linux":
         assert isinstance(buffer, mmap.mmap)
     body = {"blob": 0, "shape": [2, 3]}
-    array = run._array(body, [[0, 6]], buffer)
+    array = child_request._array(body, [[0, 6]], buffer)
     array[0, 0] = 1.5  # the learner's own
     assert array.dtype == np.float64 and buffer[:8] == np.float64(1.5).tobytes()

@@ -285,7 +285,7 @@ def test_request_announces_its_tables() -> None:
 
     table = np.arange(6, dtype="<f8").tobytes()
     cases = (CaseInput(0, '[["table", {"blob": 0, "shape": [2, 3]}]]', (table,), 6),) * 2
-    line, tables = b"".join(_request(cases)).split(b"\n", 1)
+    line, tables = b"".join(_request(cases, shared=False)).split(b"\n", 1)
     assert json.loads(line)["bytes"] == len(tables) == 2 * len(table)
 
 

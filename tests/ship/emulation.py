@@ -79,8 +79,8 @@ for _name in ("F_SETPIPE_SZ", "F_GETPIPE_SZ"):
     if hasattr(fcntl, _name):
         delattr(fcntl, _name)
 for _name in (
-    "pipe2", "pidfd_open", "sched_getaffinity", "getresuid", "setresuid", "getresgid",
-    "setresgid",
+    "pipe2", "pidfd_open", "memfd_create", "sched_getaffinity", "getresuid", "setresuid",
+    "getresgid", "setresgid",
 ):
     if hasattr(os, _name):
         delattr(os, _name)
@@ -98,7 +98,8 @@ for _name in ("fcntl", "resource", "termios", "pwd", "grp"):
     sys.modules[_name] = None  # import raises ImportError, as on Windows
 for _name in (
     "fork", "forkpty", "killpg", "setsid", "getuid", "geteuid", "getgid", "getegid",
-    "pipe2", "pidfd_open", "sched_getaffinity", "readv", "writev", "pread", "pwrite",
+    "pipe2", "pidfd_open", "memfd_create", "sched_getaffinity", "readv", "writev", "pread",
+    "pwrite", "pwritev",
     "O_NOFOLLOW", "O_NONBLOCK", "O_CLOEXEC", "O_DIRECTORY",
 ):
     if hasattr(os, _name):

@@ -111,7 +111,7 @@ def _name_of(function: Callable[..., Any], default: str) -> str:
 def arguments(case: CaseInput) -> list[Any]:
     """Return a case's arguments as the learner's function takes them, decoded as the
     child decodes them."""
-    from grader.child import run as child
+    from grader.child import request as child_request
 
     places, offset = [], 0
     for blob in case.blobs:
@@ -119,7 +119,7 @@ def arguments(case: CaseInput) -> list[Any]:
         offset += len(blob)
     # A buffer of its own, as the child reads its request into: an array is given over it.
     tables = bytearray(b"".join(case.blobs))
-    return [child._argument(value, places, tables) for value in json.loads(case.args)]
+    return [child_request.argument(value, places, tables) for value in json.loads(case.args)]
 
 
 def call(function: Callable[..., Any], case: CaseInput, seconds: float, path: str) -> Raw:
