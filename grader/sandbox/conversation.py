@@ -226,8 +226,11 @@ class _Talk:
 
     def on_frame(self, frame: Frame) -> None:
         now = time.monotonic()
-        self.order.accept(frame)
         event, header = frame.event, frame.header
+        # An answer is made usable before its case's turn is taken: one that cannot be is
+        # charged to its own case, the one running, never to the case after it.
+        raw = self.answer_of(frame, now) if event is Event.RESULT else None
+        self.order.accept(frame)
         info = {k: v for k, v in header.items() if k not in ("event", "nbytes")}
         if event is Event.CONFINE_ERROR:
             # Sent before any of the submission ran: the child's own start failed (its walls,
@@ -264,17 +267,19 @@ class _Talk:
             self.write_request(self.child.proc.stdin.fileno())
             if self.pending:
                 self.sel.register(self.child.proc.stdin, selectors.EVENT_WRITE, Pipe.REQUEST)
-        elif event is Event.RESULT:
-            cid = header["case"]
-            self.run.results[cid] = raw_answer(
-                header, frame.payload, self.allowed[cid], now - self.case_started
-            )
+        elif raw is not None:  # a result
+            self.run.results[header["case"]] = raw
             self.case_started = now  # the next case runs from here on
         elif event is Event.DONE:
             self.drain()
             self.ending = Ending(EndState.DONE, None, True)
         if self.loaded:
             self.deadline = now + self.child.limits.case_seconds
+
+    def answer_of(self, frame: Frame, now: float) -> Raw:
+        """Return a result frame's answer, checked against the case it names."""
+        case = self.allowed[frame.header["case"]]
+        return raw_answer(frame.header, frame.payload, case, now - self.case_started)
 
     def stopped(self, state: EndState) -> Ending:
         """Classify a child that stopped talking: every answer in counts as done."""
