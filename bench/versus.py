@@ -11,7 +11,9 @@ the reference, each recording its wall time and the CPU time of its whole proces
 inflates least); the parallel floor (two interpreters started at once, one importing numpy
 and yaml, one numpy); and `import grader.cli` under `-X importtime` (its cumulative import
 time). Then the reference's own compute on the ten hidden cases, in one warm process.
-With --copies the class is that many copies of one file instead of the benchmark's mix.
+With --copies the class is that many copies of one file instead of the benchmark's mix;
+with --problem DIR every command grades DIR's exercise (a copy of exercises/rope, say, with
+hidden cases of the size wanted), submit its reference.
 Both trees are compiled to bytecode first. Taking turns (the other way round every other
 round) spreads the shared machine's slow moments over both versions alike; medians are
 printed as Markdown, with the median of each round's ratio of the two.
@@ -56,21 +58,27 @@ def tree_cpu(cmd: list[str], **kw: Any) -> tuple[float, float, subprocess.Comple
     return wall, cpu, proc
 
 
-def one_batch(tree: Path, folder: Path, out: Path) -> tuple[float, float]:
+def _problem(problem: Path | None) -> list[str]:
+    return [] if problem is None else ["--problem", str(problem)]
+
+
+def one_batch(tree: Path, folder: Path, out: Path, problem: Path | None) -> tuple[float, float]:
     """Grade ``folder`` with the grader in ``tree``; return wall and tree CPU seconds."""
     shutil.rmtree(out, ignore_errors=True)
     env = {**os.environ, "PYTHONPATH": str(tree)}
     cmd = [sys.executable, "-m", "grader", "batch", str(folder), "--out", str(out)]
+    cmd += _problem(problem)
     wall, cpu, proc = tree_cpu([*cmd, "--no-progress"], cwd=tree, env=env)
     if proc.returncode != 0:
         raise SystemExit(f"batch under {tree} failed:\n{proc.stderr.decode()}")
     return wall, cpu
 
 
-def one_submit(tree: Path) -> tuple[float, float]:
+def one_submit(tree: Path, problem: Path | None) -> tuple[float, float]:
     """Return the wall and tree CPU time of `grader submit` of the reference in ``tree``."""
     env = {**os.environ, "PYTHONPATH": str(tree)}
-    cmd = [sys.executable, "-m", "grader", "submit", "solutions/reference.py"]
+    reference = (problem or tree) / "solutions" / "reference.py"
+    cmd = [sys.executable, "-m", "grader", "submit", *_problem(problem), str(reference)]
     wall, cpu, proc = tree_cpu(cmd, cwd=tree, env=env)
     if proc.returncode != 0:
         raise SystemExit(f"submit under {tree} failed:\n{proc.stderr.decode()}")
@@ -90,25 +98,28 @@ def parallel_floor() -> tuple[float, float]:
     return wall, cpu
 
 
-def reference_compute(tree: Path) -> float:
+def reference_compute(tree: Path, problem: Path | None) -> float:
     """Return the CPU seconds the reference takes on the ten hidden cases in one warm
     process (the median of 20 passes): what a submission's own work is."""
     code = (
         "import statistics, sys, time\n"
         "from grader.pipeline import inputs\n"
         "from grader.problem.cases import load_problem\n"
-        "from grader.child import run\n"
+        "try:\n"
+        "    from grader.child.request import argument\n"
+        "except ImportError:  # a version from before the child's request.py\n"
+        "    from grader.child.run import _argument as argument\n"
         "import importlib.util\n"
-        "p = load_problem(__import__('pathlib').Path('.'))\n"
+        f"p = load_problem(__import__('pathlib').Path({str(problem or '.')!r}))\n"
         "spec = importlib.util.spec_from_file_location('ref', p.reference_path)\n"
         "m = importlib.util.module_from_spec(spec); spec.loader.exec_module(m)\n"
         "f = getattr(m, p.exercise.function)\n"
         "cases = inputs(p.hidden, p.rules.inputs)\n"
         "def args(c):\n"
         "    places, at = [], 0\n"
-        "    for b in c.blobs: places.append([at, len(b) // 8]); at += len(b)\n"
+        "    for b in c.blobs: n = memoryview(b).nbytes; places.append([at, n // 8]); at += n\n"
         "    t = bytearray(b''.join(c.blobs))\n"
-        "    return [run._argument(v, places, t) for v in __import__('json').loads(c.args)]\n"
+        "    return [argument(v, places, t) for v in __import__('json').loads(c.args)]\n"
         "times = []\n"
         "for _ in range(20):\n"
         "    given = [args(c) for c in cases]\n"
@@ -150,7 +161,9 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--size", type=int, default=200)
     parser.add_argument("--copies", type=Path, help="a class of copies of this one file")
+    parser.add_argument("--problem", type=Path, help="grade this problem folder's exercise")
     args = parser.parse_args()
+    problem = None if args.problem is None else args.problem.resolve()
     trees = {"other": args.other.resolve(), "this": ROOT}
     for tree in trees.values():
         # Both from bytecode: a tree without it (PYTHONDONTWRITEBYTECODE, a fresh worktree)
@@ -177,11 +190,11 @@ def main() -> None:
                 # on a filesystem without a journal, whose kernel scans the inodes deleted in
                 # the last seconds at each file it creates (BENCHMARKS.md).
                 out = Path(tmp) / f"out-{turn}-{name}"
-                runs[name].append(one_batch(tree, folder, out))
+                runs[name].append(one_batch(tree, folder, out, problem))
                 floors[name].append(parallel_floor())
-                submits[name].append(one_submit(tree))
+                submits[name].append(one_submit(tree, problem))
                 starts[name].append(start_up(tree))
-    computes = {name: reference_compute(tree) for name, tree in trees.items()}
+    computes = {name: reference_compute(tree, problem) for name, tree in trees.items()}
     report(args, trees, runs, submits, floors, starts, computes)
 
 
