@@ -324,7 +324,7 @@ class Pool:
             targets.append(CGROUP_FD)
         tables = tables_file()
         if tables is not None:
-            theirs.append(os.dup(tables))
+            theirs.append(tables[1])
             targets.append(TABLES_FD)
             request["config"]["tables_fd"] = TABLES_FD
         request["targets"] = targets
@@ -335,7 +335,7 @@ class Pool:
                 os.close(fd)
         ours = [stdin_w, stdout_r, stderr_r, result_r]
         if tables is not None:
-            ours.append(tables)
+            ours.append(tables[0])
         if Op(answer["op"]) is not Op.FORKED:
             for fd in ours:
                 os.close(fd)

@@ -80,3 +80,5 @@ def _end(started: Started) -> None:
         if pipe is not None:
             pipe.close()
     os.close(started.results_fd)
+    if started.tables_fd is not None:
+        os.close(started.tables_fd)

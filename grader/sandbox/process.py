@@ -100,17 +100,25 @@ def widen_pipe(fd: int) -> None:
             fcntl.fcntl(fd, grow, 1 << 20)
 
 
-def tables_file() -> int | None:
-    """Return a new, empty memory file for one child's request tables (Linux's memfd), or
-    None where the system makes none. The child inherits it empty, before its submission is
-    imported; the parent fills it once the child has said "loaded" (conversation.py). Made
-    without sealing allowed, so that the child cannot seal it against that write."""
+def tables_file() -> tuple[int, int] | None:
+    """Return a new, empty memory file for one child's request tables (Linux's memfd), as
+    two descriptors: the parent's, to write, and the child's, opened again read-only; None
+    where the system makes none. The child inherits its own empty, before its submission is
+    imported; the parent fills the file once the child has said "loaded" (conversation.py).
+    Read-only, the child's can neither store anything in the file (memory past its limits),
+    nor change it, nor move the parent's writes; the child maps it privately, its own
+    copies of what it writes. Made without sealing allowed: nothing can seal it either."""
     create = getattr(os, "memfd_create", None)
     if create is None:
         return None
     try:
-        return int(create("grader-tables", os.MFD_CLOEXEC))
+        ours = int(create("grader-tables", os.MFD_CLOEXEC))
     except OSError:  # a seccomp or a kernel that refuses it: the pipe carries the tables
+        return None
+    try:
+        return ours, os.open(f"/proc/self/fd/{ours}", os.O_RDONLY | os.O_CLOEXEC)
+    except OSError:  # no /proc: no read-only way to hand it over, so the pipe
+        os.close(ours)
         return None
 
 

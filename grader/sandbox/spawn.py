@@ -160,7 +160,7 @@ def spawn_child(
     config["arity"] = arity
     tables = tables_file()
     if tables is not None:
-        config["tables_fd"] = tables  # inherited at the same number (pass_fds)
+        config["tables_fd"] = tables[1]  # inherited at the same number (pass_fds)
     at = time.monotonic()
     cmd = [
         *_walls_command(tmp, submission, modules, limits, backend),
@@ -174,21 +174,23 @@ def spawn_child(
     passed = [
         write_fd,
         *([] if group is None else [group.fd]),
-        *([] if tables is None else [tables]),
+        *([] if tables is None else [tables[1]]),
     ]
     try:
         proc = _start(cmd, tmp, passed, group)
     except BaseException:
         if tables is not None:
-            os.close(tables)
+            os.close(tables[0])
         raise
     finally:
         os.close(write_fd)
         if group is not None:
             os.close(group.fd)
+        if tables is not None:
+            os.close(tables[1])
     proc.group = group
     proc.signal_as_status = backend is Backend.BWRAP
-    return Started(proc, read_fd, at, tables)
+    return Started(proc, read_fd, at, None if tables is None else tables[0])
 
 
 def _walls_command(

@@ -12,13 +12,14 @@ import numpy as np
 import pytest
 
 from grader.child import request
-from tests.conftest import ROPE, backends
+from tests.conftest import NEEDS_BWRAP, ROPE, backends
 
 NEEDS_MEMFD = pytest.mark.skipif(not hasattr(os, "memfd_create"), reason="no memfd here")
 
 # A rope answer that is right only if no descriptor it holds had a byte to read while it
-# was imported, and some descriptor has its inputs once it is called: the tables' file is
-# empty during the import and filled before the first call.
+# was imported, some descriptor has its inputs once it is called, and none ever takes a
+# write or a truncation: the tables' file is empty during the import, filled before the
+# first call, and the child's own descriptor of it is read-only.
 PROBE = """
 import os
 import numpy as np
@@ -36,11 +37,24 @@ def _readable():
     return found
 
 
+def _written():
+    kept = []
+    for fd in range(3, 256):
+        for change in (lambda: os.pwrite(fd, b"stored", 0), lambda: os.ftruncate(fd, 1 << 20)):
+            try:
+                change()
+                kept.append(fd)
+            except OSError:
+                pass
+    return kept
+
+
 AT_IMPORT = _readable()
+STORED = _written()  # no descriptor it holds takes a byte: nothing to keep memory in
 
 
 def apply_rope(x, positions):
-    if AT_IMPORT or not _readable():
+    if AT_IMPORT or STORED or _written() or not _readable():
         return None
     x = np.asarray(x, dtype=np.float64)
     n, d = x.shape
@@ -164,3 +178,20 @@ def test_without_a_tables_file_the_pipe_carries_them(
 
 def _refused(*args: object) -> int:
     raise OSError("refused")
+
+
+@NEEDS_MEMFD
+@NEEDS_BWRAP
+def test_the_walls_probe_leaves_no_file_open() -> None:
+    """Asking a child for its walls (once per batch) closes the child's tables file too."""
+    from grader.sandbox import probe, spawn
+    from grader.sandbox.limits import Limits
+    from grader.states import Backend
+
+    def start(**kwargs: Any) -> Any:
+        return spawn.spawn_child(**kwargs, limits=Limits(), backend=Backend.BWRAP)
+
+    before = len(os.listdir("/proc/self/fd"))
+    for _ in range(3):
+        probe.held_walls(start, str(Path(os.environ.get("TMPDIR", "/tmp"))))
+    assert len(os.listdir("/proc/self/fd")) == before
