@@ -105,9 +105,10 @@ def tables_file() -> tuple[int, int] | None:
     two descriptors: the parent's, to write, and the child's, opened again read-only; None
     where the system makes none. The child inherits its own empty, before its submission is
     imported; the parent fills the file once the child has said "loaded" (conversation.py).
-    Read-only, the child's can neither store anything in the file (memory past its limits),
-    nor change it, nor move the parent's writes; the child maps it privately, its own
-    copies of what it writes. Made without sealing allowed: nothing can seal it either."""
+    Read-only, and the file readable by its owner alone, the child's can neither store
+    anything in it (memory past its limits), nor change it, nor move the parent's writes;
+    the child maps it privately, its own copies of what it writes. Made without sealing
+    allowed: nothing can seal it either."""
     create = getattr(os, "memfd_create", None)
     if create is None:
         return None
@@ -116,6 +117,9 @@ def tables_file() -> tuple[int, int] | None:
     except OSError:  # a seccomp or a kernel that refuses it: the pipe carries the tables
         return None
     try:
+        # Readable by its owner alone: the child cannot open it again for writing through
+        # /proc/self/fd (a memfd is made 0777), and changing modes is not in its allowlist.
+        os.fchmod(ours, 0o400)
         return ours, os.open(f"/proc/self/fd/{ours}", os.O_RDONLY | os.O_CLOEXEC)
     except OSError:  # no /proc: no read-only way to hand it over, so the pipe
         os.close(ours)
