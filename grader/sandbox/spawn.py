@@ -171,23 +171,7 @@ def spawn_child(
         function,
         json.dumps(config),
     ]
-    passed = [
-        write_fd,
-        *([] if group is None else [group.fd]),
-        *([] if tables is None else [tables[1]]),
-    ]
-    try:
-        proc = _start(cmd, tmp, passed, group)
-    except BaseException:
-        if tables is not None:
-            os.close(tables[0])
-        raise
-    finally:
-        os.close(write_fd)
-        if group is not None:
-            os.close(group.fd)
-        if tables is not None:
-            os.close(tables[1])
+    proc = _start(cmd, tmp, write_fd, group, tables)
     proc.group = group
     proc.signal_as_status = backend is Backend.BWRAP
     return Started(proc, read_fd, at, None if tables is None else tables[0])
@@ -204,8 +188,18 @@ def _walls_command(
     )
 
 
-def _start(cmd: list[str], tmp: str, passed: list[int], group: tasks.TaskGroup | None) -> Popen:
-    """Start the child's process, in a session of its own, from the keeper thread."""
+def _start(
+    cmd: list[str],
+    tmp: str,
+    write_fd: int,
+    group: tasks.TaskGroup | None,
+    tables: tuple[int, int] | None,
+) -> Popen:
+    """Start the child's process, in a session of its own, from the keeper thread, passing
+    it its result pipe, pids cgroup and tables file; this process's copies of those close
+    (and, if it could not start, the tables file's own and the group)."""
+    theirs = [write_fd, *([] if group is None else [group.fd])]
+    theirs += [] if tables is None else [tables[1]]
     try:
         return on_keeper(
             Popen,
@@ -213,7 +207,7 @@ def _start(cmd: list[str], tmp: str, passed: list[int], group: tasks.TaskGroup |
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
-            pass_fds=passed,
+            pass_fds=theirs,
             # Its own session, so that the whole group can be killed at once.
             start_new_session=True,
             cwd=tmp,
@@ -222,7 +216,12 @@ def _start(cmd: list[str], tmp: str, passed: list[int], group: tasks.TaskGroup |
     except BaseException:
         if group is not None:
             tasks.release(group.path)
+        if tables is not None:
+            os.close(tables[0])
         raise
+    finally:
+        for fd in theirs:
+            os.close(fd)
 
 
 class Spawner(Protocol):
