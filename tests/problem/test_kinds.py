@@ -155,6 +155,26 @@ def test_a_case_digest_is_the_hash_of_its_inputs_laid_end_to_end() -> None:
     assert b"".join(table.digest(transposed)) == b"(5, 4)" + x.tobytes()
 
 
+def test_inputs_equal_only_by_their_whole_content_and_digest_when_asked() -> None:
+    """Two tables that differ in one value in the middle hash alike (the cheap hash reads
+    each part's ends) and are still unequal; equal ones are equal and hash alike; the digest
+    is made only when something asks for it or two hash alike."""
+    from grader.problem.schema import Inputs, InputSchema, check_inputs
+
+    table = FloatTable("x", -1.0, 1.0, "a table", items=(1, 512), width=(1, 512))
+    schema = InputSchema(fields=(table,), max_values=1 << 20, shape=lambda _: (512, 512))
+    rows = np.random.RandomState(5).uniform(-1.0, 1.0, (512, 512))
+    changed = rows.copy()
+    changed[256, 256] = 0.5
+    first, again, other = (check_inputs({"x": t.tolist()}, schema) for t in (rows, rows, changed))
+    assert first._digest is None and hash(first) == hash(again) == hash(other)
+    assert first == again and first.digest == again.digest
+    assert first != other and first.digest != other.digest
+    alone = check_inputs({"x": rows.tolist()}, schema)
+    assert {alone: 1}[alone] == 1 and alone._digest is None  # found by itself: no digest
+    assert isinstance(alone, Inputs)
+
+
 def test_the_childs_request_buffer_is_zeroed_writable_and_given_in_one_go() -> None:
     """On Linux the child reads its tables into a private mapping populated at once (no
     fault a page); an array given over it is writable, as over a bytearray elsewhere."""
