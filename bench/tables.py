@@ -15,6 +15,7 @@ word, an exit), so what is left is the transfer alone. Linux only (memfd, F_SETP
 from __future__ import annotations
 
 import argparse
+import enum
 import fcntl
 import mmap
 import os
@@ -25,24 +26,31 @@ import numpy as np
 F_SETPIPE_SZ = getattr(fcntl, "F_SETPIPE_SZ", 1031)
 
 
+class Way(enum.Enum):
+    """How the tables reach the child."""
+
+    PIPE = "through a pipe"
+    MEMFD = "a memory file"
+
+
 def _usage() -> tuple[float, float]:
     me = resource.getrusage(resource.RUSAGE_SELF)
     them = resource.getrusage(resource.RUSAGE_CHILDREN)
     return me.ru_utime + me.ru_stime, them.ru_utime + them.ru_stime
 
 
-def _child(how: str, word: int, pipe: int, fd: int, size: int) -> None:
+def _child(how: Way, word: int, pipe: int, fd: int, size: int) -> None:
     try:
         _take(how, word, pipe, fd, size)
     finally:
         os._exit(0)  # never back into the parent's code
 
 
-def _take(how: str, word: int, pipe: int, fd: int, size: int) -> None:
+def _take(how: Way, word: int, pipe: int, fd: int, size: int) -> None:
     os.read(word, 1)
     if not size:
         return
-    if how == "memfd":
+    if how is Way.MEMFD:
         tables = mmap.mmap(fd, size, flags=mmap.MAP_PRIVATE, prot=mmap.PROT_READ | mmap.PROT_WRITE)
     else:
         flags = mmap.MAP_PRIVATE | mmap.MAP_ANONYMOUS | mmap.MAP_POPULATE
@@ -54,8 +62,8 @@ def _take(how: str, word: int, pipe: int, fd: int, size: int) -> None:
     np.frombuffer(tables, dtype=np.float64).sum()
 
 
-def one(how: str, data: np.ndarray) -> None:
-    """Move ``data`` to a fresh child once, ``how`` ("pipe" or "memfd")."""
+def one(how: Way, data: np.ndarray) -> None:
+    """Move ``data`` to a fresh child once, the way ``how`` says."""
     size = data.nbytes
     word_r, word_w = os.pipe()
     pipe_r, pipe_w = os.pipe()
@@ -68,7 +76,7 @@ def one(how: str, data: np.ndarray) -> None:
     os.close(word_r)
     os.close(pipe_r)
     view = data.data.cast("B")
-    if how == "memfd":
+    if how is Way.MEMFD:
         sent = 0
         while sent < size:
             sent += os.pwritev(fd, [view[sent:]], sent)
@@ -86,7 +94,7 @@ def one(how: str, data: np.ndarray) -> None:
     os.waitpid(pid, 0)
 
 
-def cost(how: str, data: np.ndarray, rounds: int) -> tuple[float, float]:
+def cost(how: Way, data: np.ndarray, rounds: int) -> tuple[float, float]:
     """Return the parent's and the child's CPU per round, in milliseconds."""
     before = _usage()
     for _ in range(rounds):
@@ -108,11 +116,11 @@ def main() -> None:
     print("| way | parent | child | both |")
     print("|---|---:|---:|---:|")
     for _ in range(2):  # twice, in turn: the second pair is the one to read
-        base = cost("pipe", empty, args.rounds)
-        rows = {how: cost(how, data, args.rounds) for how in ("pipe", "memfd")}
+        base = cost(Way.PIPE, empty, args.rounds)
+        rows = {how: cost(how, data, args.rounds) for how in Way}
     for how, (parent, child) in rows.items():
         parent, child = parent - base[0], child - base[1]
-        print(f"| {how} | {parent:.2f} ms | {child:.2f} ms | {parent + child:.2f} ms |")
+        print(f"| {how.value} | {parent:.2f} ms | {child:.2f} ms | {parent + child:.2f} ms |")
 
 
 if __name__ == "__main__":

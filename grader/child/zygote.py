@@ -133,10 +133,11 @@ def _child(request: dict[str, Any], fds: list[int], template: int) -> None:
     top = max(targets) + 1
     # Moved above every target first, so that no dup2 below overwrites one still needed.
     moved = [fcntl.fcntl(fd, fcntl.F_DUPFD, top) for fd in fds]
+    # No signal may write to the wake-up pipe's number once a target lies there.
+    signal.set_wakeup_fd(-1)
     for target, fd in zip(targets, moved, strict=True):
         os.dup2(fd, target)
     # The control socket and the other children's pipes must not survive into the child.
-    signal.set_wakeup_fd(-1)
     for fd in set(range(top)) - set(targets):
         with contextlib.suppress(OSError):
             os.close(fd)

@@ -103,7 +103,10 @@ class Inputs(ReadOnly):
         # ends): equal inputs hash alike, and a dict or cache compares the digests only
         # for two inputs that hash alike and are not one object.
         self._digest: bytes | None = None
-        self._hash = hash(tuple(_ends(part) for part in self._parts()))
+        ends = hashlib.blake2b(digest_size=8)  # no hash seed: alike in every process
+        for part in self._parts():
+            ends.update(_ends(part))
+        self._hash = int.from_bytes(ends.digest(), "big", signed=True)
 
     def _parts(self) -> Iterator[bytes | memoryview]:
         """Yield the bytes that name the content, in order: each name, then its value's."""
@@ -143,12 +146,12 @@ class Inputs(ReadOnly):
         return self._content.hex()
 
 
-def _ends(part: bytes | memoryview) -> object:
-    """Return a part as a cheap hash takes it: whole when short, else its length and ends."""
+def _ends(part: bytes | memoryview) -> bytes:
+    """Return a part as the cheap hash takes it: its length, then the part whole when short,
+    else its first and last 64 bytes."""
     view = memoryview(part).cast("B")
-    if view.nbytes <= 128:
-        return bytes(view)
-    return view.nbytes, bytes(view[:64]), bytes(view[-64:])
+    size = view.nbytes.to_bytes(8, "big")
+    return size + (bytes(view) if view.nbytes <= 128 else bytes(view[:64]) + bytes(view[-64:]))
 
 
 def check_inputs(raw: Mapping[str, object], schema: InputSchema) -> Inputs:

@@ -101,6 +101,9 @@ class Child:
         except OSError:  # out of memory, a file-size limit on this process: the pipe, then
             with contextlib.suppress(OSError):
                 os.ftruncate(fd, 0)  # nothing half-written left in the child's file
+            import logging  # here only: submit imports no logging on its way
+
+            logging.getLogger(__name__).debug("tables by the pipe: the file", exc_info=True)
             return False
         finally:
             os.close(fd)

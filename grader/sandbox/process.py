@@ -115,6 +115,7 @@ def tables_file() -> tuple[int, int] | None:
     try:
         ours = int(create("grader-tables", os.MFD_CLOEXEC))
     except OSError:  # a seccomp or a kernel that refuses it: the pipe carries the tables
+        _no_tables_file()
         return None
     try:
         # Readable by its owner alone: the child cannot open it again for writing through
@@ -123,7 +124,14 @@ def tables_file() -> tuple[int, int] | None:
         return ours, os.open(f"/proc/self/fd/{ours}", os.O_RDONLY | os.O_CLOEXEC)
     except OSError:  # no /proc: no read-only way to hand it over, so the pipe
         os.close(ours)
+        _no_tables_file()
         return None
+
+
+def _no_tables_file() -> None:
+    import logging  # here only: submit imports no logging on its way
+
+    logging.getLogger(__name__).debug("no memory file for tables", exc_info=True)
 
 
 # bwrap does not die of its command's signal: it exits with 128 + the signal's number,

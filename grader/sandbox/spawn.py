@@ -144,6 +144,11 @@ def spawn_child(
     if privilege_plan(backend) is Privilege.UID:
         for path in (tmp, submission, *modules):
             _chown_tree(path)
+    command = [
+        *_walls_command(tmp, submission, modules, limits, backend),
+        *python_command(),
+        str(CHILD_SCRIPT),
+    ]
     read_fd, write_fd = os.pipe()
     widen_pipe(write_fd)
     # With no sandbox too: nothing else stops a submission's fork and setsid there, and the
@@ -158,20 +163,16 @@ def spawn_child(
     )
     config["parent"] = parent_pid(backend)
     config["arity"] = arity
-    tables = tables_file()
+    tables = tables_file()  # last: nothing that could fail stands between it and _start
     if tables is not None:
         config["tables_fd"] = tables[1]  # inherited at the same number (pass_fds)
     at = time.monotonic()
-    cmd = [
-        *_walls_command(tmp, submission, modules, limits, backend),
-        *python_command(),
-        str(CHILD_SCRIPT),
-        str(write_fd),
-        submission,
-        function,
-        json.dumps(config),
-    ]
-    proc = _start(cmd, tmp, write_fd, group, tables)
+    cmd = [*command, str(write_fd), submission, function, json.dumps(config)]
+    try:
+        proc = _start(cmd, tmp, write_fd, group, tables)
+    except BaseException:
+        os.close(read_fd)
+        raise
     proc.group = group
     proc.signal_as_status = backend is Backend.BWRAP
     return Started(proc, read_fd, at, None if tables is None else tables[0])

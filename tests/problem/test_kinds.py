@@ -4,6 +4,7 @@ every wire tag they send, and a fourth kind is one class in an exercise's own mo
 from __future__ import annotations
 
 import ast
+import os
 import shutil
 from pathlib import Path
 
@@ -15,7 +16,7 @@ from grader.child import request as child_request
 from grader.problem import kinds as kinds_module
 from grader.problem.kinds import FloatTable, Given, InputKind, Integer, IntegerList, Wire
 from grader.problem.schema import KINDS, Field
-from tests.conftest import ROOT, Cli
+from tests.conftest import ROOT, ROPE, Cli
 
 SCALED = ROOT / "tests" / "exercises" / "scaled_total"
 
@@ -173,6 +174,31 @@ def test_inputs_equal_only_by_their_whole_content_and_digest_when_asked() -> Non
     alone = check_inputs({"x": rows.tolist()}, schema)
     assert {alone: 1}[alone] == 1 and alone._digest is None  # found by itself: no digest
     assert isinstance(alone, Inputs)
+
+
+def test_inputs_hash_alike_in_every_process() -> None:
+    """The cheap hash has no hash seed in it: the same inputs hash alike in two processes
+    with different seeds, as their digests are alike."""
+    import subprocess
+    import sys
+
+    script = (
+        "import sys\n"
+        "from grader.problem.cases import load_problem\n"
+        "from pathlib import Path\n"
+        "print([hash(c.inputs) for c in load_problem(Path(sys.argv[1])).hidden])\n"
+    )
+    printed = {
+        subprocess.run(
+            [sys.executable, "-c", script, str(ROPE)],
+            capture_output=True,
+            check=True,
+            text=True,
+            env={**os.environ, "PYTHONHASHSEED": seed},
+        ).stdout
+        for seed in ("7", "123")
+    }
+    assert len(printed) == 1
 
 
 def test_the_childs_request_buffer_is_zeroed_writable_and_given_in_one_go() -> None:

@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 from grader.child import request
-from tests.conftest import NEEDS_BWRAP, ROPE, backends
+from tests.conftest import NEEDS_BWRAP, ROOT, ROPE, backends
 
 NEEDS_MEMFD = pytest.mark.skipif(not hasattr(os, "memfd_create"), reason="no memfd here")
 
@@ -206,4 +206,17 @@ def test_the_walls_probe_leaves_no_file_open() -> None:
     before = len(os.listdir("/proc/self/fd"))
     for _ in range(3):
         probe.held_walls(start, str(Path(os.environ.get("TMPDIR", "/tmp"))))
+    assert len(os.listdir("/proc/self/fd")) == before
+
+
+@NEEDS_MEMFD
+def test_a_child_that_never_loads_leaves_no_file_open(cli: Any) -> None:
+    """A child that ends before "loaded" (its file exits at import) never has its tables
+    written: the parent's descriptor of the file is closed with the child all the same."""
+    sample = ROOT / "tests" / "samples" / "fail_exit_at_import.py"
+    cli("submit", sample)  # once first: whatever the grader keeps open for good is open
+    before = len(os.listdir("/proc/self/fd"))
+    for _ in range(3):
+        code, _, err = cli("submit", sample)
+        assert code == 1, err
     assert len(os.listdir("/proc/self/fd")) == before
