@@ -114,7 +114,8 @@ def advise_huge_pages() -> None:
 
 advise_huge_pages()
 
-RESULT_FD, CGROUP_FD = 3, 4
+# Where a fork's result pipe lies (sandbox/template.py's RESULT_FD, the grader's side).
+RESULT_FD = 3
 # Descriptors one fork request may carry: the three standard ones, the results', the pids
 # cgroup's and the tables' memory file, and room to spare.
 MAX_FDS = 8
@@ -128,8 +129,7 @@ def _child(request: dict[str, Any], fds: list[int], template: int) -> None:
     os.setsid()
     # Where the grader wants each (its request's "targets"): 0, 1, 2, RESULT_FD, then the
     # pids cgroup's and the tables' where it gave them.
-    given = request.get("targets") or (0, 1, 2, RESULT_FD, CGROUP_FD)[: len(fds)]
-    targets = [int(t) for t in given]
+    targets = [int(t) for t in request["targets"]]
     top = max(targets) + 1
     # Moved above every target first, so that no dup2 below overwrites one still needed.
     moved = [fcntl.fcntl(fd, fcntl.F_DUPFD, top) for fd in fds]
@@ -163,7 +163,7 @@ def _fork(control: socket.socket, request: dict[str, Any], fds: list[int]) -> No
     """Fork a child for the grader, and say which, or why none could be forked."""
     template = os.getpid()
     try:
-        if len(fds) != len(request.get("targets") or fds):
+        if len(fds) != len(request["targets"]):
             raise OSError(
                 f"the fork request carried {len(fds)} descriptors, not as many as its targets"
             )
