@@ -150,3 +150,26 @@ def test_json_text_refuses_what_json_dumps_refuses_and_converts_the_rest() -> No
     for bad in (float("nan"), {"a": float("inf")}, [float("-inf")]):
         with pytest.raises(ValueError, match="Out of range float"):
             json_text(bad)
+
+
+def test_atomic_write_never_shares_its_temporary_file(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Two writers of one name (two graders of the same pid, in two containers sharing a
+    folder) each write a file of their own: a temporary name already there is an error,
+    never opened and truncated under its writer."""
+    import os
+
+    from grader import files
+
+    target = tmp_path / "table"
+    files.atomic_write(target, b"first", mode=0o600)
+    assert target.read_bytes() == b"first" and os.stat(target).st_mode & 0o777 == 0o600
+    monkeypatch.setattr(os, "urandom", lambda n: b"\0" * n)
+    files.atomic_write(target, b"second")
+    assert target.read_bytes() == b"second"
+    held = tmp_path / f".table.{os.getpid()}.{'00' * 6}.tmp"
+    held.write_bytes(b"another writer's half")
+    with pytest.raises(FileExistsError):
+        files.atomic_write(target, b"third")
+    assert held.read_bytes() == b"another writer's half" and target.read_bytes() == b"second"

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 from grader.errors import WHOLE_FILE, GraderError, Refused
 from grader.files import no_bytecode, not_regular
 from grader.names import display
+from grader.problem import generated
 from grader.problem.casefile import (
     MAX_ISSUES_PER_FILE,
     Bad,
@@ -280,11 +281,13 @@ def load_problem(root: Path) -> Problem:
     """
     rules = load_rules(root)
     schema = rules.inputs
-    base, found, loaded = _examples_file(root)
-    examples = _public_cases(loaded, Public.EXAMPLES, base, schema, found)
-    probes = _public_cases(loaded, Public.PROBES, base, schema, found)
-    issues = _in_order(EXAMPLES_FILE, found)
-    hidden = _hidden_cases(root, base, schema, issues)
+    # Tables generated from a seed are kept beside the hidden cases, for the next run.
+    with generated.kept_in(root / HIDDEN_DIR / generated.FOLDER):
+        base, found, loaded = _examples_file(root)
+        examples = _public_cases(loaded, Public.EXAMPLES, base, schema, found)
+        probes = _public_cases(loaded, Public.PROBES, base, schema, found)
+        issues = _in_order(EXAMPLES_FILE, found)
+        hidden = _hidden_cases(root, base, schema, issues)
     seen: dict[str, str] = {}
     for case in examples + probes + hidden:
         if case.name in seen:

@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from enum import Enum
 from typing import TYPE_CHECKING, Any, ClassVar, cast
 
+from grader.problem import generated
 from grader.problem.forms import SHOWN_VALUE, Invalid, compact, multiple, type_of, whole
 from grader.problem.yamlsafe import cut, key_text, shown_value, unknown_key
 
@@ -363,9 +364,8 @@ class FloatTable(InputKind):
             )
 
     def _seeded(self, raw: dict[object, object]) -> Array:
-        """Generate ``{seed: S, shape: [rows, columns], low: L, high: H}``, once it is checked."""
-        import numpy as np
-
+        """Generate ``{seed: S, shape: [rows, columns], low: L, high: H}``, once it is checked
+        (or read it where the loader keeps generated tables: generated.py)."""
         for key in raw:
             if key not in SEED_KEYS:
                 raise Invalid(
@@ -389,8 +389,7 @@ class FloatTable(InputKind):
         high = self._bound(raw, "high", DEFAULT_HIGH)
         if not low < high:
             raise Invalid(f"{self.name}.low", f"must be below high, got {low:g} and {high:g}")
-        table = np.random.RandomState(seed).uniform(low, high, (shape[0], shape[1]))
-        return np.asarray(table, dtype=np.float64)
+        return generated.uniform(seed, shape[0], shape[1], low, high)
 
     def _bound(self, raw: dict[object, object], key: str, default: float) -> float:
         value = raw.get(key, default)
