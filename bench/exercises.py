@@ -142,11 +142,9 @@ def measure(
         for name, f in folders.items()
     }
     batch = {
-        name: [*GRADER, "batch", str(classes[name]), "--out", str(out), "--problem", str(f)]
+        name: [*GRADER, "batch", str(classes[name]), "--problem", str(f), "--no-progress"]
         for name, f in folders.items()
     }
-    for name in batch:
-        batch[name].append("--no-progress")
     for cmd in submit.values():
         run(cmd, out.parent)  # warm the page cache and the copies' bytecode
     submits: dict[str, list[tuple[float, float]]] = {name: [] for name in folders}
@@ -157,8 +155,11 @@ def measure(
             if turn < args.rounds:
                 submits[name].append(run(submit[name], out.parent))
             if turn < args.batch_rounds:
-                shutil.rmtree(out, ignore_errors=True)
-                batches[name].append(run(batch[name], out.parent))
+                # A new folder each run, all deleted with the benchmark's temporary folder:
+                # deleting the last run's just before would charge this one (on a file
+                # system without a journal, each new inode is checked against the freed).
+                fresh = ["--out", str(out.parent / f"{out.name}-{turn}-{name}")]
+                batches[name].append(run(batch[name] + fresh, out.parent))
     return submits, batches
 
 
