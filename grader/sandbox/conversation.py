@@ -10,7 +10,6 @@ import math
 import os
 import selectors
 import subprocess
-import threading
 import time
 from collections.abc import Mapping, Sequence
 from enum import Enum
@@ -370,19 +369,11 @@ def raw_answer(
     return Raw(RawKind.OK, seconds, array, dtype if isinstance(dtype, str) else None)
 
 
+@functools.lru_cache(maxsize=2)
 def _sealed(cases: tuple[CaseInput, ...]) -> SealedTables | None:
     """Return the sealed file of these cases' tables, made once for every fork of a batch
-    (two kept: the whole suite's, and the cases left after a crash), whichever worker asks
-    first; None if they have no tables or no file can be made."""
-    with _sealing:
-        return _sealed_file(cases)
-
-
-_sealing = threading.Lock()
-
-
-@functools.lru_cache(maxsize=2)
-def _sealed_file(cases: tuple[CaseInput, ...]) -> SealedTables | None:
+    (two kept: the whole suite's, and the cases left after a crash); None if they have no
+    tables or no file can be made."""
     return sealed_tables(_request(cases, shared=False)[1:])
 
 

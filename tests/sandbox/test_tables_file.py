@@ -201,7 +201,7 @@ def test_a_batch_makes_one_sealed_file_and_without_it_the_socket_carries_them(
         made.append(parts)
         return process.sealed_tables(parts)
 
-    conversation._sealed_file.cache_clear()
+    conversation._sealed.cache_clear()
     folder = tmp_path / "class"
     folder.mkdir()
     reference = (ROPE / "solutions" / "reference.py").read_text()
@@ -213,7 +213,7 @@ def test_a_batch_makes_one_sealed_file_and_without_it_the_socket_carries_them(
         (folder / f"{name}.py").write_text(text)
     scores = {}
     for way in ("sealed", "socket"):
-        conversation._sealed_file.cache_clear()
+        conversation._sealed.cache_clear()
         with monkeypatch.context() as patched:
             replacement = counted if way == "sealed" else (lambda parts: None)
             patched.setattr(conversation, "sealed_tables", replacement)
@@ -227,7 +227,7 @@ def test_a_batch_makes_one_sealed_file_and_without_it_the_socket_carries_them(
     assert all(scores["sealed", n] for n, _ in learners), scores
     assert scores["socket", "ref"] and scores["socket", "nb"], scores
     assert not any(scores["socket", n] for n in "abc"), scores
-    conversation._sealed_file.cache_clear()
+    conversation._sealed.cache_clear()
 
 
 @NEEDS_MEMFD
