@@ -5,10 +5,7 @@ The request is one line of JSON on stdin, then its tables' float64 bytes: after 
 stdin, or, where the parent gave this child a memory file of its own (Linux's memfd) and the
 line says ``"shared": true``, in that file, mapped privately: each page is the learner's to
 change without a copy until it does, and nothing crosses the pipe twice. The file was empty
-while the submission was imported; the parent fills it only once it has read "loaded". A
-batch's fork has a socket for stdin instead, and no file: the request's first byte comes
-alone, once it has loaded, with the batch's one file of tables beside it (sealed, opened
-read-only for this child), which the line then says the tables lie in.
+while the submission was imported; the parent fills it only once it has read "loaded".
 Stdlib and numpy only, found beside run.py in the child.
 """
 
@@ -44,31 +41,9 @@ def mapped(fd: int, size: int) -> bytearray | mmap.mmap:
     return mmap.mmap(fd, size, flags=mmap.MAP_PRIVATE, prot=mmap.PROT_READ | mmap.PROT_WRITE)
 
 
-def handed(requests: int) -> int | None:
-    """Receive the first byte of a request that comes on a socket (a batch's fork), and the
-    tables' file the parent hands over beside it, if any (the batch's, sealed, read-only)."""
-    import socket
-
-    sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM, 0, fileno=requests)
-    try:
-        _, fds, _, _ = socket.recv_fds(sock, 1, 1)
-    finally:
-        sock.detach()
-    for extra in fds[1:]:
-        os.close(extra)
-    return fds[0] if fds else None
-
-
-def read_request(
-    requests: int, shared: int | None, *, socket: bool = False
-) -> tuple[list[dict[str, Any]], Tables]:
+def read_request(requests: int, shared: int | None) -> tuple[list[dict[str, Any]], Tables]:
     """Return the request's cases and the bytes of its tables, read to the size it gives:
-    from the memory file ``shared`` (or, on a ``socket``, the one handed over with its first
-    byte) where the line says they lie there, else from stdin."""
-    # Waiting, whatever the submission made of the descriptor while it was imported.
-    os.set_blocking(requests, True)
-    if socket:
-        shared = handed(requests)
+    from the memory file ``shared`` where the line says they lie there, else from stdin."""
     with os.fdopen(requests, "rb") as stream:
         request = json.loads(stream.readline())
         size = int(request.get("bytes", 0))

@@ -323,9 +323,7 @@ def _serve(fd: int, path: str, function: str, config: dict[str, Any]) -> None:
         return
     channel.send({"event": "loaded"})
     shared = config.get("tables_fd")  # the memory file the tables may come in (request.py)
-    handed = config.get("request_socket") is True  # or the one stdin's socket hands over
-    tables = shared if isinstance(shared, int) else None
-    _answer(channel, requests, loaded, path, tables, handed)
+    _answer(channel, requests, loaded, path, shared if isinstance(shared, int) else None)
 
 
 def _walls(channel: Channel, config: dict[str, Any]) -> tuple[dict[str, Any], Any] | None:
@@ -348,11 +346,9 @@ def _walls(channel: Channel, config: dict[str, Any]) -> tuple[dict[str, Any], An
     return applied, reserve
 
 
-def _answer(
-    channel: Channel, requests: int, loaded: Any, path: str, shared: int | None, handed: bool
-) -> None:
+def _answer(channel: Channel, requests: int, loaded: Any, path: str, shared: int | None) -> None:
     """Read the request, now that the submission is imported, and answer each case in turn."""
-    cases, tables = read_request(requests, shared, socket=handed)
+    cases, tables = read_request(requests, shared)
     # Encoded before any call, in case a call leaves no memory to encode anything with.
     fallbacks = [
         channel.frame({"event": "result", "case": c["id"], "kind": "memory"}) for c in cases

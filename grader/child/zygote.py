@@ -8,8 +8,8 @@ before importing its submission, so nothing one submission does reaches another.
 
 Control messages are JSON over a SOCK_SEQPACKET socket:
   in:  {"op": "fork", "id": N, "path": ..., "function": ..., "config": {...}} + 4 or 5 fds
-       (stdin: the child's end of a socket; stdout and stderr write ends, result write end,
-       and the child's cgroup.procs where it has a task group)
+       (stdin read end, stdout and stderr write ends, result write end, and the child's
+       cgroup.procs where it has a task group)
        {"op": "kill", "pid": P}
   out: {"op": "forked", "id": N, "pid": P}   or   {"op": "fork_failed", "id": N, "error": E}
        and   {"op": "exited", "pid": P, "returncode": R}
@@ -116,9 +116,8 @@ advise_huge_pages()
 
 # Where a fork's result pipe lies (sandbox/template.py's RESULT_FD, the grader's side).
 RESULT_FD = 3
-# Descriptors one fork request may carry: the three standard ones (stdin a socket, which
-# takes the tables' file once the fork has loaded), the results', the pids cgroup's, and
-# room to spare.
+# Descriptors one fork request may carry: the three standard ones, the results', the pids
+# cgroup's and the tables' memory file, and room to spare.
 MAX_FDS = 8
 
 
@@ -129,7 +128,7 @@ def _child(request: dict[str, Any], fds: list[int], template: int) -> None:
     request["config"]["parent"] = template
     os.setsid()
     # Where the grader wants each (its request's "targets"): 0, 1, 2, RESULT_FD, then the
-    # pids cgroup's where it gave one.
+    # pids cgroup's and the tables' where it gave them.
     targets = [int(t) for t in request["targets"]]
     top = max(targets) + 1
     # Moved above every target first, so that no dup2 below overwrites one still needed.

@@ -36,7 +36,6 @@ from grader.sandbox.frames import (
     ProtocolError,
 )
 from grader.sandbox.limits import Limits
-from grader.sandbox.process import SealedTables, sealed_tables
 from grader.sandbox.spawn import Started, widen_pipe
 
 # What a pipe holds unless it is grown.
@@ -60,10 +59,8 @@ class Child:
         self.results_fd = started.results_fd
         self.started = started.at
         self.limits = limits
-        # Its memory file for the request's tables, until they are written (fill) or it ends;
-        # or, a fork of a batch's template, a socket for stdin that takes the batch's file.
+        # Its memory file for the request's tables, until they are written (fill) or it ends.
         self.tables_fd = started.tables_fd
-        self.hands_over = started.hands_over
         # Whether its own tmpfs covered its folder before the submission ran, as its
         # confinement report says: then nothing it did can be left in the folder.
         self.covered = False
@@ -85,23 +82,6 @@ class Child:
             os.close(self.tables_fd)
             self.tables_fd = None
 
-    def request(self, cases: tuple[CaseInput, ...]) -> tuple[memoryview, ...]:
-        """Return the request to write now that the child has loaded, its tables where the
-        child will read them: in the file handed over with its first byte (a batch's fork),
-        in its own memory file, or after the line."""
-        if self.hands_over:
-            sealed = _sealed(cases)
-            passed = sealed.reader() if sealed is not None else None
-            try:
-                assert self.proc.stdin is not None
-                pipes.hand_over(self.proc.stdin.fileno(), passed)
-            finally:
-                if passed is not None:
-                    os.close(passed)
-            return _request(cases, shared=passed is not None)
-        plain = _request(cases, shared=False)
-        return _request(cases, shared=True) if self.fill(plain[1:]) else plain
-
     def fill(self, tables: Sequence[memoryview]) -> bool:
         """Write the request's tables into the child's memory file, now that it has loaded,
         and give the file up; False where it has none or the write failed, and then the
@@ -112,7 +92,11 @@ class Child:
         try:
             if not tables:
                 return False
-            pipes.write_file(fd, tables)
+            left, offset = list(tables), 0
+            while left:  # a write to memory takes all it is given, or fails
+                sent = os.pwritev(fd, left[: pipes.IOV_MAX], offset)
+                offset += sent
+                left = _after(left, sent)
             return True
         except OSError:  # out of memory, a file-size limit on this process: the pipe, then
             with contextlib.suppress(OSError):
@@ -201,7 +185,7 @@ class _Talk:
             sent = 0
         except BrokenPipeError:
             sent = sum(part.nbytes for part in self.pending)
-        self.pending = pipes.after(self.pending, sent)
+        self.pending = _after(self.pending, sent)
         if not self.pending:
             stdin = self.child.proc.stdin
             assert stdin is not None
@@ -272,7 +256,10 @@ class _Talk:
             self.budget.start(now)
             self.case_started = now
             self.hard_deadline = now + self.child.limits.case_seconds * len(self.cases)
-            self.pending = list(self.child.request(tuple(self.cases)))
+            parts = _request(tuple(self.cases), shared=False)
+            if self.child.fill(parts[1:]):
+                parts = _request(tuple(self.cases), shared=True)
+            self.pending = list(parts)
             assert self.child.proc.stdin is not None
             if sum(part.nbytes for part in self.pending) > PIPE_HOLDS:
                 # Megabytes of tables: in 1 MiB writes, not 64 KiB ones, each of which waits
@@ -369,12 +356,14 @@ def raw_answer(
     return Raw(RawKind.OK, seconds, array, dtype if isinstance(dtype, str) else None)
 
 
-@functools.lru_cache(maxsize=2)
-def _sealed(cases: tuple[CaseInput, ...]) -> SealedTables | None:
-    """Return the sealed file of these cases' tables, made once for every fork of a batch
-    (two kept: the whole suite's, and the cases left after a crash); None if they have no
-    tables or no file can be made."""
-    return sealed_tables(_request(cases, shared=False)[1:])
+def _after(parts: list[memoryview], sent: int) -> list[memoryview]:
+    """Return what is left of ``parts`` once their first ``sent`` bytes are written."""
+    left = list(parts)
+    while left and sent >= left[0].nbytes:
+        sent -= left.pop(0).nbytes
+    if left and sent:
+        left[0] = left[0][sent:]
+    return left
 
 
 @functools.lru_cache(maxsize=32)

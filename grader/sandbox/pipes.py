@@ -61,42 +61,6 @@ def read_now(fd: int, limit: int) -> bytes:
     return os.read(fd, min(count, limit)) if count else b""
 
 
-def after(parts: Sequence[memoryview], sent: int) -> list[memoryview]:
-    """Return what is left of ``parts`` once their first ``sent`` bytes are written."""
-    left = list(parts)
-    while left and sent >= left[0].nbytes:
-        sent -= left.pop(0).nbytes
-    if left and sent:
-        left[0] = left[0][sent:]
-    return left
-
-
-def write_file(fd: int, parts: Sequence[memoryview]) -> None:
-    """Write ``parts`` from the start of the file ``fd``, in order, without joining them."""
-    left, offset = list(parts), 0
-    while left:  # a write to memory takes all it is given, or fails
-        sent = os.pwritev(fd, left[:IOV_MAX], offset)
-        offset += sent
-        left = after(left, sent)
-
-
-def hand_over(channel: int, passed: int | None) -> bool:
-    """Send the first byte of a request on the socket ``channel``, with the descriptor
-    ``passed`` beside it where there is one (the child's child/request.py reads it so);
-    False if the socket took nothing (the child is gone)."""
-    import socket
-
-    sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM, 0, fileno=os.dup(channel))
-    try:
-        if passed is None:
-            return sock.send(b"-") == 1
-        return socket.send_fds(sock, [b"T"], [passed]) == 1
-    except OSError:
-        return False
-    finally:
-        sock.close()
-
-
 def read_into(fd: int, into: memoryview) -> int:
     """Read what a ready pipe holds, up to ``len(into)`` bytes, straight into ``into``;
     return the count, 0 at its end. Where the system has no readv (Windows), through a

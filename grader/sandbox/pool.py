@@ -21,7 +21,7 @@ from grader.sandbox import tasks, tempdirs
 from grader.sandbox.allowed import describe_bwrap
 from grader.sandbox.limits import Limits
 from grader.sandbox.probe import held_walls
-from grader.sandbox.process import Process
+from grader.sandbox.process import Process, tables_file
 from grader.sandbox.spawn import (
     Started,
     child_config,
@@ -34,6 +34,7 @@ from grader.sandbox.template import (
     MAX_RESTARTS,
     READY_SECONDS,
     RESULT_FD,
+    TABLES_FD,
     ForkedProcess,
     Ledger,
     Op,
@@ -308,11 +309,7 @@ class Pool:
     def _fork_with_pipes(
         self, request: dict[str, Any], tmp: str, limits: Limits
     ) -> tuple[dict[str, Any], list[int], tasks.TaskGroup | None]:
-        # The request's channel is a socket: it hands the batch's tables file over once the
-        # child has loaded (Child.request). Nothing the child writes to it is read or held.
-        ours_in, theirs_in = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
-        ours_in.shutdown(socket.SHUT_RD)
-        stdin_w, stdin_r = ours_in.detach(), theirs_in.detach()
+        stdin_r, stdin_w = os.pipe()
         stdout_r, stdout_w = os.pipe()
         stderr_r, stderr_w = os.pipe()
         result_r, result_w = os.pipe()
@@ -325,7 +322,11 @@ class Pool:
         if group is not None:
             theirs.append(group.fd)
             targets.append(CGROUP_FD)
-        request["config"]["request_socket"] = True
+        tables = tables_file()
+        if tables is not None:
+            theirs.append(tables[1])
+            targets.append(TABLES_FD)
+            request["config"]["tables_fd"] = TABLES_FD
         request["targets"] = targets
         try:
             answer = self._fork(request, theirs)
@@ -333,6 +334,8 @@ class Pool:
             for fd in theirs:
                 os.close(fd)
         ours = [stdin_w, stdout_r, stderr_r, result_r]
+        if tables is not None:
+            ours.append(tables[0])
         if Op(answer["op"]) is not Op.FORKED:
             for fd in ours:
                 os.close(fd)
@@ -341,11 +344,11 @@ class Pool:
         return answer, ours, group
 
     def _adopt(self, pid: int, ours: list[int], group: tasks.TaskGroup | None) -> Started:
-        stdin_w, stdout_r, stderr_r, result_r = ours
+        stdin_w, stdout_r, stderr_r, result_r, *tables = ours
         proc = ForkedProcess(self.send, pid, (stdin_w, stdout_r, stderr_r), group)
         with self.lock:
             self.ledger.adopt(proc)
-        return Started(proc, result_r, time.monotonic(), hands_over=True)
+        return Started(proc, result_r, time.monotonic(), tables[0] if tables else None)
 
     def fall_back(self, why: str) -> str:
         """A fork's bubblewrap cannot fail apart from its template's, which fell back

@@ -12,19 +12,10 @@ import queue
 import signal
 import subprocess
 import threading
-import weakref
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from typing import IO, Any, NamedTuple, ParamSpec, Protocol, TypeVar
 
-from grader.sandbox import pipes, tasks
-
-try:
-    import fcntl
-except ImportError:  # Windows
-    fcntl = None  # type: ignore[assignment]
-
-# F_SEAL_SEAL, F_SEAL_SHRINK, F_SEAL_GROW, F_SEAL_WRITE: nothing more may change the file.
-ALL_SEALS = 0x1 | 0x2 | 0x4 | 0x8
+from grader.sandbox import tasks
 
 P = ParamSpec("P")
 T = TypeVar("T")
@@ -137,47 +128,6 @@ def tables_file() -> tuple[int, int] | None:
         return None
 
 
-class SealedTables:
-    """A batch's request tables in one memory file, sealed: no one, the grader included,
-    can write, grow, shrink or unseal it. Each child that has loaded is handed a descriptor
-    of its own (``reader``), opened again read-only: a file position of its own, and the
-    file readable by its owner alone. Closed when no request names it any more."""
-
-    def __init__(self, fd: int) -> None:
-        self.fd = fd
-        weakref.finalize(self, os.close, fd)
-
-    def reader(self) -> int | None:
-        """Return a new read-only descriptor of the file; None if it cannot be opened."""
-        try:
-            return os.open(f"/proc/self/fd/{self.fd}", os.O_RDONLY | os.O_CLOEXEC)
-        except OSError:
-            return None
-
-
-def sealed_tables(parts: Sequence[memoryview]) -> SealedTables | None:
-    """Return ``parts`` written into a new sealed memory file; None where the system makes
-    none (no memfd or no sealing) or writing fails: the tables then go by the socket."""
-    create = getattr(os, "memfd_create", None)
-    seals = getattr(fcntl, "F_ADD_SEALS", None) if fcntl is not None else None
-    if create is None or seals is None or not parts:
-        return None
-    try:
-        fd = int(create("grader-tables", os.MFD_CLOEXEC | os.MFD_ALLOW_SEALING))
-    except OSError:
-        _no_tables_file()
-        return None
-    try:
-        pipes.write_file(fd, parts)
-        fcntl.fcntl(fd, seals, ALL_SEALS)
-        os.fchmod(fd, 0o400)
-    except OSError:
-        os.close(fd)
-        _no_tables_file()
-        return None
-    return SealedTables(fd)
-
-
 def _no_tables_file() -> None:
     import logging  # here only: submit imports no logging on its way
 
@@ -220,13 +170,9 @@ class Popen(subprocess.Popen[bytes]):
 
 class Started(NamedTuple):
     """A child process just started: the process, its result pipe, when it started, and the
-    memory file its request's tables are to be written to (tables_file), if it has one, or
-    whether it is handed the batch's (SealedTables)."""
+    memory file its request's tables are to be written to (tables_file), if it has one."""
 
     proc: Process
     results_fd: int
     at: float
     tables_fd: int | None = None
-    # Its stdin is a socket that takes the batch's sealed tables file once it has loaded
-    # (a fork of the template), instead of a file of its own.
-    hands_over: bool = False

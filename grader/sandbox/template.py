@@ -25,9 +25,9 @@ from grader.sandbox.walls import CHILD_DIR, bwrap_command, child_env, import_pat
 from grader.states import Backend
 
 ZYGOTE_SCRIPT = CHILD_DIR / "zygote.py"
-# Where a fork finds its result pipe and its pids cgroup: the fork request names them (its
-# "targets"); the results' is the zygote's RESULT_FD too.
-RESULT_FD, CGROUP_FD = 3, 4
+# Where a fork finds its result pipe, its pids cgroup and its tables' memory file: the fork
+# request names them (its "targets"); the results' is the zygote's RESULT_FD too.
+RESULT_FD, CGROUP_FD, TABLES_FD = 3, 4, 5
 READY_SECONDS = 30.0
 # A template that keeps dying is a failure of the batch itself, not of a submission.
 MAX_RESTARTS = 3

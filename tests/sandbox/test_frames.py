@@ -352,11 +352,11 @@ def test_what_is_left_of_a_request_is_its_unwritten_bytes(
     parts: list[bytes], data: st.DataObject
 ) -> None:
     """However many bytes a write takes, the request's parts left start right after them."""
-    from grader.sandbox.pipes import after
+    from grader.sandbox.conversation import _after
 
     views = [memoryview(p) for p in parts]
     whole = b"".join(parts)
     sent = data.draw(st.integers(0, len(whole)))
-    left = after(views, sent)
+    left = _after(views, sent)
     assert b"".join(left) == whole[sent:]
     assert not left or left[0].nbytes  # a write always has bytes to take: no endless loop

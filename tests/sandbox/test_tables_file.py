@@ -22,7 +22,6 @@ NEEDS_MEMFD = pytest.mark.skipif(not hasattr(os, "memfd_create"), reason="no mem
 # the import, filled before the first call, read-only to the child and to its /proc.
 PROBE = """
 import os
-import stat
 import numpy as np
 
 
@@ -46,14 +45,6 @@ def _reopened(fd):
         os.close(again)
 
 
-def _sent(fd):
-    # The request's socket (a batch's fork): the grader reads nothing from it, so it takes
-    # nothing either, which would sit in the grader's buffers.
-    if not stat.S_ISSOCK(os.fstat(fd).st_mode):
-        raise OSError("not a socket")
-    os.write(fd, b"stored")  # at import: the only time it holds the socket
-
-
 def _written():
     kept = []
     for fd in range(3, 256):
@@ -61,7 +52,6 @@ def _written():
             lambda: os.pwrite(fd, b"stored", 0),
             lambda: os.ftruncate(fd, 1 << 20),
             lambda: _reopened(fd),
-            lambda: _sent(fd),
         ):
             try:
                 change()
@@ -87,19 +77,6 @@ def apply_rope(x, positions):
     x[:, 0::2] = even * cos - odd * sin  # in place: the learner's own copy
     x[:, 1::2] = even * sin + odd * cos
     return x
-"""
-
-
-NONBLOCKING = """
-import os
-import stat
-
-for _fd in range(256):
-    try:
-        if stat.S_ISSOCK(os.fstat(_fd).st_mode):
-            os.set_blocking(_fd, False)
-    except OSError:
-        pass
 """
 
 
@@ -182,113 +159,6 @@ def test_a_batchs_forks_get_their_own_tables_file(cli: Any, tmp_path: Path) -> N
     for name in ("a", "b", "c"):
         doc = json.loads((out / "results" / f"{name}.json").read_text())
         assert doc["score"] == doc["max_score"], name
-
-
-@NEEDS_MEMFD
-@pytest.mark.slow
-def test_a_batch_makes_one_sealed_file_and_without_it_the_socket_carries_them(
-    cli: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    """A batch's forks are handed one file of the tables, made once, each at its own
-    "loaded" (the probe finds nothing at import, its inputs at the call); where none can be
-    made, the tables follow the line on the request's socket, and the probe, which finds
-    no inputs in any file it holds, answers nothing."""
-    from grader.sandbox import conversation, process
-
-    made: list[object] = []
-
-    def counted(parts: Any) -> Any:
-        made.append(parts)
-        return process.sealed_tables(parts)
-
-    conversation._sealed.cache_clear()
-    folder = tmp_path / "class"
-    folder.mkdir()
-    reference = (ROPE / "solutions" / "reference.py").read_text()
-    # The reference, having made every socket it holds at import non-blocking: the child
-    # still waits for its request.
-    unblocked = NONBLOCKING + reference
-    learners = (("a", PROBE), ("b", PROBE), ("c", PROBE), ("ref", reference), ("nb", unblocked))
-    for name, text in learners:
-        (folder / f"{name}.py").write_text(text)
-    scores = {}
-    for way in ("sealed", "socket"):
-        conversation._sealed.cache_clear()
-        with monkeypatch.context() as patched:
-            replacement = counted if way == "sealed" else (lambda parts: None)
-            patched.setattr(conversation, "sealed_tables", replacement)
-            out = tmp_path / f"out-{way}"
-            code, _, err = cli("batch", folder, "--problem", ROPE, "--out", out, "--no-progress")
-        assert code in (0, 1), err
-        for name, _ in learners:
-            doc = json.loads((out / "results" / f"{name}.json").read_text())
-            scores[way, name] = doc["score"] == doc["max_score"]
-    assert len(made) == 1, "one file for the whole class"
-    assert all(scores["sealed", n] for n, _ in learners), scores
-    assert scores["socket", "ref"] and scores["socket", "nb"], scores
-    assert not any(scores["socket", n] for n in "abc"), scores
-    conversation._sealed.cache_clear()
-
-
-@NEEDS_MEMFD
-def test_the_sealed_file_takes_no_change_and_each_reader_its_own_position() -> None:
-    """Written once, then sealed: no write, no resize, no new seal, even through a
-    descriptor opened for writing (root included); each child's descriptor is a new
-    opening, read-only, whose position no other child moves."""
-    import fcntl
-
-    from grader.sandbox.process import ALL_SEALS, sealed_tables
-
-    parts = [memoryview(np.arange(4, dtype="<f8")).cast("B"), memoryview(b"tail")]
-    sealed = sealed_tables(parts)
-    assert sealed is not None
-    assert os.pread(sealed.fd, 64, 0) == b"".join(bytes(p) for p in parts)
-    assert fcntl.fcntl(sealed.fd, fcntl.F_GET_SEALS) == ALL_SEALS
-    assert os.stat(sealed.fd).st_mode & 0o777 == 0o400
-    for change in (
-        lambda fd: os.pwrite(fd, b"x", 0),
-        lambda fd: os.ftruncate(fd, 1),
-        lambda fd: os.ftruncate(fd, 1 << 20),
-        lambda fd: fcntl.fcntl(fd, fcntl.F_ADD_SEALS, 0),
-    ):
-        for fd in (sealed.fd, os.open(f"/proc/self/fd/{sealed.fd}", os.O_RDWR)):
-            with pytest.raises(OSError):
-                change(fd)
-    one, two = sealed.reader(), sealed.reader()
-    assert one is not None and two is not None
-    try:
-        assert os.read(one, 8) == bytes(parts[0][:8]) and os.lseek(two, 0, os.SEEK_CUR) == 0
-        with pytest.raises(OSError):
-            os.write(one, b"x")
-    finally:
-        os.close(one)
-        os.close(two)
-
-
-@NEEDS_MEMFD
-def test_the_child_takes_the_file_handed_over_with_the_first_byte() -> None:
-    """On a socket, the request's first byte comes alone, with the tables' file beside it
-    or none: with it the line's "shared" tables are that file's, without it they follow."""
-    import socket
-
-    from grader.sandbox import pipes
-
-    table = np.arange(6, dtype="<f8")
-    for with_file in (True, False):
-        ours, theirs = socket.socketpair()
-        fd = _memfd(table.tobytes()) if with_file else None
-        try:
-            assert pipes.hand_over(ours.fileno(), fd)
-            line = {"cases": [], "bytes": table.nbytes} | ({"shared": True} if with_file else {})
-            ours.sendall(
-                json.dumps(line).encode() + b"\n" + (b"" if with_file else table.tobytes())
-            )
-            ours.close()
-            _, tables = request.read_request(theirs.detach(), None, socket=True)
-            assert bytes(tables) == table.tobytes()
-        finally:
-            if fd is not None:
-                os.close(fd)
 
 
 def test_without_a_tables_file_the_pipe_carries_them(
