@@ -16,8 +16,9 @@ ALLOWED: tuple[tuple[str, str], ...] = (
     # Hot calls first: the filter tries the groups in this order.
     ("memory: the allocator, numpy's buffers", "brk munmap mremap mprotect madvise mincore"),
     (
-        "threads: Python and numpy threads and what they wait on (clone is checked below)",
-        "futex set_robust_list get_robust_list rseq set_tid_address gettid sched_yield "
+        "threads: Python and numpy threads and what they wait on (clone and futex are checked "
+        "below)",
+        "get_robust_list rseq set_tid_address gettid sched_yield "
         "sched_getaffinity sched_getparam sched_getscheduler sched_get_priority_max "
         "sched_get_priority_min membarrier exit exit_group",
     ),
@@ -51,7 +52,30 @@ ALLOWED: tuple[tuple[str, str], ...] = (
 )
 # Allowed only with the arguments checked in _checked_rules: threads but no process or
 # namespace, terminal queries, thread names, its own limits.
-CHECKED = ("clone", "clone3", "ioctl", "prctl", "arch_prctl", "prlimit64", "fcntl", "mmap")
+CHECKED = (
+    "futex",
+    "set_robust_list",
+    "clone",
+    "clone3",
+    "ioctl",
+    "prctl",
+    "arch_prctl",
+    "prlimit64",
+    "fcntl",
+    "mmap",
+)
+# futex: a process's own waits and wakes only (FUTEX_PRIVATE_FLAG, which glibc's and Python's
+# locks set). Without it, a futex on a page of a file the process maps (a library, numpy's
+# modules, any file it reads) is keyed by the file, and every process on the machine that maps
+# the same file shares it: a wake there is a channel out, and to a neighbour (an attack round
+# carried a hidden input that way into another learner's import error). Such a call does
+# nothing and returns 0: a wait then returns at once, as if woken (glibc's join of a thread
+# waits so on its id, and spins instead), a wake wakes no one.
+FUTEX_PRIVATE_FLAG = 128
+# set_robust_list does nothing and returns 0: at a thread's exit the kernel would wake, keyed
+# by the file, a futex the list names on such a page, the same channel. Robust mutexes are
+# for locks shared between processes, which a child has none of.
+
 # Sending signals: allowed where they cannot reach outside (bwrap's PID namespace, Landlock's
 # signal scope from ABI 6), refused otherwise.
 SIGNALLING = "kill tkill tgkill rt_sigqueueinfo rt_tgsigqueueinfo pidfd_send_signal"

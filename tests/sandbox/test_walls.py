@@ -147,6 +147,46 @@ def test_batch_neighbours_cannot_talk(
 
 
 @pytest.mark.parametrize("backend", backends())
+def test_a_futex_keyed_by_a_file_reaches_no_one_outside(
+    backend: str, cli: Cli, tmp_path: Path
+) -> None:
+    """A process outside waits on a futex of numpy's own file, as the attack's wakes do from
+    inside: no wake reaches it (a shared futex call does nothing in the child)."""
+    import ctypes
+    import mmap
+    import platform
+    import threading
+
+    import numpy as np
+
+    libc = ctypes.CDLL(None, use_errno=True)
+    libc.syscall.restype = ctypes.c_long
+    futex = {"x86_64": 202, "aarch64": 98}[platform.machine()]
+    with open(np.__file__, "rb") as handle:
+        page = mmap.mmap(handle.fileno(), mmap.PAGESIZE, access=mmap.ACCESS_COPY)
+    address = ctypes.addressof(ctypes.c_char.from_buffer(page))
+    word = ctypes.c_uint32.from_address(address).value
+    woken: list[int] = []
+    stop = threading.Event()
+
+    def watch() -> None:
+        second = (ctypes.c_long * 2)(0, 200_000_000)
+        while not stop.is_set():
+            result = libc.syscall(futex, ctypes.c_void_p(address), 0, word, second, None, 0)
+            if result == 0:
+                woken.append(1)
+
+    watcher = threading.Thread(target=watch, daemon=True)
+    watcher.start()
+    path = attack_file(tmp_path, "w_futex_channel", 0)
+    code, out, _ = cli("submit", path, "--sandbox", backend, "--format", "json")
+    stop.set()
+    watcher.join()
+    assert code == 1 and json.loads(out)["score"] == 0
+    assert not woken, "a wake from inside reached a process outside"
+
+
+@pytest.mark.parametrize("backend", backends())
 def test_thread_bomb_is_bounded(backend: str, cli: Cli, tmp_path: Path) -> None:
     """A thread bomb gets at most the task limit, alone and two at once beside a correct file;
     the batch grades everyone and writes its summary."""
