@@ -7,6 +7,7 @@ from pathlib import Path
 from grader.author.add_case import statement_issue, suite_issues
 from grader.author.audit import load_corpus
 from grader.errors import WHOLE_FILE
+from grader.problem import generated
 from grader.problem.cases import Issue, ProblemInvalid, case_files, check_problem
 from grader.problem.layout import CORPUS_FILE, HIDDEN_DIR, STATEMENT_FILE, protected_paths
 from grader.sandbox.guard import exposed_files
@@ -21,6 +22,8 @@ def check(root: Path, *, limits: Limits, choice: Choice) -> str:
     # A suite past its bounds is refused unread (check_problem says so); the guard would
     # walk every entry of it first, a million of them too.
     hidden = root / HIDDEN_DIR
+    # Every seeded table generated again from its seed, and kept anew.
+    generated.discard(hidden / generated.FOLDER)
     files, past_bounds = case_files(hidden) if hidden.is_dir() else ([], [])
     crowded = bool(past_bounds)
     # Whatever backend later grades: a layout the guard would refuse is an issue now.

@@ -8,16 +8,19 @@ keeps each generated table in ``hidden_tests/.generated/``, under the hidden cas
 from: inside the folder the guard already keeps out of every child's reach (it walks the
 whole folder), and nowhere else (no cache in a home folder, which nothing watches).
 
-A kept table is used only if it is exactly what generating would give: its name is a
-digest of how it is generated (the generator, seed, shape and bounds), its file holds a
-header naming the same and the table's bytes, of the very length; it must be a plain file
-of the grader's own user, written by nobody else (not group- or other-writable), with one
-name. Anything else is generated again and written over. Nothing is kept where the hidden
-folder is absent (a learner's kit) or cannot be written (a read-only problem folder):
-tables are then generated, as before. Writes are atomic (a file beside, renamed), so two
-graders sharing a folder never read half a table; the folder carries its own .gitignore,
-as a test cache does, so that an author's repository does not see it; tables no case of a
-loaded suite uses any more are removed once the whole suite has loaded.
+The folder is used only if it is a real folder (not a link) of the grader's own user that
+nobody else may write; it is opened once, and every read, write and removal goes through
+that descriptor, so a link put in its place meanwhile leads nowhere. A kept table is used
+only if its name (a digest of how it is generated: generator, seed, shape, bounds) and its
+header agree, and its file is a plain file of the grader's user, written by nobody else,
+with one name and the table's exact length; anything else is generated again and written
+over (a new file of a random name, 0600, renamed into place, so two graders sharing a
+folder never read half a table). The numbers themselves are not checked: `grader check`
+discards every kept table and generates them anew from their seeds. Nothing is kept where
+the hidden folder is absent (a learner's kit) or cannot be written, nor on Windows. The
+folder carries its own .gitignore, as a test cache does; tables no case of a loaded suite
+uses any more are removed once the whole suite has loaded, and temporary files left by a
+killed writer an hour later.
 """
 
 from __future__ import annotations
@@ -32,7 +35,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from grader.files import CLOEXEC, NOFOLLOW, NONBLOCK, atomic_write
+from grader.files import CLOEXEC, NOFOLLOW, NONBLOCK, WRITE_FLAGS, write_all
 
 if TYPE_CHECKING:
     from grader.compare import Array
@@ -48,52 +51,81 @@ IGNORE_ALL = "# tables the grader generated from the hidden cases' seeds; never 
 
 
 class _Kept:
-    """Where this load keeps its tables, and which it used."""
+    """Where this load keeps its tables (the folder, once opened and found sound: a
+    descriptor that every read, write and removal goes through, so that a link put in the
+    folder's place meanwhile leads nowhere), and which tables it used."""
 
     def __init__(self, folder: Path) -> None:
         self.folder = folder
         self.used: set[str] = set()
-        self.writable = True
+        self.fd: int | None = None
+        self.usable = True  # until the folder is found unsound or cannot be made
+
+    def opened(self, *, make: bool) -> int | None:
+        """Return the folder's descriptor, making the folder first if ``make``; None if it
+        is absent (and not made) or not a folder of this user's that nobody else writes."""
+        if self.fd is not None or not self.usable:
+            return self.fd
+        try:
+            if make and not os.path.lexists(self.folder):
+                os.mkdir(self.folder, 0o700)
+                _write(os.open(self.folder, DIR_FLAGS), ".gitignore", IGNORE_ALL.encode())
+            fd = os.open(self.folder, DIR_FLAGS)
+        except FileNotFoundError:
+            return None
+        except OSError:
+            self.usable = False
+            log.debug("generated tables not kept in %s", self.folder, exc_info=True)
+            return None
+        if _own(os.fstat(fd)):
+            self.fd = fd
+        else:
+            os.close(fd)
+            self.usable = False
+        return self.fd
+
+    def close(self) -> None:
+        if self.fd is not None:
+            os.close(self.fd)
+            self.fd = None
 
 
 _kept: contextvars.ContextVar[_Kept | None] = contextvars.ContextVar("kept", default=None)
+DIR_FLAGS = os.O_RDONLY | getattr(os, "O_DIRECTORY", 0) | NOFOLLOW | CLOEXEC
+# A temporary file a writer left (a grader killed mid-write) is removed once this old.
+STALE_SECONDS = 3600
 
 
 @contextlib.contextmanager
 def kept_in(folder: Path | None) -> Iterator[None]:
-    """Keep the tables generated within this block in ``folder`` (None: keep none).
+    """Keep the tables generated within this block in ``folder`` (None, or no hidden
+    folder above it: keep none).
 
     When the block ends without an exception, the folder's tables that it did not use
     are removed: they belonged to seeds no case names any more.
     """
-    state = _Kept(folder) if folder is not None and _usable(folder) else None
+    usable = folder is not None and folder.parent.is_dir() and _dir_fd_support()
+    state = _Kept(folder) if folder is not None and usable else None
     token = _kept.set(state)
     try:
         yield
+        if state is not None and state.opened(make=False) is not None:
+            _prune(state)
     finally:
         _kept.reset(token)
-    if state is not None and state.folder.is_dir():
-        _prune(state)
+        if state is not None:
+            state.close()
 
 
-def _usable(folder: Path) -> bool:
-    """True where tables may be kept in ``folder``: it is absent, under a hidden folder that
-    is there, or it is a real folder (not a link) of this user's that nobody else writes."""
-    try:
-        info = os.lstat(folder)
-    except FileNotFoundError:
-        return folder.parent.is_dir()
-    except OSError:
-        return False
-    return stat.S_ISDIR(info.st_mode) and _own(info)
+def _dir_fd_support() -> bool:
+    """Whether this system opens, renames and removes relative to a folder's descriptor
+    (Linux, macOS; not Windows, where nothing is kept)."""
+    return {os.open, os.rename, os.unlink} <= os.supports_dir_fd and os.scandir in (os.supports_fd)
 
 
 def _own(info: os.stat_result) -> bool:
-    """True if the file is this user's and nobody else may write it (Windows: no owner to
-    compare; its folder's access lists decide)."""
-    me = getattr(os, "geteuid", None)
-    mine = me is None or info.st_uid == me()
-    return mine and not info.st_mode & (stat.S_IWGRP | stat.S_IWOTH)
+    """True if the file is this user's and nobody else may write it."""
+    return info.st_uid == os.geteuid() and not info.st_mode & (stat.S_IWGRP | stat.S_IWOTH)
 
 
 def uniform(seed: int, rows: int, columns: int, low: float, high: float) -> Array:
@@ -105,25 +137,27 @@ def uniform(seed: int, rows: int, columns: int, low: float, high: float) -> Arra
     header = MAGIC + spec.encode() + b"\n"
     if state is not None:
         state.used.add(name)
-        table = _read(state.folder / name, header, rows, columns)
+        fd = state.opened(make=False)
+        table = _read(fd, name, header, rows, columns) if fd is not None else None
         if table is not None:
             return table
     import numpy as np
 
     table = np.random.RandomState(seed).uniform(low, high, (rows, columns))
     table = np.ascontiguousarray(table, dtype=np.float64)
-    if state is not None and state.writable:
-        _write(state, name, header + table.tobytes())
+    fd = state.opened(make=True) if state is not None else None
+    if fd is not None:
+        _write(fd, name, header + table.tobytes(), close=False)
     return table
 
 
-def _read(path: Path, header: bytes, rows: int, columns: int) -> Array | None:
-    """Return the table kept at ``path`` if it is whole, the grader's own and as named."""
+def _read(folder: int, name: str, header: bytes, rows: int, columns: int) -> Array | None:
+    """Return the table kept as ``name`` if it is whole, the grader's own and as named."""
     import numpy as np
 
     size = len(header) + 8 * rows * columns
     try:
-        fd = os.open(path, os.O_RDONLY | NOFOLLOW | NONBLOCK | CLOEXEC)
+        fd = os.open(name, os.O_RDONLY | NOFOLLOW | NONBLOCK | CLOEXEC, dir_fd=folder)
     except OSError:
         return None
     try:
@@ -152,26 +186,57 @@ def _read(path: Path, header: bytes, rows: int, columns: int) -> Array | None:
         os.close(fd)
 
 
-def _write(state: _Kept, name: str, data: bytes) -> None:
+def _write(folder: int, name: str, data: bytes, *, close: bool = True) -> None:
+    """Write ``data`` as ``name`` in the folder ``folder``: a new file of a random name
+    beside it (0600), renamed into place. A failure (a full disk) only keeps nothing."""
+    tmp = f".{name}.{os.urandom(6).hex()}.tmp"
     try:
-        if not state.folder.is_dir():
-            state.folder.mkdir(mode=0o700)
-            atomic_write(state.folder / ".gitignore", IGNORE_ALL)
-        atomic_write(state.folder / name, data, mode=0o600)
+        fd = os.open(tmp, WRITE_FLAGS, 0o600, dir_fd=folder)
+        try:
+            write_all(fd, data)
+        finally:
+            os.close(fd)
+        os.rename(tmp, name, src_dir_fd=folder, dst_dir_fd=folder)  # replaces, on POSIX
     except OSError:
-        # A read-only problem folder, a full disk: the tables are generated every time.
-        state.writable = False
-        log.debug("generated tables not kept in %s", state.folder, exc_info=True)
+        with contextlib.suppress(OSError):
+            os.unlink(tmp, dir_fd=folder)
+        log.debug("generated table %s not kept", name, exc_info=True)
+    finally:
+        if close:
+            os.close(folder)
+
+
+def discard(folder: Path) -> None:
+    """Remove every kept table of ``folder`` (`grader check` starts from the seeds: a table
+    changed in place, which the checks cannot see, does not outlive it)."""
+    state = _Kept(folder)
+    if state.opened(make=False) is None:
+        return
+    try:
+        _prune(state)
+    finally:
+        state.close()
 
 
 def _prune(state: _Kept) -> None:
-    """Remove the kept tables this load did not use."""
+    """Remove the kept tables this load did not use, and temporary files left long ago."""
+    folder = state.fd
+    assert folder is not None
     try:
-        with os.scandir(state.folder) as entries:
+        with os.scandir(folder) as entries:
             stale = [
-                e.path for e in entries if e.name.endswith(SUFFIX) and e.name not in state.used
+                e.name
+                for e in entries
+                if (e.name.endswith(SUFFIX) and e.name not in state.used)
+                or (e.name.endswith(".tmp") and _older(e, STALE_SECONDS))
             ]
-        for path in stale:
-            os.unlink(path)
+        for name in stale:
+            os.unlink(name, dir_fd=folder)
     except OSError:
         log.debug("stale generated tables left in %s", state.folder, exc_info=True)
+
+
+def _older(entry: os.DirEntry[str], seconds: float) -> bool:
+    import time
+
+    return entry.stat(follow_symlinks=False).st_mtime < time.time() - seconds

@@ -201,3 +201,47 @@ def test_a_suite_that_does_not_load_removes_nothing(rope: Path) -> None:
         generated.uniform(99, 2, 2, -1.0, 1.0)
         raise RuntimeError("stop")
     assert before < set(tables(rope))
+
+
+def test_a_link_put_in_the_folders_place_during_a_load_leads_nowhere(
+    rope: Path, tmp_path: Path
+) -> None:
+    """Once the folder is opened, every write and removal goes through its descriptor: a
+    link put in its place meanwhile (by someone who may write hidden_tests/) is neither
+    written through nor pruned through."""
+    load_problem(rope)
+    victim = tmp_path / "victim"
+    victim.mkdir()
+    (victim / "thesis.table").write_text("someone's file")
+    with generated.kept_in(kept(rope)):
+        generated.uniform(5, 6, 8, -1.0, 1.0)  # read: the folder is open from here on
+        kept(rope).rename(rope / "hidden_tests" / "moved")
+        kept(rope).symlink_to(victim)
+        generated.uniform(123, 4, 4, -1.0, 1.0)  # a new table: written
+    assert sorted(p.name for p in victim.iterdir()) == ["thesis.table"]
+    moved = rope / "hidden_tests" / "moved"
+    assert len(list(moved.glob("*" + generated.SUFFIX))) == 2  # the two used, the rest pruned
+
+
+def test_temporary_files_left_long_ago_are_removed(rope: Path) -> None:
+    """A writer killed mid-write leaves its temporary file: removed an hour later."""
+    load_problem(rope)
+    old, new = kept(rope) / ".x.table.1a2b.tmp", kept(rope) / ".y.table.3c4d.tmp"
+    for path in (old, new):
+        path.write_bytes(b"half")
+    os.utime(old, (1, 1))
+    load_problem(rope)
+    assert not old.exists() and new.exists()
+
+
+@pytest.mark.slow
+def test_check_generates_every_kept_table_again(rope: Path, cli) -> None:  # type: ignore[no-untyped-def]
+    """A kept table changed in place, header and length kept (by anything that ran as the
+    grader's user: a submission graded without walls), is read as it is; `grader check`
+    starts from the seeds and keeps them anew."""
+    load_problem(rope)
+    for path in tables(rope):
+        _other_numbers(path)
+    code, out, err = cli("check", "--problem", rope)
+    assert code == 0, out + err
+    assert_same_tables(rope)
