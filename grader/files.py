@@ -128,7 +128,7 @@ def _read_upto(fd: int, most: int) -> bytes:
     return b"".join(chunks)
 
 
-def atomic_write(path: str | Path, text: str | bytes, *, mode: int = 0o666) -> None:
+def atomic_write(path: str | Path, text: str | bytes) -> None:
     """Write ``text`` (UTF-8 if a string) to ``path`` through a file beside it, then rename
     it into place.
 
@@ -139,14 +139,13 @@ def atomic_write(path: str | Path, text: str | bytes, *, mode: int = 0o666) -> N
     write to one shared folder. Written as bytes on every system (no newline translation),
     through the system calls themselves: a batch writes three files a learner, and
     pathlib's and io's layers cost as much again as the system's own work.
-    ``mode`` is the new file's, before the umask.
     """
     name = os.fspath(path)
     folder, base = os.path.split(name)
     tmp = os.path.join(folder, f".{base}.{os.getpid()}.{os.urandom(6).hex()}.tmp")
     data = text if isinstance(text, bytes) else text.encode("utf-8")
     try:
-        fd = os.open(tmp, WRITE_FLAGS, mode)
+        fd = os.open(tmp, WRITE_FLAGS, 0o666)
     except OSError as exc:  # another's file of that name is left alone
         raise OSError(exc.errno, exc.strerror, name) from exc
     try:
