@@ -74,7 +74,9 @@ CHECKED = (
 FUTEX_PRIVATE_FLAG = 128
 # set_robust_list does nothing and returns 0: at a thread's exit the kernel would wake, keyed
 # by the file, a futex the list names on such a page, the same channel. Robust mutexes are
-# for locks shared between processes, which a child has none of.
+# for locks shared between processes, which a child has none of. Not closed: the kernel's own
+# wake of a thread's id word when it ends (set_tid_address, clone's CLONE_CHILD_CLEARTID, which
+# glibc needs), which a filter cannot see; SECURITY.md's What is not covered says so.
 
 # Sending signals: allowed where they cannot reach outside (bwrap's PID namespace, Landlock's
 # signal scope from ABI 6), refused otherwise.

@@ -230,10 +230,14 @@ def _prune(state: _Kept) -> None:
                 if (e.name.endswith(SUFFIX) and e.name not in state.used)
                 or (e.name.endswith(".tmp") and _older(e, STALE_SECONDS))
             ]
-        for name in stale:
-            os.unlink(name, dir_fd=folder)
     except OSError:
         log.debug("stale generated tables left in %s", state.folder, exc_info=True)
+        return
+    for name in stale:  # each on its own: one that cannot go (a folder so named) stops none
+        try:
+            os.unlink(name, dir_fd=folder)
+        except OSError:
+            log.debug("generated table %s left in %s", name, state.folder, exc_info=True)
 
 
 def _older(entry: os.DirEntry[str], seconds: float) -> bool:

@@ -304,6 +304,8 @@ class _Index:
         if number not in self.flat:
             return _within(public, row, bounds)
         width = len(row)
+        if len(public) < width:  # a shorter public line holds no run of this length
+            return False
         starts = np.flatnonzero(np.abs(public[: len(public) - width + 1] - row[0]) <= bounds[0])
         return any(np.all(np.abs(public[s : s + width] - row) <= bounds) for s in starts)
 

@@ -138,3 +138,12 @@ def test_a_paragraph_holds_a_row_only_as_consecutive_numbers() -> None:
     assert _holds(page, wanted=wanted) == ["t0"]
     together = np.array([[1.0, 4.0, 0.0, 4.0, 9.0]])
     assert PublicRows([PublicTable("s", together, prose=True)]).holding(wanted, TOL) == ["s"]
+
+
+def test_a_public_line_shorter_than_a_hidden_row_holds_none_of_it() -> None:
+    """A flat public line shorter than the hidden row (a zero row of 32 pairs against a
+    few zeros in a text) holds nothing; it was an internal error of `grader check`."""
+    page = np.array([[0.0, 0.0, 0.0]])
+    wanted = np.zeros((1, 5))
+    prose = PublicRows([PublicTable("examples.yaml", page, prose=True)])
+    assert prose.holding(wanted, TOL) is None
