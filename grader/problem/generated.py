@@ -210,7 +210,7 @@ def discard(folder: Path) -> None:
     """Remove every kept table of ``folder`` (`grader check` starts from the seeds: a table
     changed in place, which the checks cannot see, does not outlive it)."""
     state = _Kept(folder)
-    if state.opened(make=False) is None:
+    if not _dir_fd_support() or state.opened(make=False) is None:
         return
     try:
         _prune(state)
