@@ -66,10 +66,11 @@ class _Kept:
         is absent (and not made) or not a folder of this user's that nobody else writes."""
         if self.fd is not None or not self.usable:
             return self.fd
+        made = False
         try:
             if make and not os.path.lexists(self.folder):
                 os.mkdir(self.folder, 0o700)
-                _write(os.open(self.folder, DIR_FLAGS), ".gitignore", IGNORE_ALL.encode())
+                made = True
             fd = os.open(self.folder, DIR_FLAGS)
         except FileNotFoundError:
             return None
@@ -77,11 +78,13 @@ class _Kept:
             self.usable = False
             log.debug("generated tables not kept in %s", self.folder, exc_info=True)
             return None
-        if _own(os.fstat(fd)):
-            self.fd = fd
-        else:
+        if not _own(os.fstat(fd)):
             os.close(fd)
             self.usable = False
+            return None
+        self.fd = fd
+        if made:  # through the folder found sound, as every other write
+            _write(fd, ".gitignore", IGNORE_ALL.encode(), close=False)
         return self.fd
 
     def close(self) -> None:
