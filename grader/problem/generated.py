@@ -28,7 +28,6 @@ from __future__ import annotations
 import contextlib
 import contextvars
 import hashlib
-import logging
 import os
 import stat
 from collections.abc import Iterator
@@ -40,7 +39,13 @@ from grader.files import CLOEXEC, NOFOLLOW, NONBLOCK, WRITE_FLAGS, write_all
 if TYPE_CHECKING:
     from grader.compare import Array
 
-log = logging.getLogger(__name__)
+
+def _debug(message: str, *args: object) -> None:
+    """Log at DEBUG what was not kept; logging imported here only (submit imports none)."""
+    import logging
+
+    logging.getLogger(__name__).debug(message, *args, exc_info=True)
+
 
 # The folder, inside the hidden cases' own (layout.HIDDEN_DIR).
 FOLDER = ".generated"
@@ -76,7 +81,7 @@ class _Kept:
             return None
         except OSError:
             self.usable = False
-            log.debug("generated tables not kept in %s", self.folder, exc_info=True)
+            _debug("generated tables not kept in %s", self.folder)
             return None
         if not _own(os.fstat(fd)):
             os.close(fd)
@@ -203,7 +208,7 @@ def _write(folder: int, name: str, data: bytes, *, close: bool = True) -> None:
     except OSError:
         with contextlib.suppress(OSError):
             os.unlink(tmp, dir_fd=folder)
-        log.debug("generated table %s not kept", name, exc_info=True)
+        _debug("generated table %s not kept", name)
     finally:
         if close:
             os.close(folder)
@@ -234,13 +239,13 @@ def _prune(state: _Kept) -> None:
                 or (e.name.endswith(".tmp") and _older(e, STALE_SECONDS))
             ]
     except OSError:
-        log.debug("stale generated tables left in %s", state.folder, exc_info=True)
+        _debug("stale generated tables left in %s", state.folder)
         return
     for name in stale:  # each on its own: one that cannot go (a folder so named) stops none
         try:
             os.unlink(name, dir_fd=folder)
         except OSError:
-            log.debug("generated table %s left in %s", name, state.folder, exc_info=True)
+            _debug("generated table %s left in %s", name, state.folder)
 
 
 def _older(entry: os.DirEntry[str], seconds: float) -> bool:
