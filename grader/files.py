@@ -128,9 +128,12 @@ def _read_upto(fd: int, most: int) -> bytes:
     return b"".join(chunks)
 
 
-def atomic_write(path: str | Path, text: str | bytes) -> None:
+def atomic_write(
+    path: str | Path, text: str | bytes, *, mode: int = 0o666, dir_fd: int | None = None
+) -> None:
     """Write ``text`` (UTF-8 if a string) to ``path`` through a file beside it, then rename
-    it into place.
+    it into place; a new file gets ``mode`` (before the umask). With ``dir_fd``, a folder's
+    descriptor, ``path`` is a name inside that folder, reached through the descriptor only.
 
     A reader (Gradescope, a spreadsheet, a merge) or a stop in the middle never meets half a
     file, and a file from an earlier run stays whole until the new one replaces it. The
@@ -145,7 +148,7 @@ def atomic_write(path: str | Path, text: str | bytes) -> None:
     tmp = os.path.join(folder, f".{base}.{os.getpid()}.{os.urandom(6).hex()}.tmp")
     data = text if isinstance(text, bytes) else text.encode("utf-8")
     try:
-        fd = os.open(tmp, WRITE_FLAGS, 0o666)
+        fd = os.open(tmp, WRITE_FLAGS, mode, dir_fd=dir_fd)
     except OSError as exc:  # another's file of that name is left alone
         raise OSError(exc.errno, exc.strerror, name) from exc
     try:
@@ -153,13 +156,13 @@ def atomic_write(path: str | Path, text: str | bytes) -> None:
             write_all(fd, data)
         finally:
             os.close(fd)
-        os.replace(tmp, name)
+        os.replace(tmp, name, src_dir_fd=dir_fd, dst_dir_fd=dir_fd)
     except OSError as exc:
-        _discard(tmp)
+        _discard(tmp, dir_fd)
         # A write that fails (a full disk) names no file: name the one it was for.
         raise OSError(exc.errno, exc.strerror, name) from exc
     except BaseException:
-        _discard(tmp)
+        _discard(tmp, dir_fd)
         raise
 
 
@@ -170,9 +173,9 @@ def write_all(fd: int, data: bytes) -> None:
         view = view[os.write(fd, view) :]
 
 
-def _discard(tmp: str) -> None:
+def _discard(tmp: str, dir_fd: int | None = None) -> None:
     with contextlib.suppress(FileNotFoundError):
-        os.unlink(tmp)
+        os.unlink(tmp, dir_fd=dir_fd)
 
 
 def json_text(value: object) -> str:

@@ -34,7 +34,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from grader.files import CLOEXEC, NOFOLLOW, NONBLOCK, WRITE_FLAGS, write_all
+from grader.files import CLOEXEC, NOFOLLOW, NONBLOCK, atomic_write
 
 if TYPE_CHECKING:
     from grader.compare import Array
@@ -89,7 +89,7 @@ class _Kept:
             return None
         self.fd = fd
         if made:  # through the folder found sound, as every other write
-            _write(fd, ".gitignore", IGNORE_ALL.encode(), close=False)
+            _write(fd, ".gitignore", IGNORE_ALL.encode())
         return self.fd
 
     def close(self) -> None:
@@ -155,7 +155,7 @@ def uniform(seed: int, rows: int, columns: int, low: float, high: float) -> Arra
     table = np.ascontiguousarray(table, dtype=np.float64)
     fd = state.opened(make=True) if state is not None else None
     if fd is not None:
-        _write(fd, name, header + table.tobytes(), close=False)
+        _write(fd, name, header + table.tobytes())
     return table
 
 
@@ -194,24 +194,13 @@ def _read(folder: int, name: str, header: bytes, rows: int, columns: int) -> Arr
         os.close(fd)
 
 
-def _write(folder: int, name: str, data: bytes, *, close: bool = True) -> None:
-    """Write ``data`` as ``name`` in the folder ``folder``: a new file of a random name
-    beside it (0600), renamed into place. A failure (a full disk) only keeps nothing."""
-    tmp = f".{name}.{os.urandom(6).hex()}.tmp"
+def _write(folder: int, name: str, data: bytes) -> None:
+    """Write ``data`` as ``name`` in the folder ``folder`` (0600, atomically, through the
+    folder's descriptor). A failure (a full disk) only keeps nothing."""
     try:
-        fd = os.open(tmp, WRITE_FLAGS, 0o600, dir_fd=folder)
-        try:
-            write_all(fd, data)
-        finally:
-            os.close(fd)
-        os.rename(tmp, name, src_dir_fd=folder, dst_dir_fd=folder)  # replaces, on POSIX
+        atomic_write(name, data, mode=0o600, dir_fd=folder)
     except OSError:
-        with contextlib.suppress(OSError):
-            os.unlink(tmp, dir_fd=folder)
         _debug("generated table %s not kept", name)
-    finally:
-        if close:
-            os.close(folder)
 
 
 def discard(folder: Path) -> None:
