@@ -265,6 +265,13 @@ def vocabulary(file: str, limits: Limits = SECRECY_LIMITS, root: Path = ROOT) ->
     return set(words.hidden_blocks())
 
 
+def load_vocabulary(file: str, limits: Limits = SECRECY_LIMITS, root: Path = ROOT) -> set[Block]:
+    """Return every block a file that does not load may render to on every hidden case (a
+    file importing no module the grader does not offer)."""
+    words = Vocabulary(load_rules(root), slots(limits, file, load_exercise(root)))
+    return set(words.load_blocks(None))
+
+
 def output_of(block: Block, root: Path = ROOT) -> str:
     """Return a block as the JSON test's output holds it."""
     hints = load_rules(root).hints
@@ -281,13 +288,16 @@ def assert_closed(
 ) -> None:
     """Fail unless every part of a submit report is one the vocabulary of the exercise at
     ``root`` allows."""
-    blocks = vocabulary(file, limits, root)
+    loads = load_vocabulary(file, limits, root)
+    blocks = vocabulary(file, limits, root) | loads
     outputs = {output_of(b, root): b for b in blocks}
     hidden = HIDDEN if root == ROOT else load_problem(root).hidden
     hints = load_rules(root).hints
     for test, case in zip(doc["tests"], hidden, strict=True):
         assert test["name"] == case.name
         assert test["output"] in outputs, test["output"]
+        if outputs[test["output"]] in loads:  # a file that did not load: alike on every case
+            assert test["output"] == doc["tests"][0]["output"]
         block = outputs[test["output"]]
         assert test["extra_data"] == {
             "outcome": block.outcome.value,
@@ -314,6 +324,7 @@ def assert_closed(
     allowed = {"", f"warning: {PRINTED_WARNING}"}
     allowed |= {f"{mark} {c.name}" for c in hidden for mark in ("PASS", "FAIL")}
     allowed |= {f"     {line}" for b in blocks for line in b.sentence.splitlines()}
+    allowed |= {b.sentence for b in loads}  # said once, above the cases
     allowed |= {f"     hint: {h}" for h in hints.values()}
     allowed |= {f"likely mistake: {h}" for h in hints.values()}
     allowed |= {f"score: {k}/{len(hidden)}" for k in range(len(hidden))}
@@ -334,7 +345,7 @@ def assert_feedback_closed(
     """Fail unless a learner's feedback/ID.md and ID.html hold only what `submit` may show:
     the file's name, the score, each hidden case's name, pass or fail, a sentence of the
     vocabulary and its hint, the likely mistake and the printed-output warning."""
-    blocks = vocabulary(file, limits)
+    blocks = vocabulary(file, limits) | load_vocabulary(file, limits)
     hints = set(HINTS.values())
     said = {"Feedback on your submission", f"File graded: {file}", f"Warning: {PRINTED_WARNING}"}
     said |= {f"{mark} {c.name}" for c in HIDDEN for mark in ("PASS", "FAIL")}

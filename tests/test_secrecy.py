@@ -31,7 +31,7 @@ from grader.sandbox.answers import Raw, RawKind
 from grader.sandbox.limits import Limits
 from grader.submission.source import Source, Static
 from grader.verdict.judge import Judge
-from grader.verdict.vocabulary import Block, Key, Vocabulary, bits
+from grader.verdict.vocabulary import EXCEPTIONS, Block, Key, Vocabulary, bits
 from tests.conftest import (
     ATTACK_VERDICTS,
     ATTACKS,
@@ -46,6 +46,7 @@ from tests.conftest import (
     attack_file,
     backends,
     grader_process,
+    load_vocabulary,
     vocabulary,
 )
 
@@ -234,6 +235,11 @@ def test_vocabulary_is_small_and_stated() -> None:
     assert bits(count) <= 8.0
     security = (ROOT / "SECURITY.md").read_text()
     assert f"{count} blocks" in security and f"{bits(count):.2f} bits" in security
+    # A file that does not load says one sentence on every case instead: counted apart.
+    words = Vocabulary(load_rules(ROOT), slots(Limits(), "submission.py", load_exercise(ROOT)))
+    loads = len(set(words.load_blocks("torch")))
+    assert loads == len(list(words.load_blocks("torch"))) and loads > len(EXCEPTIONS)
+    assert f"| {loads} sentences | {bits(loads):.2f} bits |" in security
 
 
 def test_a_sentence_is_named_by_its_key_and_worded_by_the_key_s_word() -> None:
@@ -282,15 +288,50 @@ def test_text_report_speaks_the_vocabulary(cli: Cli) -> None:
     assert_no_hidden_numbers(out)
 
 
-def test_import_errors_before_any_input_keep_their_detail(cli: Cli, tmp_path: Path) -> None:
-    """A module the file imports is named on submit: the file said it, before any input."""
+def test_a_missing_module_is_named_on_submit_from_the_file_s_own_text(
+    cli: Cli, tmp_path: Path
+) -> None:
+    """The first module the file imports that the grader does not offer is named on submit:
+    the parent picked it from the text, before any run; the line is left to `grader run`."""
     path = tmp_path / "uses_torch.py"
     path.write_text("import numpy\nimport torch_not_here\n\ndef sinusoidal_positions(p, d):\n")
     path.write_text(path.read_text() + "    return None\n")
     code, out, _ = cli("submit", path)
     assert code == 1
-    assert "importing uses_torch.py raised ModuleNotFoundError at line 2" in out
-    assert "no module named 'torch_not_here' here" in out
+    said = "importing uses_torch.py raised ModuleNotFoundError: no module named 'torch_not_here'"
+    assert said in out and "line" not in out.split("\n\n", 1)[1]
+    code, out, _ = cli("run", path)
+    assert "at line 2 of uses_torch.py" in out
+
+
+# A file whose import fails where its run chooses: at a line, with an exception class of its
+# own, or on a module other than the first it imports that the grader lacks. Each choice
+# could say what the import read (a neighbour's trace in the machine's caches).
+CHOOSING_LOADS = {
+    "line": "import os\n" + "".join(f"if os.getpid() % 97 == {k}: 1 / 0\n" for k in range(97)),
+    "own_class": "class Chosen0(Exception): pass\nclass Chosen1(Exception): pass\nraise Chosen1\n",
+    "module": "try:\n    import first_missing\nexcept ImportError:\n    import second_missing\n",
+    "memory": "x = bytearray(4 << 30)\n",
+}
+
+
+@pytest.mark.parametrize("name", sorted(CHOOSING_LOADS))
+def test_a_file_that_does_not_load_speaks_the_vocabulary(
+    cli: Cli, tmp_path: Path, name: str
+) -> None:
+    """On hidden cases, a load failure is one sentence of the vocabulary's LOAD list on
+    every case, in the report and in a batch's feedback file: no line, no name of the file's
+    own, no module but the parent's pick."""
+    text = f"def {FUNCTION_NAME}(p, d):\n    return None\n" + CHOOSING_LOADS[name]
+    path = tmp_path / "chooser.py"
+    path.write_text(text)
+    code, out, _ = cli("submit", path, *FLAGS, "--format", "json")
+    assert code == 1
+    doc = json.loads(out)
+    assert_closed(doc, path.name)
+    loads = {b.sentence for b in load_vocabulary(path.name)}
+    assert {t["output"] for t in doc["tests"]} <= loads
+    assert "second_missing" not in out and "Chosen" not in out
 
 
 @pytest.mark.parametrize(

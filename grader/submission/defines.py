@@ -68,27 +68,29 @@ def missing(shown_as: str, function: str, bound: dict[str, ast.AST]) -> str:
 _HOLDERS = (ast.stmt, ast.excepthandler, getattr(ast, "match_case", ast.excepthandler))
 
 
-def imported(tree: ast.Module) -> frozenset[str]:
-    """Return the top-level module names the file imports anywhere, for import errors.
+def imported(tree: ast.Module) -> tuple[str, ...]:
+    """Return the top-level module names the file imports anywhere, in the order of the
+    text, each once: for import errors.
 
     Only statements are visited (in every block, function and class): an import is a
     statement, and no expression holds one, so the expressions (most of a file's nodes)
     need no visit.
     """
-    names: set[str] = set()
+    found: list[tuple[int, int, str]] = []
     todo: list[ast.AST] = list(tree.body)
     while todo:
         node = todo.pop()
+        at = (getattr(node, "lineno", 0), getattr(node, "col_offset", 0))
         if isinstance(node, ast.Import):
-            names.update(alias.name.split(".")[0] for alias in node.names)
+            found += [(*at, alias.name.split(".")[0]) for alias in node.names]
         elif isinstance(node, ast.ImportFrom):
             if node.module and not node.level:
-                names.add(node.module.split(".")[0])
+                found.append((*at, node.module.split(".")[0]))
         else:
             for _, value in ast.iter_fields(node):
                 if isinstance(value, list):
                     todo.extend(item for item in value if isinstance(item, _HOLDERS))
-    return frozenset(names)
+    return tuple(dict.fromkeys(name for *_, name in sorted(found)))
 
 
 @dataclass(frozen=True)

@@ -54,7 +54,7 @@ class Static(NamedTuple):
 
     outcome: Outcome | None
     message: str = ""
-    imports: frozenset[str] = frozenset()
+    imports: tuple[str, ...] = ()  # in the order of the text
     # Without the function: the names its top level binds (another exercise's function?).
     bound: frozenset[str] = frozenset()
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import errno
 import signal
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -31,6 +32,7 @@ from grader.verdict.vocabulary import (
     ANY_EXCEPTION,
     ANY_SIGNAL,
     EXCEPTIONS,
+    IMPORT_ERRORS,
     SIGNALS,
     Key,
     Vocabulary,
@@ -125,50 +127,64 @@ def static_failure(static: Static) -> tuple[Outcome, str] | None:
 
 
 def load_failure(
-    raw: Raw, src: Source, static: Static, visible: bool, slots: dict[str, str]
+    raw: Raw, src: Source, static: Static, visible: bool, words: Vocabulary
 ) -> tuple[Outcome, str]:
     """Return the outcome and message for a file that the child could not load.
 
     The child says this before the parent has sent it any input (frames.Conversation
-    refuses it later), so it cannot carry one; still, on hidden cases only names the source
-    itself holds, and the file's own line numbers, are repeated.
+    refuses it later); still, what it read at import (a trace a neighbour left in the
+    machine's caches) could choose what it says, so on hidden cases it is a sentence of the
+    vocabulary's LOAD list: an exception named from the fixed list, no line, and a missing
+    module named only where it is the one the parent picked from the file's text.
     """
-    info = raw.info
     failure = raw.failure
-    function = slots["function"]
     if failure in (LoadFailure.MISSING_FUNCTION, LoadFailure.NOT_CALLABLE):
-        return Outcome.MISSING_FUNCTION, (
-            f"{src.name} defines no callable {function} once it has run: define it "
-            f"with `def {slots['signature']}:` at the top level"
-        )
+        return Outcome.MISSING_FUNCTION, words.sentence(Key.NOT_DEFINED)
     if failure is LoadFailure.BAD_SIGNATURE:
-        return Outcome.BAD_SIGNATURE, f"{function} must accept {slots['takes']}"
+        return Outcome.BAD_SIGNATURE, words.sentence(Key.BAD_SIGNATURE)
     if failure is LoadFailure.SYNTAX:
-        return Outcome.SYNTAX_ERROR, f"{src.name} could not be compiled in the sandbox"
+        return Outcome.SYNTAX_ERROR, words.sentence(Key.NOT_COMPILED)
     if failure is LoadFailure.MEMORY:
-        return Outcome.MEMORY_LIMIT, f"importing {src.name} ran out of memory"
+        return Outcome.MEMORY_LIMIT, words.sentence(Key.IMPORT_MEMORY)
+    info = raw.info
     module = info.get("module")
     # A module the file imports itself, missing here: say what the grader offers, on either.
-    imports = ("ModuleNotFoundError", "ImportError")
-    missing = info.get("exc_type") in imports and module in static.imports
-    # Which names `module` is here: the parent's own, from the file and its folder.
-    offered = f" {OFFERED}"
-    if missing and module in src.not_packages:
-        offered = f" (the folder {module}/ beside it is not a package: it needs an __init__.py)"
+    missing = info.get("exc_type") in IMPORT_ERRORS and module in static.imports
     if visible:
         text = _exception_message(info, src, f"importing {src.name}")
         first, newline, frames = text.partition("\n")
-        return Outcome.IMPORT_ERROR, first + (offered if missing else "") + newline + frames
-    name = src.cites(info.get("exc_type")) or "an exception"
-    line = src.line(info.get("line"))
-    message = f"importing {src.name} raised {name}" + (f" at {src.where(line)}" if line else "")
-    if missing and name in imports:
-        message += f": no module named {module!r} here{offered}"
-    return Outcome.IMPORT_ERROR, message
+        if missing:
+            package = module in src.not_packages
+            first += " " + (_NOT_PACKAGE.format(module=module) if package else OFFERED)
+        return Outcome.IMPORT_ERROR, first + newline + frames
+    name = _exception_name(info)
+    if missing and name in IMPORT_ERRORS and module == foreign(static, src):
+        key = Key.IMPORT_NOT_PACKAGE if module in src.not_packages else Key.IMPORT_MISSING
+        return Outcome.IMPORT_ERROR, words.sentence(key, exception=name, module=str(module))
+    return Outcome.IMPORT_ERROR, words.sentence(Key.IMPORT_RAISED, exception=name)
 
 
 # What a submission may import, said where an import of another module failed.
 OFFERED = "(the grader offers the standard library and numpy only)"
+_NOT_PACKAGE = "(the folder {module}/ beside it is not a package: it needs an __init__.py)"
+OFFERED_MODULES = frozenset({"numpy"})
+# A module named longer than this is not named on a hidden case (a sentence stays short).
+_MODULE_CHARS = 60
+
+
+def foreign(static: Static, src: Source) -> str | None:
+    """Return the first module the file's text imports that the grader does not offer (not
+    the standard library, numpy, or a module handed in beside it), or None.
+
+    The parent's pick, from the text alone: the one module a hidden case's load error may
+    name, whatever the child says it failed on.
+    """
+    here = {name.split("/")[0].removesuffix(".py") for name, _ in src.beside}
+    for module in static.imports:
+        offered = module in sys.stdlib_module_names or module in OFFERED_MODULES
+        if not offered and (module not in here or module in src.not_packages):
+            return module if len(module) <= _MODULE_CHARS else None
+    return None
 
 
 class Judge:
@@ -206,7 +222,7 @@ class Judge:
             # Another exercise's function: the --problem that grades it (the file's names).
             failure = (failure[0], failure[1] + suggested(self.root, static.bound))
         if failure is None and raw.kind is RawKind.LOAD_ERROR:
-            failure = load_failure(raw, src, static, visible, self.slots)
+            failure = load_failure(raw, src, static, visible, self.words)
         if failure is not None:
             outcome, message = failure
             details = []

@@ -84,6 +84,14 @@ class Key(Word):
     IMPORT_EXITED = "import_exited"
     RELOAD_FAILED = "reload_failed"
     CHANNEL = "channel"
+    # A file the child could not load, before any input: the same sentence on every case.
+    NOT_COMPILED = "not_compiled"
+    NOT_DEFINED = "not_defined"
+    BAD_SIGNATURE = "bad_signature"
+    IMPORT_MEMORY = "import_memory"
+    IMPORT_RAISED = "import_raised"
+    IMPORT_MISSING = "import_missing"
+    IMPORT_NOT_PACKAGE = "import_not_package"
 
 
 # key: (outcome, sentence). Slots: {function} {file} {case} {startup} {budget} {memory}
@@ -137,6 +145,30 @@ SENTENCES: Mapping[Key, tuple[Outcome, str]] = {
         "broke the result channel: something in {file} wrote to the grader's channel "
         "or replaced its code",
     ),
+    # {module}: the first module the file's own text imports that the grader does not offer,
+    # the parent's pick (judge.foreign); shown only when the child failed on that one.
+    Key.NOT_COMPILED: (Outcome.SYNTAX_ERROR, "{file} could not be compiled in the sandbox"),
+    Key.NOT_DEFINED: (
+        Outcome.MISSING_FUNCTION,
+        "{file} defines no callable {function} once it has run: define it with "
+        "`def {signature}:` at the top level",
+    ),
+    Key.BAD_SIGNATURE: (Outcome.BAD_SIGNATURE, "{function} must accept {takes}"),
+    Key.IMPORT_MEMORY: (Outcome.MEMORY_LIMIT, "importing {file} ran out of memory"),
+    Key.IMPORT_RAISED: (
+        Outcome.IMPORT_ERROR,
+        "importing {file} raised {exception} (run the visible examples to see where)",
+    ),
+    Key.IMPORT_MISSING: (
+        Outcome.IMPORT_ERROR,
+        "importing {file} raised {exception}: no module named '{module}' here "
+        "(the grader offers the standard library and numpy only)",
+    ),
+    Key.IMPORT_NOT_PACKAGE: (
+        Outcome.IMPORT_ERROR,
+        "importing {file} raised {exception}: no module named '{module}' here "
+        "(the folder {module}/ beside it is not a package: it needs an __init__.py)",
+    ),
 }
 
 # The sentences about a shape that only an answer of two axes (a table), or of one (a
@@ -167,7 +199,16 @@ WORDED = frozenset(
 
 
 # The sentences that name what was raised, from EXCEPTIONS.
-RAISED = frozenset({Key.RAISED, Key.RAISED_FILE_LIMIT})
+RAISED = frozenset({Key.RAISED, Key.RAISED_FILE_LIMIT, Key.IMPORT_RAISED})
+# A file that does not load says one of these on every case instead of a case's own block:
+# the child says why before it has any input, but what it reads at import (a neighbour's
+# traces in the machine's caches) could still choose among them, so they are counted too.
+LOAD = frozenset(
+    {Key.NOT_COMPILED, Key.NOT_DEFINED, Key.BAD_SIGNATURE, Key.IMPORT_MEMORY, Key.IMPORT_RAISED}
+)
+# Said of the module the parent picked, with the import errors that name a module.
+MODULE = frozenset({Key.IMPORT_MISSING, Key.IMPORT_NOT_PACKAGE})
+IMPORT_ERRORS = ("ImportError", "ModuleNotFoundError")
 
 
 class Block(NamedTuple):
@@ -206,6 +247,8 @@ class Vocabulary:
             raise ValueError(f"exception name outside the vocabulary: {names['exception']!r}")
         if names.get("signal", ANY_SIGNAL) not in (*SIGNALS, ANY_SIGNAL):
             raise ValueError(f"signal name outside the vocabulary: {names['signal']!r}")
+        if Key(key) in MODULE and names.get("exception") not in IMPORT_ERRORS:
+            raise ValueError(f"a module named with {names.get('exception')!r}")
         return self.sentences[Key(key)][1].format(**self.slots, **names)
 
     def hints_for(
@@ -225,6 +268,8 @@ class Vocabulary:
         """Yield every block a hidden case can render to."""
         codes = frozenset(self.hints)
         for key, (outcome, _) in self.sentences.items():
+            if key in LOAD | MODULE:
+                continue
             choices: list[dict[str, str]] = [{}]
             if key in RAISED:
                 choices = [{"exception": e} for e in (*EXCEPTIONS, ANY_EXCEPTION)]
@@ -236,6 +281,22 @@ class Vocabulary:
                 raised = names.get("exception") if key is Key.RAISED else None
                 for code in sorted(self.hints_for(outcome, codes, raised)):
                     yield Block(outcome, text, code)
+
+    def load_blocks(self, module: str | None) -> Iterator[Block]:
+        """Yield every block a file that does not load can render to, every case alike,
+        given the module the parent picked from its text (None: it imports none)."""
+        for key in sorted(LOAD):
+            outcome = self.sentences[key][0]
+            names = (*EXCEPTIONS, ANY_EXCEPTION) if key in RAISED else (None,)
+            for name in names:
+                said = {"exception": name} if name else {}
+                yield Block(outcome, self.sentence(key, **said), None)
+        if module is None:
+            return
+        for key in sorted(MODULE):
+            for name in IMPORT_ERRORS:
+                text = self.sentence(key, exception=name, module=module)
+                yield Block(self.sentences[key][0], text, None)
 
 
 def bits(count: int) -> float:

@@ -158,7 +158,9 @@ def test_a_module_the_sandbox_lacks_is_named(cli: Cli, tmp_path: Path) -> None:
     path = tmp_path / "answer.ipynb"
     path.write_text(notebook(IMPORTS, uses_torch))
     code, out, _ = cli("submit", path)
-    assert code == 1 and "at cell 3, line 1: no module named 'torch' here" in out, out
+    assert code == 1 and "ModuleNotFoundError: no module named 'torch' here" in out, out
+    code, out, _ = cli("run", path)  # where it stands: on the examples, where nothing is hidden
+    assert code == 1 and "No module named 'torch' at cell 3, line 1 of answer.ipynb" in out, out
 
 
 @pytest.mark.slow
