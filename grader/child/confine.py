@@ -7,6 +7,7 @@ function is also importable by the parent, which uses ``landlock_abi`` to choose
 
 from __future__ import annotations
 
+import contextlib
 import ctypes
 import os
 import platform
@@ -14,7 +15,7 @@ import resource
 import signal
 import struct
 from collections.abc import Iterable
-from typing import Any
+from typing import Any, NoReturn
 
 if __package__:  # imported by the parent, as part of the grader
     from grader.child import allowlist as sc
@@ -190,15 +191,19 @@ CLONE_NEWPID = 0x20000000
 
 
 def own_pid_namespace() -> bool:
-    """Put every process this one starts from now on in a PID namespace that dies with it.
+    """Put this process, and every process it starts from now on, in a PID namespace that
+    dies with it.
 
     With no sandbox nothing refuses fork and setsid, and a process in a session of its own
     escapes both the process group kill and this process's death signal: killed with the
     grader (SIGKILL included), it lived on until a later grader's start. The first fork
     after unshare is the namespace's init: it only waits, with this process as its parent
     and SIGKILL as its death signal, and when it dies the kernel kills everything else in
-    the namespace. Needs CAP_SYS_ADMIN (the grader run as root); returns False where it is
-    refused, and the pids cgroup stays the only net.
+    the namespace. A process cannot enter the namespace it made, and Linux refuses it new
+    threads while its children's namespace is another (EINVAL): so the second fork, inside,
+    goes on to import and answer, and this process only relays (see _relay). Needs
+    CAP_SYS_ADMIN (the grader run as root); returns False where it is refused, and the pids
+    cgroup stays the only net.
     """
     arch = _arch()
     if arch is None:
@@ -207,6 +212,22 @@ def own_pid_namespace() -> bool:
         _syscall(arch[1]["unshare"], ctypes.c_int(CLONE_NEWPID))
     except OSError:
         return False
+    init = _start_init()
+    if init is None:
+        return False
+    inside = os.fork()
+    if inside == 0:
+        # Its parent lies outside the namespace, where getppid() names it 0; had it died
+        # already, the namespace's init would be this process's parent.
+        _prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
+        if os.getppid() != 0:
+            os._exit(0)
+        return True
+    _relay(inside, init)
+
+
+def _start_init() -> int | None:
+    """Fork the namespace's init, and return its pid once it is ready (None: it is not)."""
     alive_r, alive_w = os.pipe()  # held by this process until the init is ready
     ready_r, ready_w = os.pipe()
     pid = os.fork()
@@ -236,7 +257,31 @@ def own_pid_namespace() -> bool:
     finally:
         os.close(ready_r)
         os.close(alive_w)
-    return ready
+    return pid if ready else None
+
+
+def _relay(inside: int, init: int) -> NoReturn:
+    """Wait for the process that answers inside the namespace, then end the namespace and
+    this process as it ended: its exit status, or its signal (the parent reads a CPU or a
+    file limit, or a crash, by the signal). This process holds no descriptor meanwhile, so
+    the parent sees the pipes close when the answering process's copies do; a kill of this
+    process or of its group ends the namespace all the same (the init's death signal)."""
+    os.closerange(0, os.sysconf("SC_OPEN_MAX"))
+    try:
+        _, status = os.waitpid(inside, 0)
+    except ChildProcessError:
+        status = 1 << 8
+    os.kill(init, signal.SIGKILL)  # and with it whatever the submission left in there
+    with contextlib.suppress(ChildProcessError):
+        os.waitpid(init, 0)
+    if os.WIFSIGNALED(status):
+        number = os.WTERMSIG(status)
+        with contextlib.suppress(OSError, ValueError):
+            resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
+            signal.signal(number, signal.SIG_DFL)
+            os.kill(os.getpid(), number)
+        os._exit(128 + number)
+    os._exit(os.WEXITSTATUS(status) if os.WIFEXITED(status) else 1)
 
 
 def apply_seccomp(*, allow_signals: bool) -> bool:
