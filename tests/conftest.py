@@ -269,7 +269,7 @@ def load_vocabulary(file: str, limits: Limits = SECRECY_LIMITS, root: Path = ROO
     """Return every block a file that does not load may render to on every hidden case (a
     file importing no module the grader does not offer)."""
     words = Vocabulary(load_rules(root), slots(limits, file, load_exercise(root)))
-    return set(words.load_blocks(None))
+    return set(words.load_blocks(()))
 
 
 def output_of(block: Block, root: Path = ROOT) -> str:

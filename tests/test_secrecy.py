@@ -30,7 +30,7 @@ from grader.records import Outcome
 from grader.sandbox.answers import Raw, RawKind
 from grader.sandbox.limits import Limits
 from grader.submission.source import Source, Static
-from grader.verdict.judge import Judge
+from grader.verdict.judge import NAMED_MODULES, Judge
 from grader.verdict.vocabulary import EXCEPTIONS, Block, Key, Vocabulary, bits
 from tests.conftest import (
     ATTACK_VERDICTS,
@@ -237,8 +237,9 @@ def test_vocabulary_is_small_and_stated() -> None:
     assert f"{count} blocks" in security and f"{bits(count):.2f} bits" in security
     # A file that does not load says one sentence on every case instead: counted apart.
     words = Vocabulary(load_rules(ROOT), slots(Limits(), "submission.py", load_exercise(ROOT)))
-    loads = len(set(words.load_blocks("torch")))
-    assert loads == len(list(words.load_blocks("torch"))) and loads > len(EXCEPTIONS)
+    modules = [f"missing_{k}" for k in range(NAMED_MODULES)]
+    loads = len(set(words.load_blocks(modules)))
+    assert loads == len(list(words.load_blocks(modules))) and loads > len(EXCEPTIONS)
     assert f"| {loads} sentences | {bits(loads):.2f} bits |" in security
 
 
@@ -291,17 +292,32 @@ def test_text_report_speaks_the_vocabulary(cli: Cli) -> None:
 def test_a_missing_module_is_named_on_submit_from_the_file_s_own_text(
     cli: Cli, tmp_path: Path
 ) -> None:
-    """The first module the file imports that the grader does not offer is named on submit:
-    the parent picked it from the text, before any run; the line is left to `grader run`."""
+    """A module the file imports that the child cannot find is named on submit, among the
+    first few such of its text (one in a helper, one tried first, then the one missing at
+    import): the parent picked them before any run. The line is left to `grader run`."""
     path = tmp_path / "uses_torch.py"
-    path.write_text("import numpy\nimport torch_not_here\n\ndef sinusoidal_positions(p, d):\n")
-    path.write_text(path.read_text() + "    return None\n")
+    path.write_text(
+        "import numpy\nimport yaml\n\ndef plot():\n    import matplotlib_not_here\n\n"
+        "try:\n    import scipy_not_here\nexcept ImportError:\n    pass\n"
+        "import torch_not_here\n\ndef sinusoidal_positions(p, d):\n    return None\n"
+    )
     code, out, _ = cli("submit", path)
     assert code == 1
     said = "importing uses_torch.py raised ModuleNotFoundError: no module named 'torch_not_here'"
     assert said in out and "line" not in out.split("\n\n", 1)[1]
     code, out, _ = cli("run", path)
-    assert "at line 2 of uses_torch.py" in out
+    assert "at line 11 of uses_torch.py" in out
+
+
+def test_a_name_missing_from_a_module_is_no_missing_module(cli: Cli, tmp_path: Path) -> None:
+    """`from yaml import nothing` raises ImportError of a module that is there: not said to be
+    missing, on submit or on the examples."""
+    path = tmp_path / "from_yaml.py"
+    path.write_text("from numpy import no_such_name\n\ndef sinusoidal_positions(p, d):\n")
+    path.write_text(path.read_text() + "    return None\n")
+    for command in ("submit", "run"):
+        code, out, _ = cli(command, path)
+        assert code == 1 and "raised ImportError" in out and "no module named" not in out, out
 
 
 # A file whose import fails where its run chooses: at a line, with an exception class of its
@@ -310,7 +326,10 @@ def test_a_missing_module_is_named_on_submit_from_the_file_s_own_text(
 CHOOSING_LOADS = {
     "line": "import os\n" + "".join(f"if os.getpid() % 97 == {k}: 1 / 0\n" for k in range(97)),
     "own_class": "class Chosen0(Exception): pass\nclass Chosen1(Exception): pass\nraise Chosen1\n",
-    "module": "try:\n    import first_missing\nexcept ImportError:\n    import second_missing\n",
+    "module": "".join(
+        f"try:\n    import gone_{k}\nexcept ImportError:\n    pass\n" for k in range(5)
+    )
+    + "import gone_5\n",
     "memory": "x = bytearray(4 << 30)\n",
 }
 
@@ -331,7 +350,7 @@ def test_a_file_that_does_not_load_speaks_the_vocabulary(
     assert_closed(doc, path.name)
     loads = {b.sentence for b in load_vocabulary(path.name)}
     assert {t["output"] for t in doc["tests"]} <= loads
-    assert "second_missing" not in out and "Chosen" not in out
+    assert "gone_" not in out and "Chosen" not in out
 
 
 @pytest.mark.parametrize(

@@ -153,7 +153,8 @@ def pick(
     )
     beside = [p for p in files if p != chosen and _importable(p, chosen.parent)]
     bare = _not_packages(files, chosen.parent)
-    tops = frozenset(p.relative_to(chosen.parent).parts[0] for p in bare)
+    # A folder beside the file, not one deeper: `import pkg` fails for want of pkg's own.
+    tops = frozenset(p.name for p in bare if p.parent == chosen.parent)
     notes += _left_out(folder, len(beside), deep, bare)
     return Pick(chosen, tuple(beside[:MAX_BESIDE]), notes, not_packages=tops)
 

@@ -32,7 +32,6 @@ from grader.verdict.vocabulary import (
     ANY_EXCEPTION,
     ANY_SIGNAL,
     EXCEPTIONS,
-    IMPORT_ERRORS,
     SIGNALS,
     Key,
     Vocabulary,
@@ -149,7 +148,7 @@ def load_failure(
     info = raw.info
     module = info.get("module")
     # A module the file imports itself, missing here: say what the grader offers, on either.
-    missing = info.get("exc_type") in IMPORT_ERRORS and module in static.imports
+    missing = info.get("exc_type") == "ModuleNotFoundError" and module in static.imports
     if visible:
         text = _exception_message(info, src, f"importing {src.name}")
         first, newline, frames = text.partition("\n")
@@ -157,34 +156,49 @@ def load_failure(
             package = module in src.not_packages
             first += " " + (_NOT_PACKAGE.format(module=module) if package else OFFERED)
         return Outcome.IMPORT_ERROR, first + newline + frames
-    name = _exception_name(info)
-    if missing and name in IMPORT_ERRORS and module == foreign(static, src):
+    if missing and module in missing_modules(static, src):
         key = Key.IMPORT_NOT_PACKAGE if module in src.not_packages else Key.IMPORT_MISSING
-        return Outcome.IMPORT_ERROR, words.sentence(key, exception=name, module=str(module))
+        return Outcome.IMPORT_ERROR, words.sentence(key, module=str(module))
+    name = _exception_name(info)
     return Outcome.IMPORT_ERROR, words.sentence(Key.IMPORT_RAISED, exception=name)
 
 
 # What a submission may import, said where an import of another module failed.
 OFFERED = "(the grader offers the standard library and numpy only)"
 _NOT_PACKAGE = "(the folder {module}/ beside it is not a package: it needs an __init__.py)"
-OFFERED_MODULES = frozenset({"numpy"})
-# A module named longer than this is not named on a hidden case (a sentence stays short).
+# How many of the file's missing modules a hidden case's load error may name (2 bits), and
+# how long a name may be (a sentence stays short).
+NAMED_MODULES = 4
 _MODULE_CHARS = 60
 
 
-def foreign(static: Static, src: Source) -> str | None:
-    """Return the first module the file's text imports that the grader does not offer (not
-    the standard library, numpy, or a module handed in beside it), or None.
+def missing_modules(static: Static, src: Source) -> tuple[str, ...]:
+    """Return the first modules the file's text imports, in its order, that the child cannot
+    find: not the standard library, not installed where the child imports from, not handed
+    in beside the file (or in a folder beside it that is no package).
 
-    The parent's pick, from the text alone: the one module a hidden case's load error may
-    name, whatever the child says it failed on.
+    The parent's picks, from the text and the machine alone: the only modules a hidden
+    case's load error may name, whichever the child says it failed on.
     """
+    from importlib.machinery import PathFinder
+
+    from grader.sandbox.walls import import_paths
+
     here = {name.split("/")[0].removesuffix(".py") for name, _ in src.beside}
+    paths = import_paths()
+    picked: list[str] = []
     for module in static.imports:
-        offered = module in sys.stdlib_module_names or module in OFFERED_MODULES
-        if not offered and (module not in here or module in src.not_packages):
-            return module if len(module) <= _MODULE_CHARS else None
-    return None
+        if len(picked) == NAMED_MODULES:
+            break
+        if len(module) > _MODULE_CHARS:
+            continue
+        if module in src.not_packages:
+            picked.append(module)
+            continue
+        known = sys.stdlib_module_names | set(sys.builtin_module_names) | here
+        if module not in known and PathFinder.find_spec(module, paths) is None:
+            picked.append(module)
+    return tuple(picked)
 
 
 class Judge:

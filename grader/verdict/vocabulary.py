@@ -13,7 +13,7 @@ out: SECURITY.md states it in bits and tests/test_secrecy.py holds real reports 
 from __future__ import annotations
 
 import math
-from collections.abc import Iterator, Mapping
+from collections.abc import Collection, Iterator, Mapping, Sequence
 from typing import NamedTuple
 
 from grader.problem.rules import Rules
@@ -145,8 +145,9 @@ SENTENCES: Mapping[Key, tuple[Outcome, str]] = {
         "broke the result channel: something in {file} wrote to the grader's channel "
         "or replaced its code",
     ),
-    # {module}: the first module the file's own text imports that the grader does not offer,
-    # the parent's pick (judge.foreign); shown only when the child failed on that one.
+    # {module}: one of the first few modules the file's own text imports that the child
+    # cannot find, the parent's picks (judge.missing_modules); named only when the child
+    # failed on one of them.
     Key.NOT_COMPILED: (Outcome.SYNTAX_ERROR, "{file} could not be compiled in the sandbox"),
     Key.NOT_DEFINED: (
         Outcome.MISSING_FUNCTION,
@@ -157,16 +158,17 @@ SENTENCES: Mapping[Key, tuple[Outcome, str]] = {
     Key.IMPORT_MEMORY: (Outcome.MEMORY_LIMIT, "importing {file} ran out of memory"),
     Key.IMPORT_RAISED: (
         Outcome.IMPORT_ERROR,
-        "importing {file} raised {exception} (run the visible examples to see where)",
+        "importing {file} raised {exception} (a hidden case shows no line: the visible "
+        "examples show the traceback where they fail alike)",
     ),
     Key.IMPORT_MISSING: (
         Outcome.IMPORT_ERROR,
-        "importing {file} raised {exception}: no module named '{module}' here "
+        "importing {file} raised ModuleNotFoundError: no module named '{module}' here "
         "(the grader offers the standard library and numpy only)",
     ),
     Key.IMPORT_NOT_PACKAGE: (
         Outcome.IMPORT_ERROR,
-        "importing {file} raised {exception}: no module named '{module}' here "
+        "importing {file} raised ModuleNotFoundError: no module named '{module}' here "
         "(the folder {module}/ beside it is not a package: it needs an __init__.py)",
     ),
 }
@@ -206,9 +208,8 @@ RAISED = frozenset({Key.RAISED, Key.RAISED_FILE_LIMIT, Key.IMPORT_RAISED})
 LOAD = frozenset(
     {Key.NOT_COMPILED, Key.NOT_DEFINED, Key.BAD_SIGNATURE, Key.IMPORT_MEMORY, Key.IMPORT_RAISED}
 )
-# Said of the module the parent picked, with the import errors that name a module.
+# Said of a module the parent picked from the file's text.
 MODULE = frozenset({Key.IMPORT_MISSING, Key.IMPORT_NOT_PACKAGE})
-IMPORT_ERRORS = ("ImportError", "ModuleNotFoundError")
 
 
 class Block(NamedTuple):
@@ -247,8 +248,6 @@ class Vocabulary:
             raise ValueError(f"exception name outside the vocabulary: {names['exception']!r}")
         if names.get("signal", ANY_SIGNAL) not in (*SIGNALS, ANY_SIGNAL):
             raise ValueError(f"signal name outside the vocabulary: {names['signal']!r}")
-        if Key(key) in MODULE and names.get("exception") not in IMPORT_ERRORS:
-            raise ValueError(f"a module named with {names.get('exception')!r}")
         return self.sentences[Key(key)][1].format(**self.slots, **names)
 
     def hints_for(
@@ -282,21 +281,21 @@ class Vocabulary:
                 for code in sorted(self.hints_for(outcome, codes, raised)):
                     yield Block(outcome, text, code)
 
-    def load_blocks(self, module: str | None) -> Iterator[Block]:
+    def load_blocks(
+        self, modules: Sequence[str], not_packages: Collection[str] = ()
+    ) -> Iterator[Block]:
         """Yield every block a file that does not load can render to, every case alike,
-        given the module the parent picked from its text (None: it imports none)."""
+        given the modules the parent picked from its text (judge.missing_modules) and the
+        folders beside it that are no packages: one sentence for each module."""
         for key in sorted(LOAD):
             outcome = self.sentences[key][0]
             names = (*EXCEPTIONS, ANY_EXCEPTION) if key in RAISED else (None,)
             for name in names:
                 said = {"exception": name} if name else {}
                 yield Block(outcome, self.sentence(key, **said), None)
-        if module is None:
-            return
-        for key in sorted(MODULE):
-            for name in IMPORT_ERRORS:
-                text = self.sentence(key, exception=name, module=module)
-                yield Block(self.sentences[key][0], text, None)
+        for module in modules:
+            key = Key.IMPORT_NOT_PACKAGE if module in not_packages else Key.IMPORT_MISSING
+            yield Block(self.sentences[key][0], self.sentence(key, module=module), None)
 
 
 def bits(count: int) -> float:

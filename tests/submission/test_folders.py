@@ -268,6 +268,23 @@ def test_a_folder_that_is_no_package_is_named(cli: Cli, tmp_path: Path) -> None:
     assert "offers the standard library" not in out
 
 
+def test_a_package_whose_inner_folder_is_no_package_is_not_blamed(
+    cli: Cli, tmp_path: Path
+) -> None:
+    """pkg/ has its __init__.py, pkg/sub/ has none, and the file imports a name pkg lacks:
+    no message may say that pkg/ needs an __init__.py, or that pkg is missing."""
+    folder = tmp_path / "work"
+    (folder / "pkg" / "sub").mkdir(parents=True)
+    (folder / "solution.py").write_text("from pkg import angle\n" + REFERENCE)
+    (folder / "pkg" / "__init__.py").write_text("")
+    (folder / "pkg" / "sub" / "helpers.py").write_text("X = 1\n")
+    for command in ("submit", "run"):
+        code, out, _ = cli(command, folder)
+        assert code == 1 and "raised ImportError" in out, out
+        assert "pkg/sub/ holds modules but no __init__.py: it is not a package" in out
+        assert "the folder pkg/ beside it" not in out and "no module named" not in out
+
+
 def test_a_package_past_the_depth_looked_into_is_named(cli: Cli, tmp_path: Path) -> None:
     """A package deeper than 4 folders was left out without a word."""
     folder = tmp_path / "work"
