@@ -389,7 +389,10 @@ def _classify(raw: Raw) -> tuple[Outcome, Key, dict[str, str]]:
     if raw.kind is RawKind.TIMEOUT:
         if raw.stage is Stage.RELOAD:
             return Outcome.CRASH, Key.RELOAD_FAILED, {}
-        return Outcome.TIMEOUT, Key.IMPORT_TIMEOUT if raw.stage is Stage.IMPORT else Key.TIMEOUT, {}
+        if raw.stage is Stage.IMPORT:
+            return Outcome.TIMEOUT, Key.IMPORT_TIMEOUT, {}
+        # Cut by the whole submission's budget, its own limit not reached: said so.
+        return Outcome.TIMEOUT, Key.BUDGET_CUT if raw.ended is EndState.BUDGET else Key.TIMEOUT, {}
     forged = raw.ended is EndState.PROTOCOL
     if raw.returncode == CHILD_OUT_OF_MEMORY and not forged:
         return Outcome.MEMORY_LIMIT, Key.MEMORY, {}

@@ -75,6 +75,7 @@ class Key(Word):
     RAISED_FILE_LIMIT = "raised_file_limit"
     MEMORY = "memory"
     TIMEOUT = "timeout"
+    BUDGET_CUT = "budget_cut"
     IMPORT_TIMEOUT = "import_timeout"
     NOT_RUN = "not_run"
     CPU_LIMIT = "cpu_limit"
@@ -126,6 +127,10 @@ SENTENCES: Mapping[Key, tuple[Outcome, str]] = {
     ),
     Key.MEMORY: (Outcome.MEMORY_LIMIT, "ran out of memory (limit {memory})"),
     Key.TIMEOUT: (Outcome.TIMEOUT, "took longer than the time limit of {case}"),
+    Key.BUDGET_CUT: (
+        Outcome.TIMEOUT,
+        "stopped when the whole submission's time budget of {budget} ran out",
+    ),
     Key.IMPORT_TIMEOUT: (Outcome.TIMEOUT, "importing {file} took longer than {startup}"),
     Key.NOT_RUN: (
         Outcome.NOT_RUN,
