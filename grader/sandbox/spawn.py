@@ -149,20 +149,26 @@ def spawn_child(
         *python_command(),
         str(CHILD_SCRIPT),
     ]
-    read_fd, write_fd = os.pipe()
-    widen_pipe(write_fd)
     # With no sandbox too: nothing else stops a submission's fork and setsid there, and the
     # group is how whatever it started is found and killed with it.
     group = tasks.new_group(limits.tasks)
-    config = child_config(
-        tmp=tmp,
-        limits=limits,
-        backend=backend,
-        group=group,
-        private=backend is Backend.LANDLOCK,
-    )
-    config["parent"] = parent_pid(backend)
+    try:
+        config = child_config(
+            tmp=tmp,
+            limits=limits,
+            backend=backend,
+            group=group,
+            private=backend is Backend.LANDLOCK,
+        )
+        config["parent"] = parent_pid(backend)
+    except BaseException:  # a batch goes on to its next learner: leave nothing held
+        if group is not None:
+            os.close(group.fd)
+            tasks.release(group.path)
+        raise
     config["arity"] = arity
+    read_fd, write_fd = os.pipe()
+    widen_pipe(write_fd)
     tables = tables_file()  # last: nothing that could fail stands between it and _start
     if tables is not None:
         config["tables_fd"] = tables[1]  # inherited at the same number (pass_fds)

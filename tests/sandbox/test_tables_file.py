@@ -220,3 +220,43 @@ def test_a_child_that_never_loads_leaves_no_file_open(cli: Any) -> None:
         code, _, err = cli("submit", sample)
         assert code == 1, err
     assert len(os.listdir("/proc/self/fd")) == before
+
+
+@pytest.mark.parametrize("backend", ["landlock", "none"])
+def test_a_start_that_fails_before_its_child_leaves_nothing_held(
+    backend: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Where the child's settings cannot be made (a path the walls cannot read), the start
+    raises with no descriptor left open and no task group left behind: a batch goes on to
+    its next learner."""
+    from grader.sandbox import spawn, tasks
+    from grader.sandbox.limits import Limits
+    from grader.states import Backend
+
+    def refused(**kwargs: Any) -> Any:
+        raise OSError("the walls' settings could not be made")
+
+    monkeypatch.setattr(spawn, "child_config", refused)
+    release = tasks.release
+    released: list[Path] = []
+    monkeypatch.setattr(tasks, "release", released.append)
+    made: list[tasks.TaskGroup | None] = []
+    new_group = tasks.new_group
+    monkeypatch.setattr(tasks, "new_group", lambda n: made.append(new_group(n)) or made[-1])
+    submission = tmp_path / "sub.py"
+    submission.write_text("def f(x):\n    return x\n")
+    before = sorted(os.listdir("/proc/self/fd"))
+    for _ in range(3):
+        with pytest.raises(OSError, match="could not be made"):
+            spawn.spawn_child(
+                tmp=str(tmp_path),
+                submission=str(submission),
+                function="f",
+                arity=1,
+                limits=Limits(),
+                backend=Backend(backend),
+            )
+    assert sorted(os.listdir("/proc/self/fd")) == before
+    assert released == [g.path for g in made if g is not None]
+    for path in released:
+        release(path)  # the real one, now that the test is done
