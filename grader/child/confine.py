@@ -244,10 +244,15 @@ def _start_init() -> int | None:
             poller.register(alive_r, select.POLLIN)
             if poller.poll(0):
                 os._exit(0)
+            # As init, it is the parent of every orphan in the namespace: it reaps them, or
+            # their zombies would hold the task limit. SIGCHLD is blocked and waited for, so
+            # none arrives between a reap and the wait.
+            signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGCHLD})
             os.write(ready_w, b"1")
             os.closerange(0, os.sysconf("SC_OPEN_MAX"))
             while True:
-                signal.pause()
+                _reap()
+                signal.sigwaitinfo({signal.SIGCHLD})
         finally:
             os._exit(0)
     os.close(alive_r)
@@ -258,6 +263,13 @@ def _start_init() -> int | None:
         os.close(ready_r)
         os.close(alive_w)
     return pid if ready else None
+
+
+def _reap() -> None:
+    """Wait for every child that has ended, without blocking."""
+    with contextlib.suppress(ChildProcessError):
+        while os.waitpid(-1, os.WNOHANG)[0]:
+            pass
 
 
 def _relay(inside: int, init: int) -> NoReturn:
@@ -278,7 +290,10 @@ def _relay(inside: int, init: int) -> NoReturn:
         number = os.WTERMSIG(status)
         with contextlib.suppress(OSError, ValueError):
             resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
+        with contextlib.suppress(OSError, ValueError):  # SIGKILL's cannot be set: it kills
             signal.signal(number, signal.SIG_DFL)
+        with contextlib.suppress(OSError, ValueError):
+            signal.pthread_sigmask(signal.SIG_UNBLOCK, {number})
             os.kill(os.getpid(), number)
         os._exit(128 + number)
     os._exit(os.WEXITSTATUS(status) if os.WIFEXITED(status) else 1)

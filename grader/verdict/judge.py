@@ -134,7 +134,7 @@ def load_failure(
     refuses it later); still, what it read at import (a trace a neighbour left in the
     machine's caches) could choose what it says, so on hidden cases it is a sentence of the
     vocabulary's LOAD list: an exception named from the fixed list, no line, and a missing
-    module named only where it is the one the parent picked from the file's text.
+    module named only where it is one of those the parent picked (missing_modules).
     """
     failure = raw.failure
     if failure in (LoadFailure.MISSING_FUNCTION, LoadFailure.NOT_CALLABLE):

@@ -268,13 +268,19 @@ KILLED_BY = {
     "    ctypes.string_at(0)\n",
     "SIGXCPU": "import numpy as np\n\ndef sinusoidal_positions(positions, d_model):\n"
     "    while d_model == 4:\n        pass\n    return np.zeros((len(positions), d_model))\n",
+    "SIGKILL": "import os, signal\n\ndef sinusoidal_positions(positions, d_model):\n"
+    "    os.kill(os.getpid(), signal.SIGKILL)\n",
 }
 
 
 @pytest.mark.parametrize("backend", [*backends(), UNWALLED])
 @pytest.mark.parametrize(
     ("name", "said"),
-    [("SIGXCPU", "more CPU time than the limit"), ("SIGSEGV", "killed by SIGSEGV")],
+    [
+        ("SIGXCPU", "more CPU time than the limit"),
+        ("SIGSEGV", "killed by SIGSEGV"),
+        ("SIGKILL", "killed by SIGKILL"),
+    ],
 )
 def test_a_signal_reads_the_same_under_every_backend(
     backend: str, name: str, said: str, cli: Cli, tmp_path: Path
@@ -287,6 +293,40 @@ def test_a_signal_reads_the_same_under_every_backend(
     assert code == 1, err
     first = json.loads(out)["tests"][0]
     assert first["extra_data"]["outcome"] == "crash" and said in first["output"], first
+
+
+# Leaves 100 processes orphaned, each ended at once, before it answers: their zombies
+# would hold the task limit unless something reaps them (without walls, run as root, the
+# child's own PID namespace's init).
+ORPHANS = """
+import os
+import numpy as np
+
+
+def sinusoidal_positions(positions, d_model):
+    for _ in range(100):
+        pid = os.fork()
+        if pid == 0:
+            if os.fork():
+                os._exit(0)
+            os._exit(0)
+        os.waitpid(pid, 0)
+    p = np.asarray(positions, dtype=np.float64)[:, None]
+    angle = p / 10000.0 ** (np.arange(0, d_model, 2) / d_model)
+    out = np.empty((len(positions), d_model))
+    out[:, 0::2], out[:, 1::2] = np.sin(angle), np.cos(angle)
+    return out
+"""
+
+
+@pytest.mark.slow
+def test_orphans_are_reaped_without_walls(cli: Cli, tmp_path: Path) -> None:
+    """A hundred orphans, each ended at once, do not use up the task limit of 64 (the walls
+    refuse fork itself)."""
+    path = tmp_path / "orphans.py"
+    path.write_text(ORPHANS)
+    code, out, _ = cli("run", path, "--sandbox", "none")
+    assert code == 0 and "score: 2/2" in out, out
 
 
 @pytest.mark.skipif(not tasks.available(), reason="no pids cgroup can be made here")
