@@ -268,9 +268,7 @@ def test_a_folder_that_is_no_package_is_named(cli: Cli, tmp_path: Path) -> None:
     assert "offers the standard library" not in out
 
 
-def test_a_package_whose_inner_folder_is_no_package_is_not_blamed(
-    cli: Cli, tmp_path: Path
-) -> None:
+def test_a_package_whose_inner_folder_is_no_package_is_not_blamed(cli: Cli, tmp_path: Path) -> None:
     """pkg/ has its __init__.py, pkg/sub/ has none, and the file imports a name pkg lacks:
     no message may say that pkg/ needs an __init__.py, or that pkg is missing."""
     folder = tmp_path / "work"
