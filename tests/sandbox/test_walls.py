@@ -329,6 +329,23 @@ def test_orphans_are_reaped_without_walls(cli: Cli, tmp_path: Path) -> None:
     assert code == 0 and "score: 2/2" in out, out
 
 
+# Right only where the answering process leads a process group of its own: what it starts
+# shares that group, never the one of a process outside it (without walls, the relay).
+OWN_GROUP = ORPHANS.replace(
+    "    for _ in range(100):", "    assert os.getpgid(0) == os.getpid()\n    for _ in range(0):"
+)
+
+
+@pytest.mark.slow
+def test_the_unwalled_submission_leads_its_own_process_group(cli: Cli, tmp_path: Path) -> None:
+    """Without walls, run as root, a submission cannot stop or signal the process that relays
+    its exit (outside its PID namespace) through its process group."""
+    path = tmp_path / "own_group.py"
+    path.write_text(OWN_GROUP)
+    code, out, _ = cli("run", path, "--sandbox", "none")
+    assert code == 0 and "score: 2/2" in out, out
+
+
 @pytest.mark.skipif(not tasks.available(), reason="no pids cgroup can be made here")
 @pytest.mark.parametrize("backend", backends())
 def test_task_limit_names_the_cgroup(backend: str, cli: Cli) -> None:
