@@ -27,7 +27,7 @@ from grader.problem.cases import Checked, check_expected, load_problem
 from grader.problem.exercise import load_exercise
 from grader.problem.rules import load_rules
 from grader.records import Outcome
-from grader.sandbox.answers import Raw, RawKind
+from grader.sandbox.answers import EndState, Raw, RawKind, Stage
 from grader.sandbox.limits import Limits
 from grader.submission.source import Source, Static
 from grader.verdict.judge import NAMED_MODULES, Judge
@@ -394,10 +394,30 @@ def test_budget_stops_a_hanging_submission(cli: Cli, tmp_path: Path) -> None:
     assert set(outcomes) == {"timeout", "not_run"} and outcomes.count("timeout") <= 4
     tests = json.loads(out)["tests"]
     assert "time budget of 2.5 s" in tests[-1]["output"]
-    # The case the budget cut short did not reach its own limit: it says which ran out.
+    # A case the budget cuts short (if one was running when it ran out, rather than a new
+    # child starting) says which limit ran out; the others, their own.
     timed_out = [t["output"] for t in tests if t["extra_data"]["outcome"] == "timeout"]
-    assert timed_out[0] == "took longer than the time limit of 1 s"
-    assert timed_out[-1] == "stopped when the whole submission's time budget of 2.5 s ran out"
+    own, cut = "took longer than the time limit of 1 s", BUDGET_CUT.format(budget="2.5 s")
+    assert timed_out[0] == own and set(timed_out[:-1]) == {own} and timed_out[-1] in (own, cut)
+
+
+BUDGET_CUT = "stopped when the whole submission's time budget of {budget} ran out"
+
+
+def test_a_case_the_budget_cuts_short_says_so() -> None:
+    """A case stopped by the whole submission's budget, its own limit not reached, names the
+    budget; one past its own limit, its own limit."""
+    src = Source(name="sub.py", text="")
+    judge = Judge(ROOT, load_rules(ROOT), slots(SECRECY_LIMITS, src.name, load_exercise(ROOT)))
+    case = load_problem(ROOT).hidden[0]
+    want = _checked().expected[case.name]
+    for ended, said in (
+        (EndState.TIMEOUT, "took longer than the time limit of 1 s"),
+        (EndState.BUDGET, BUDGET_CUT.format(budget="4 s")),
+    ):
+        raw = Raw(RawKind.TIMEOUT, ended=ended, stage=Stage.CALL)
+        result = judge(case, raw, want, src, static=Static(None))
+        assert (result.outcome, result.message) == (Outcome.TIMEOUT, said)
 
 
 @pytest.mark.parametrize("backend", backends())
