@@ -8,7 +8,6 @@ it starts the child.
 
 from __future__ import annotations
 
-import builtins
 import functools
 import os
 import re
@@ -36,12 +35,6 @@ SUBMISSION_SUFFIXES = (SUBMISSION_SUFFIX, NOTEBOOK_SUFFIX)
 ZIP_SUFFIX = ".zip"
 # A notebook of plots is tens of megabytes of images; the code made of it has the .py bound.
 MAX_NOTEBOOK_BYTES = 32 * 1024 * 1024
-IDENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]{0,59}$")
-BUILTIN_EXCEPTIONS = frozenset(
-    name
-    for name, value in vars(builtins).items()
-    if isinstance(value, type) and issubclass(value, BaseException)
-)
 # Compiling a hostile 1 MiB file can recurse deeply in C (Python 3.10 overflows an 8 MiB
 # stack on a long attribute chain); on a thread this large it ends in RecursionError instead.
 COMPILE_STACK_BYTES = 256 * 1024 * 1024
@@ -96,14 +89,6 @@ class Source(NamedTuple):
         if 1 <= number <= len(self.places):
             return self.places[number - 1]
         return f"line {number}"
-
-    def cites(self, name: object) -> str | None:
-        """Return ``name`` if it is a builtin exception or an identifier in the source."""
-        if not isinstance(name, str) or not IDENT.match(name):
-            return None
-        if name in BUILTIN_EXCEPTIONS or re.search(rf"\b{re.escape(name)}\b", self.text):
-            return name
-        return None
 
     def line(self, number: object) -> int | None:
         """Return ``number`` if it is a line of the file."""

@@ -32,6 +32,8 @@ from grader.verdict.vocabulary import (
     ANY_EXCEPTION,
     ANY_SIGNAL,
     EXCEPTIONS,
+    NOT_PACKAGE,
+    OFFERED,
     SIGNALS,
     Key,
     Vocabulary,
@@ -154,7 +156,7 @@ def load_failure(
         first, newline, frames = text.partition("\n")
         if missing:
             package = module in src.not_packages
-            first += " " + (_NOT_PACKAGE.format(module=module) if package else OFFERED)
+            first += " " + (NOT_PACKAGE.format(module=module) if package else OFFERED)
         return Outcome.IMPORT_ERROR, first + newline + frames
     if missing and module in missing_modules(static, src):
         key = Key.IMPORT_NOT_PACKAGE if module in src.not_packages else Key.IMPORT_MISSING
@@ -163,9 +165,6 @@ def load_failure(
     return Outcome.IMPORT_ERROR, words.sentence(Key.IMPORT_RAISED, exception=name)
 
 
-# What a submission may import, said where an import of another module failed.
-OFFERED = "(the grader offers the standard library and numpy only)"
-_NOT_PACKAGE = "(the folder {module}/ beside it is not a package: it needs an __init__.py)"
 # How many of the file's missing modules a hidden case's load error may name (2 bits), and
 # how long a name may be (a sentence stays short).
 NAMED_MODULES = 4
@@ -185,6 +184,7 @@ def missing_modules(static: Static, src: Source) -> tuple[str, ...]:
     from grader.sandbox.walls import import_paths
 
     here = {name.split("/")[0].removesuffix(".py") for name, _ in src.beside}
+    known = sys.stdlib_module_names | set(sys.builtin_module_names) | here
     paths = import_paths()
     picked: list[str] = []
     for module in static.imports:
@@ -195,7 +195,6 @@ def missing_modules(static: Static, src: Source) -> tuple[str, ...]:
         if module in src.not_packages:
             picked.append(module)
             continue
-        known = sys.stdlib_module_names | set(sys.builtin_module_names) | here
         if module not in known and PathFinder.find_spec(module, paths) is None:
             picked.append(module)
     return tuple(picked)

@@ -95,6 +95,13 @@ class Key(Word):
     IMPORT_NOT_PACKAGE = "import_not_package"
 
 
+# What a missing module's sentences say, after it, of what the grader offers; the visible
+# examples' traceback (judge.load_failure) says the same after its first line.
+NO_MODULE = "importing {file} raised ModuleNotFoundError: no module named '{module}' here"
+OFFERED = "(the grader offers the standard library and numpy only)"
+NOT_PACKAGE = "(the folder {module}/ beside it is not a package: it needs an __init__.py)"
+
+
 # key: (outcome, sentence). Slots: {function} {file} {case} {startup} {budget} {memory}
 # {cpu} {size} (the parent's limits), {exception} and {signal} (from the lists above).
 SENTENCES: Mapping[Key, tuple[Outcome, str]] = {
@@ -166,16 +173,8 @@ SENTENCES: Mapping[Key, tuple[Outcome, str]] = {
         "importing {file} raised {exception} (a hidden case shows no line: the visible "
         "examples show the traceback where they fail alike)",
     ),
-    Key.IMPORT_MISSING: (
-        Outcome.IMPORT_ERROR,
-        "importing {file} raised ModuleNotFoundError: no module named '{module}' here "
-        "(the grader offers the standard library and numpy only)",
-    ),
-    Key.IMPORT_NOT_PACKAGE: (
-        Outcome.IMPORT_ERROR,
-        "importing {file} raised ModuleNotFoundError: no module named '{module}' here "
-        "(the folder {module}/ beside it is not a package: it needs an __init__.py)",
-    ),
+    Key.IMPORT_MISSING: (Outcome.IMPORT_ERROR, NO_MODULE + " " + OFFERED),
+    Key.IMPORT_NOT_PACKAGE: (Outcome.IMPORT_ERROR, NO_MODULE + " " + NOT_PACKAGE),
 }
 
 # The sentences about a shape that only an answer of two axes (a table), or of one (a
@@ -215,6 +214,8 @@ LOAD = frozenset(
 )
 # Said of a module the parent picked from the file's text.
 MODULE = frozenset({Key.IMPORT_MISSING, Key.IMPORT_NOT_PACKAGE})
+# Sentences said on every case alike, never one case's own block.
+NOT_A_CASE = LOAD | MODULE
 
 
 class Block(NamedTuple):
@@ -272,7 +273,7 @@ class Vocabulary:
         """Yield every block a hidden case can render to."""
         codes = frozenset(self.hints)
         for key, (outcome, _) in self.sentences.items():
-            if key in LOAD | MODULE:
+            if key in NOT_A_CASE:
                 continue
             choices: list[dict[str, str]] = [{}]
             if key in RAISED:
