@@ -13,6 +13,7 @@ import signal
 import socket
 import subprocess
 import sys
+import tempfile
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -67,6 +68,21 @@ def pytest_configure(config: pytest.Config) -> None:
     # tests that press Ctrl-C on one would then wait for nothing. The suite hears it as usual.
     if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
         signal.signal(signal.SIGINT, signal.default_int_handler)
+
+
+LOW_DISK = 1 << 30  # bytes: a run writes classes, kits and images to the temporary folder
+
+
+def pytest_terminal_summary(terminalreporter: Any, exitstatus: int) -> None:
+    """After a failed run, say so last when the temporary folder's disk is nearly full: a
+    full disk fails hundreds of fixtures at once, each with an error of its own."""
+    free = shutil.disk_usage(tempfile.gettempdir()).free
+    if exitstatus != 0 and free < LOW_DISK:
+        terminalreporter.write_line(
+            f"the temporary folder's disk has {free >> 20} MB free: the errors above may "
+            "come from a full disk, not from the grader",
+            red=True,
+        )
 
 
 # What the `cli` fixture returns: run `grader ARGS...`, get (exit code, stdout, stderr).
