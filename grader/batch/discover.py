@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import unicodedata
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -20,6 +21,7 @@ from grader.batch.platforms import (
     Layout,
     Platform,
     Student,
+    claimed_twice,
     detect,
     is_entry,
     items_of,
@@ -146,7 +148,29 @@ def discover(
             )
         else:
             raise GraderError(f"no such file or folder: {shown(path)!r}")
-    return _with_ids(found)
+    return _with_ids(_each_once(found))
+
+
+def _each_once(found: list[Found]) -> list[Found]:
+    """Leave ungraded, saying why, every entry of a student the class's exports give more
+    than once: two sections' downloads side by side that both hold them, an edited download.
+    Graded, both would be written into their one gradebook row, the last over the first;
+    which one is theirs is for staff to say."""
+    places: dict[str, list[str]] = {}
+    for f in found:
+        if f.student is not None:
+            places.setdefault(_identity(f.student), []).append(f.relpath.rstrip("/"))
+    return [
+        f._replace(file=None, problem=claimed_twice(shown(f.student.id), where))
+        if f.student is not None and len(where := places[_identity(f.student)]) > 1
+        else f
+        for f in found
+    ]
+
+
+def _identity(student: Student) -> str:
+    """A student's platform identity as a gradebook's row is found by (export._nfc)."""
+    return unicodedata.normalize("NFC", student.id)
 
 
 def _class_folder(

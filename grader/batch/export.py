@@ -85,7 +85,7 @@ def export(
     for entry_id in others:
         done.lines.append(f"not in the template: {entry_id} (not read as a {to} student)")
         done.status = EXIT_FAILED
-    zeros = _zeros(book, {_identity(i, doc, to) for i, doc in docs.items()}) if missing_zero else 0
+    zeros = _zeros(book, {_identity(doc, to) for doc in docs.values()}) if missing_zero else 0
     _write(dest, book.sheet.to_bytes(), "-o")
     most = [points(m, ".") for m in sorted(set(book.most.values()))]
     done.lines.insert(
@@ -181,15 +181,11 @@ def extras() -> str:
     )
 
 
-def _identity(entry_id: str, doc: Results, to: Platform) -> str:
+def _identity(doc: Results, to: Platform) -> str:
     """Return the platform's own identity of a student, as the batch recorded it (a
-    Blackboard username holding `@`, not its file-safe id); the id's, where none is."""
-    student = doc.extra.get("student")
-    said = student.get("id") if isinstance(student, Mapping) else None
-    key = to.key_of(said) if isinstance(said, str) else None
-    if not key:
-        key = to.key_of(entry_id)
-    assert key is not None  # _class keeps the ids of ``to``'s students alone
+    Blackboard username holding `@`, not its file-safe id)."""
+    key = _said(doc, to)
+    assert key is not None  # _class keeps the results of ``to``'s students alone
     return _nfc(key)
 
 
@@ -208,13 +204,27 @@ def _class(out: Path, to: Platform) -> tuple[dict[str, Results], list[str]]:
             others.append(entry_id)
             continue
         try:
-            docs[entry_id] = results.read(result_path(out, entry_id))
+            doc = results.read(result_path(out, entry_id))
         except (OSError, ValueError) as exc:
             raise GraderError(
                 f"{shown(out)} is incomplete: cannot read the results of {entry_id} "
                 f"({type(exc).__name__}); grade it again"
             ) from None
+        # An id alone is no identity: a file of the class named `canvas-15.py` is no
+        # student the export gave, whatever its name says.
+        if _said(doc, to) is None:
+            others.append(entry_id)
+        else:
+            docs[entry_id] = doc
     return docs, others
+
+
+def _said(doc: Results, to: Platform) -> str | None:
+    """Return the student key of ``to`` that the export gave this result, as the batch
+    recorded it; None where it gave none."""
+    student = doc.extra.get("student")
+    said = student.get("id") if isinstance(student, Mapping) else None
+    return (to.key_of(said) or None) if isinstance(said, str) else None
 
 
 def _fill(
@@ -229,8 +239,8 @@ def _fill(
     student's results, which it leaves as the learner's feedback says them (an override's
     score in, a row left alone out)."""
     written = 0
-    for entry_id, doc in list(feedback.items()):
-        key = _identity(entry_id, doc, to)
+    for entry_id, doc in list(_one_a_student(feedback, to, done).items()):
+        key = _identity(doc, to)
         row = book.rows.get(key)
         who = _who(entry_id, doc)
         if row is None:
@@ -263,6 +273,27 @@ def _fill(
         book.sheet.set(row, book.column, points(value, book.mark))
         written += 1
     return written
+
+
+def _one_a_student(
+    feedback: dict[str, Results], to: Platform, done: Exported
+) -> dict[str, Results]:
+    """Take out of ``feedback``, saying so, every result that is one student's with another
+    (an edited class folder, batches merged by hand): written, the last would go over the
+    first in their one row. Return the results left."""
+    theirs: dict[str, list[str]] = {}
+    for entry_id, doc in feedback.items():
+        theirs.setdefault(_identity(doc, to), []).append(entry_id)
+    for ids in theirs.values():
+        for entry_id in ids if len(ids) > 1 else ():
+            done.lines.append(
+                f"not written: {_who(entry_id, feedback[entry_id])}: {len(ids)} results of "
+                f"the class are this student's ({', '.join(ids[:3])}); which one is theirs "
+                "is for staff to say"
+            )
+            done.status = EXIT_FAILED
+            del feedback[entry_id]
+    return feedback
 
 
 def _who(entry_id: str, doc: Results) -> str:

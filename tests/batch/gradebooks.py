@@ -212,6 +212,10 @@ def batch_out(out: Path, layout: str, docs: dict[str, Results]) -> Path:
     """Write a batch's output folder holding ``docs`` as its results, read in ``layout``."""
     (out / RESULTS_DIR).mkdir(parents=True)
     for entry_id, doc in docs.items():
+        # As a batch records a student of an export, graded or not: under the id it gave.
+        student = doc.extra.get("student") or {"name": "", "late": False, "attempts": []}
+        if layout != "flat" and not student.get("id"):
+            doc = doc.with_extra(student={**student, "id": entry_id})
         results.write(result_path(out, entry_id), doc)
     ids = sorted(docs)
     manifest = for_batch(

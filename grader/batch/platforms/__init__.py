@@ -27,6 +27,7 @@ from grader.batch.platforms.records import (
     Export,
     Platform,
     Student,
+    claimed_twice,
     items_of,
     present,
 )
@@ -40,6 +41,7 @@ __all__ = [
     "Layout",
     "Platform",
     "Student",
+    "claimed_twice",
     "detect",
     "gradebooks",
     "is_entry",

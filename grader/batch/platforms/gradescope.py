@@ -6,7 +6,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from grader.batch.platforms.records import Copy, Export, Platform, Student, claimed_twice
+from grader.batch.platforms.records import Copy, Export, Platform, Student
 from grader.errors import GraderError, Refused
 from grader.names import display
 from grader.problem.yamlsafe import load_file
@@ -39,17 +39,6 @@ def read(folder: Path, items: list[Path], scratch: Path, copy: Copy, export: Exp
                     relpath=f"{item.name}/",
                 )
             )
-    _flag_twice(export.students)
-
-
-def _flag_twice(students: list[Student]) -> None:
-    """Leave ungraded, saying why, every row of an identity the export gives twice."""
-    places: dict[str, list[str]] = {}
-    for s in students:
-        places.setdefault(s.id, []).append(s.relpath.rstrip("/"))
-    for s in students:
-        if len(places[s.id]) > 1:
-            s.path, s.problem = None, claimed_twice(s.id, places[s.id])
 
 
 def _metadata(path: Path) -> dict[str, list[dict[str, str]]]:
