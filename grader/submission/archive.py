@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import contextlib
 import errno
+import itertools
 import os
 import stat
 import zipfile
@@ -266,11 +267,20 @@ def _stand_in(into: Path, entry: zipfile.ZipInfo) -> None:
 
 
 def _parts_or_none(entry: zipfile.ZipInfo) -> tuple[str, ...] | None:
-    """Return where a refused entry's stand-in goes: its place, however deep, or None where
-    it has none (an absolute name, `..`, cruft)."""
+    """Return where a refused entry's stand-in goes: its place, however deep; for an
+    absolute name or one that climbs (`..`), the safe beginning of its path, where a
+    platform names whose it is (`dan_4_41_../x.py`, `/abs_5_51_sol.py`); None where it has
+    none (cruft, or no beginning: `../x.py`)."""
     with contextlib.suppress(Unpacked):
         return _parts(entry, lenient=True, deep=True)
-    return None
+    name = entry.filename.lstrip("/")
+    if len(name) > 1 and name[1] == ":":  # C:/...
+        name = name[2:].lstrip("/")
+    parts = (p for p in PurePosixPath(name).parts if p not in ("", "."))
+    begins = tuple(itertools.takewhile(lambda p: p != "..", parts))
+    if not begins or any(is_cruft(p) or "\0" in p for p in begins):
+        return None
+    return tuple(_fitted(p) for p in begins)
 
 
 def _fitted(name: str) -> str:

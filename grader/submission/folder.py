@@ -81,7 +81,9 @@ def files_of(folder: Path, deep: list[Path] | None = None) -> Iterator[Path]:
                 raise  # the folder itself: said by pick, in its row
             continue  # a folder inside it that cannot be listed holds nothing to grade
         for item in items:
-            if is_cruft(item.name) or item.name.startswith("."):
+            # A stand-in keeps its dot (`..` uploaded, a name that climbed): its row says so.
+            hidden = is_cruft(item.name) or item.name.startswith(".")
+            if hidden and not item.name.endswith(NOT_UNPACKED):
                 continue
             if item.is_dir() and not item.is_symlink():
                 if depth < MAX_DEPTH:
@@ -155,14 +157,18 @@ def pick(
     bare = _not_packages(files, chosen.parent)
     # A folder beside the file, not one deeper: `import pkg` fails for want of pkg's own.
     tops = frozenset(p.name for p in bare if p.parent == chosen.parent)
-    notes += _left_out(folder, len(beside), deep, bare)
+    notes += _left_out(folder, len(beside), deep, bare, files)
     return Pick(chosen, tuple(beside[:MAX_BESIDE]), notes, not_packages=tops)
 
 
-def _left_out(folder: Path, beside: int, deep: list[Path], bare: list[Path]) -> tuple[str, ...]:
+def _left_out(
+    folder: Path, beside: int, deep: list[Path], bare: list[Path], files: list[Path]
+) -> tuple[str, ...]:
     """Say which modules are not importable: past the bound on their number, past the
-    depth looked into, or in a folder that is no package for want of an `__init__.py`."""
-    notes: tuple[str, ...] = ()
+    depth looked into, or in a folder that is no package for want of an `__init__.py`;
+    and which files of a download were not unpacked (graded all the same: a helper module
+    left out fails its import, a second copy of a name is not the one graded)."""
+    notes = tuple(_stand_ins(folder, files)[:MAX_SHOWN])
     if beside > MAX_BESIDE:
         notes += (f"only {MAX_BESIDE} of the {beside} modules beside it are importable",)
     if deep:
@@ -292,13 +298,9 @@ def _nothing(folder: Path, files: list[Path], protected: Sequence[Path]) -> str:
         hint = misnamed(path, protected)
         if hint:
             return hint
-    left_out = [p for p in files if p.name.endswith(NOT_UNPACKED) and _stands_in(p)]
+    left_out = _stand_ins(folder, files)
     if left_out:
-        name = _name(left_out[0], folder).removesuffix(NOT_UNPACKED)
-        return (
-            f"{name} was in the download but not unpacked (a link, a damaged entry, over "
-            "64 MiB, or a name given twice); ask for the file again"
-        )
+        return left_out[0]
     if len(files) == 1 and name_problem(files[0]):
         return name_problem(files[0])  # one file, wrongly named: the command line's words
     archives = [p for p in files if is_archive(p)]
@@ -306,6 +308,17 @@ def _nothing(folder: Path, files: list[Path], protected: Sequence[Path]) -> str:
         return not_unpacked(_name(archives[0], folder))
     kinds = sorted({p.suffix.lower() or p.name for p in files})
     return f"{', '.join(shown(k) for k in kinds[:4])} only; ask for a .py or .ipynb file"
+
+
+def _stand_ins(folder: Path, files: list[Path]) -> list[str]:
+    """Say, for each file of a download that was not unpacked, that it was not."""
+    return [
+        f"{_name(p, folder).removesuffix(NOT_UNPACKED)} was in the download but not unpacked "
+        "(a link, a damaged entry, a name that climbs out of the zip, over 64 MiB, or a name "
+        "given twice); ask for the file again"
+        for p in files
+        if p.name.endswith(NOT_UNPACKED) and _stands_in(p)
+    ]
 
 
 def _stands_in(path: Path) -> bool:
