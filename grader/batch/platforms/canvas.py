@@ -1,7 +1,12 @@
 """Canvas: flat files `namekey[_LATE]_userid_submissionid_original.ext`; the files of one
 user id form that student's folder, their names restored (a resubmission's `-1`, `-2` taken
 off), so that `import utils` works; a restored name given twice is two attempts, the later
-counts."""
+counts.
+
+The name key is the student's sortable name, lowercased, with every character that is no
+word character taken out: Unicode letters stay (`núñezjosé`), and so do underscores. An
+assignment that anonymises its students has none, and `anon_` and the student's anonymous
+id stand for the user id. Older Canvas lowercased the whole name, `_late` too."""
 
 from __future__ import annotations
 
@@ -22,17 +27,22 @@ from grader.batch.platforms.sheet import (
 from grader.errors import GraderError
 from grader.names import display, shown
 
-# ASCII digits only: \d would take other scripts' digits too (the mathematical bold
-# digits, say), and an id of those would pass for another. ``(?s)``: a name holding a
+# Ids of ASCII digits only: \d would take other scripts' digits too (the mathematical bold
+# digits, say), and an id of those would pass for another. The shortest key that fits: a
+# name cannot hold `_digits_`, which Canvas takes out of it. Combining marks are word
+# characters to Canvas (a name in NFD, as macOS writes it). ``(?s)``: a name holding a
 # newline is still one name.
 CANVAS = re.compile(
-    r"(?s)^(?P<key>[a-z0-9]+)(?P<late>_LATE)?_(?P<user>[0-9]+)_(?P<sub>[0-9]+)_(?P<name>.+)$"
+    r"(?s)^(?:(?P<key>[\w\u0300-\u036f]+?)_)??(?:(?P<late>LATE|late)_)?"
+    r"(?P<user>[0-9]+|anon_[A-Za-z0-9]+)_(?P<sub>[0-9]+)_(?P<name>.+)$"
 )
 CANVAS_AGAIN = re.compile(r"(?s)^(?P<stem>.+?)-(?P<n>[0-9]+)(?P<suffix>\.[^.]+)?$")
 
 
 def entry_parts(name: str) -> re.Match[str] | None:
-    return CANVAS.match(name)
+    parts = CANVAS.match(name)
+    key = parts.group("key") if parts else None
+    return None if key and key != key.lower() else parts  # Canvas lowercases the name
 
 
 def _fits(folder: Path, items: Sequence[Path]) -> int:
@@ -80,13 +90,13 @@ def read(folder: Path, items: list[Path], scratch: Path, copy: Copy, export: Exp
                 earlier.append(shown(item.name))
         for name, (_, item) in chosen.items():
             copy(item, own / name)
-        key = files[0][0].group("key")
+        key = files[0][0].group("key") or ""  # none where students are anonymous
         export.students.append(
             Student(
                 id=export.layout.id_of(user),
                 name=key,
                 path=own,
-                relpath=f"{shown(key)}_{user}/",
+                relpath=f"{shown(key)}_{user}/" if key else f"{user}/",
                 late=any(parts.group("late") for parts, _ in files),
                 attempts=tuple(sorted(earlier)),
             )
