@@ -70,6 +70,37 @@ OUTPUT_NAMES = frozenset(
 )
 
 
+# What the batch writes under each of its folders' names: nothing else is ever in them.
+OWN_SUFFIXES = {RESULTS_DIR: (".json",), FEEDBACK_DIR: (".md", ".html")}
+LOOKED_AT = 10_000  # entries of one such folder looked at: past them, it is the batch's
+
+
+def not_ours(out: Path) -> str:
+    """Say what in ``out``, under a name the batch writes, no batch wrote, or return "":
+    a folder named report.md, a results/ holding a .py. Where --out is the class folder,
+    it is a learner's, which the batch would write into or over, and never grade."""
+    for name in sorted(OUTPUT_NAMES):
+        path = out / name
+        folder = name in OWN_SUFFIXES
+        if path.is_symlink() or not os.path.lexists(path):
+            continue  # a link is refused where it would be written through
+        if path.is_dir() != folder:
+            return f"{name} is a {'file' if folder else 'folder'}"
+        if folder:
+            try:
+                held = [e for _, e in zip(range(LOOKED_AT), os.scandir(path), strict=False)]
+            except OSError:
+                return f"{name}/ cannot be listed"
+            kind = OWN_SUFFIXES[name]
+            for entry in held:
+                if entry.name.startswith("."):
+                    continue  # a write's own temporary file, left by a batch stopped
+                # A folder where a file of its goes is the machine's to say (grader.log).
+                if not entry.is_dir(follow_symlinks=False) and not entry.name.endswith(kind):
+                    return f"{name}/ holds {shown(entry.name)!r}"
+    return ""
+
+
 def result_path(out: Path, entry_id: str) -> Path:
     """Return where the results document of the submission ``entry_id`` lies in ``out``."""
     return out / RESULTS_DIR / results_name(entry_id)

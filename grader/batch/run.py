@@ -31,6 +31,7 @@ from grader.batch.outdir import (
     RowStatus,
     feedback_or_log,
     locked,
+    not_ours,
     write_feedback,
     write_summary,
 )
@@ -83,6 +84,12 @@ def _prepare_out(out: Path) -> None:
     if out.exists() and not out.is_dir():
         raise GraderError(f"--out {shown(out)!r} is a file; give a folder for the results")
     check_private(out, "--out")
+    foreign = not_ours(out)
+    if foreign:
+        raise GraderError(
+            f"--out {shown(out)!r}: {foreign}, which no batch wrote (a learner's, where --out "
+            "is the class folder?): give --out a folder of its own"
+        )
     found = out / RESULTS_DIR
     try:
         found.mkdir(parents=True, exist_ok=True)

@@ -1,0 +1,171 @@
+"""One student, one gradebook row, one grade: a student two downloads both hold, a file of
+the class named like a platform's id, an entry whose name climbs out of the download, names
+Canvas writes for accented and anonymous students, and an --out that is the class folder
+holding a learner's folder named like the batch's own files."""
+
+from __future__ import annotations
+
+import zipfile
+from pathlib import Path
+
+import pytest
+
+from grader.batch.platforms.canvas import entry_parts
+from tests.batch.test_platforms import RIGHT, WRONG, batch, rows
+from tests.conftest import Cli
+
+GRADEBOOK = (
+    "Student,ID,SIS User ID,SIS Login ID,Section,HW 1 (77)\n"
+    "    Points Possible,,,,,10.00\n"
+    '"Lovelace, Ada",1,,,S1,\n"Babbage, Bob",2,,,S1,\n"Cat, Cy",3,,,S2,\n"Vic, Val",15,,,S1,\n'
+)
+
+
+def _export(cli: Cli, out: Path, tmp_path: Path, *extra: str) -> tuple[int, str, list[str]]:
+    template = tmp_path / "grades.csv"
+    template.write_text(GRADEBOOK)
+    dest = tmp_path / "filled.csv"
+    code, stdout, err = cli(
+        "export", out, "--to", "canvas", "--template", template, "-o", dest, *extra
+    )
+    assert code in (0, 1), err
+    return code, stdout, dest.read_text().splitlines()
+
+
+def test_a_student_two_sections_hold_is_graded_in_neither(cli: Cli, tmp_path: Path) -> None:
+    """Two downloads side by side that both hold user 1 (a student who moved section): no
+    row of theirs is graded, and export writes neither score into their one row."""
+    for section, files in {
+        "s1": {"ada_1_11_sol.py": RIGHT, "bob_2_21_sol.py": RIGHT},
+        "s2": {"ada_1_12_sol.py": WRONG, "cy_3_31_sol.py": RIGHT},
+    }.items():
+        (tmp_path / "class" / section).mkdir(parents=True)
+        for name, text in files.items():
+            (tmp_path / "class" / section / name).write_text(text)
+    out = tmp_path / "out"
+    batch(cli, tmp_path / "class", out)
+    ada = [r for r in rows_by_submission(out) if r["student_id"] == "canvas-1"]
+    assert len(ada) == 2
+    assert {r["status"] for r in ada} == {"not_graded"}
+    assert all("gives canvas-1 more than once" in r["reason"] for r in ada)
+    code, _said, lines = _export(cli, out, tmp_path, "--missing", "zero")
+    assert code == 1
+    assert '"Lovelace, Ada",1,,,S1,' in lines  # neither 10 nor 0 written over the other
+    assert '"Babbage, Bob",2,,,S1,10.00' in lines
+
+
+def test_a_blackboard_user_two_heads_name_is_graded_in_neither(cli: Cli, tmp_path: Path) -> None:
+    root = tmp_path / "bb"
+    root.mkdir()
+    when = "2024-03-05-10-00-00"
+    for head, text, receipt in (
+        ("HW 1_alice", RIGHT, "Name: Alice (alice)"),
+        ("HW 1_x_alice", WRONG, "Name: Mallory (alice)"),
+        ("HW 1_bob", RIGHT, "Name: Bob (bob)"),
+    ):
+        (root / f"{head}_attempt_{when}_sol.py").write_text(text)
+        (root / f"{head}_attempt_{when}.txt").write_text(receipt + "\n")
+    out = tmp_path / "out"
+    cli("batch", root, "--out", out)
+    alice = [r for r in rows_by_submission(out) if r["student_id"] == "blackboard-alice"]
+    assert len(alice) == 2
+    assert {r["status"] for r in alice} == {"not_graded"}
+    assert rows(out)["blackboard-bob"]["score"] == "10"
+
+
+def rows_by_submission(out: Path) -> list[dict[str, str]]:
+    import csv
+
+    with (out / "summary.csv").open(newline="", encoding="utf-8-sig") as handle:
+        return list(csv.DictReader(handle))
+
+
+def test_a_file_named_like_an_id_is_no_student_of_the_export(cli: Cli, tmp_path: Path) -> None:
+    """`canvas-15.py` among a Canvas download's files is graded as a file of the class, and
+    export writes nothing for user 15, who handed nothing in."""
+    root = tmp_path / "canvas"
+    root.mkdir()
+    for name in ("ada_1_11_sol.py", "bob_2_21_sol.py", "canvas-15.py"):
+        (root / name).write_text(RIGHT)
+    out = tmp_path / "out"
+    batch(cli, root, out)
+    assert rows(out)["canvas-15"]["status"] == "graded"
+    _code, stdout, lines = _export(cli, out, tmp_path)
+    assert "not in the template: canvas-15 (not read as a canvas student)" in stdout
+    assert '"Vic, Val",15,,,S1,' in lines
+
+
+def test_an_entry_that_climbs_out_leaves_its_owner_a_row(cli: Cli, tmp_path: Path) -> None:
+    """An entry named `dan_4_41_../../x.py` or `/eve_5_51_sol.py` is not unpacked, and its
+    owner's row says so; a second copy of a name is graded as the first, with a note."""
+    download = tmp_path / "submissions.zip"
+    with zipfile.ZipFile(download, "w") as archive:
+        archive.writestr("ada_1_11_sol.py", RIGHT)
+        archive.writestr("bob_2_21_sol.py", RIGHT)
+        archive.writestr("dan_4_41_../../x.py", RIGHT)
+        archive.writestr("/eve_5_51_sol.py", RIGHT)
+        archive.writestr("fay_6_61_sol.py", RIGHT)
+        with pytest.warns(UserWarning, match="Duplicate name"):
+            archive.writestr("fay_6_61_sol.py", WRONG)
+    out = tmp_path / "out"
+    cli("batch", download, "--out", out)
+    table = rows(out)
+    for user in ("canvas-4", "canvas-5"):
+        assert table[user]["status"] == "not_graded"
+        assert "was in the download but not unpacked" in table[user]["reason"]
+    assert table["canvas-6"]["status"] == "graded"
+    feedback = (out / "feedback" / "canvas-6.md").read_text()
+    assert "sol.py was in the download but not unpacked" in feedback
+
+
+def test_canvas_names_as_canvas_writes_them() -> None:
+    """Unicode letters and underscores kept, lowercased; `_LATE` now and `_late` before;
+    `anon_` ids where students are anonymous; a capital is no name Canvas writes."""
+    for name, key, late, user in (
+        ("núñezjosé_16_161_sol.py", "núñezjosé", None, "16"),
+        ("o_brien_LATE_12_34_x.py", "o_brien", "LATE", "12"),
+        ("smith_late_12_34_x.py", "smith", "late", "12"),
+        ("anon_xY7q2_555_sol.py", None, None, "anon_xY7q2"),
+        ("LATE_anon_ab1_5_s.py", None, "LATE", "anon_ab1"),
+        ("ann_12_34_56_x.py", "ann", None, "12"),
+    ):
+        parts = entry_parts(name)
+        assert parts is not None, name
+        assert (parts["key"], parts["late"], parts["user"]) == (key, late, user), name
+    for name in ("Ada_1_2_x.py", "lab_1_2.py", "my-lab_1_2_x.py", "ada_\U0001d7cf_1_sol.py"):
+        assert entry_parts(name) is None, name
+
+
+def test_an_accented_canvas_class_is_read_as_canvas(cli: Cli, tmp_path: Path) -> None:
+    root = tmp_path / "canvas"
+    root.mkdir()
+    for name in ("núñezjosé_16_161_sol.py", "émilezoé_LATE_19_191_sol.py", "anon_k3x9q_7_8_a.py"):
+        (root / name).write_text(RIGHT)
+    stdout, table = batch(cli, root, tmp_path / "out")
+    assert "layout: canvas, 3 of 3 entries" in stdout
+    assert {table[k]["status"] for k in ("canvas-16", "canvas-19", "canvas-anon_k3x9q")} == {
+        "graded"
+    }
+    assert table["canvas-19"]["late"] == "yes"
+
+
+def test_out_as_the_class_folder_refuses_a_learners_folder_named_like_its_own(
+    cli: Cli, tmp_path: Path
+) -> None:
+    """A learner's folder named report.md, or a results/ holding code, where --out is the
+    class folder: the batch says so and writes nothing; once it is renamed, it runs, and
+    runs again into its own output."""
+    for folder in ("report.md", "results"):
+        root = tmp_path / folder.replace(".", "_")
+        (root / folder).mkdir(parents=True)
+        (root / folder / "sol.py").write_text(RIGHT)
+        (root / "ada.py").write_text(RIGHT)
+        code, stdout, err = cli("batch", root, "--out", root)
+        assert code == 2, stdout + err
+        assert f"{folder}" in err and "which no batch wrote" in err
+        assert "internal error" not in err
+        assert not (root / "summary.csv").exists()
+        (root / folder).rename(root / "renamed")
+        batch(cli, root, root)
+        batch(cli, root, root)  # its own results/ and feedback/ are its own
+        assert rows(root)["renamed"]["status"] in ("graded", "unchanged")
