@@ -16,7 +16,7 @@ from collections import Counter
 from dataclasses import dataclass
 from enum import Enum, auto
 
-from grader.names import display
+from grader.names import display, unlinked
 from grader.records import Cause
 from grader.results import Results
 
@@ -99,7 +99,7 @@ def view(doc: Results) -> list[Line]:
 
 def _md_text(line: Line) -> str:
     text = display(line.text)
-    return MARKDOWN.sub(r"\\\1", text) if line.learners else text
+    return unlinked(MARKDOWN.sub(r"\\\1", text)) if line.learners else text
 
 
 def to_markdown(doc: Results, lines: list[Line] | None = None) -> str:

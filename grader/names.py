@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import re
 import unicodedata
 from collections.abc import Iterable, Sequence
 from pathlib import Path
@@ -25,6 +26,17 @@ ESCAPED = frozenset({"Cc", "Cf", "Cs", "Zl", "Zp"})
 # An id names results/ID.json: within the usual 255-byte limit of a file name, with room.
 ID_BYTES = 200
 ID_PUNCTUATION = "_.-"
+
+
+# What a Markdown viewer of GitHub's kind links unasked: a web address, a bare `www.`, an
+# e-mail address. Each is broken with a backslash escape, which reads as the character.
+_WWW = re.compile(r"(?i)(www)\.")
+
+
+def unlinked(markdown: str) -> str:
+    """Return Markdown text (already escaped) whose addresses a viewer will not link."""
+    text = markdown.replace("://", ":\\/\\/").replace("@", "\\@")
+    return _WWW.sub(r"\1\\.", text)
 
 
 def display(text: str) -> str:

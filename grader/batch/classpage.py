@@ -15,6 +15,7 @@ from grader.batch.classreport import ClassReport, Learner, build
 from grader.batch.manifest import WHOLE
 from grader.batch.outdir import REPORT_HTML, REPORT_MD
 from grader.files import TEMPLATES, atomic_write
+from grader.names import unlinked
 from grader.report import limits_line
 
 TEMPLATE = TEMPLATES / "classreport.html"
@@ -128,7 +129,7 @@ _MD_ESCAPES = str.maketrans({c: "\\" + c for c in "\\<>[]`*|#"})
 def _wrap(text: str, indent: str = "", first: str | None = None) -> list[str]:
     """Wrap a paragraph of report.md, its text escaped (see _MD_ESCAPES)."""
     return textwrap.wrap(
-        text.translate(_MD_ESCAPES).replace("://", ":\\/\\/").replace("www.", "www\\."),
+        unlinked(text.translate(_MD_ESCAPES)),
         WIDTH,
         initial_indent=indent if first is None else first,
         subsequent_indent=indent,

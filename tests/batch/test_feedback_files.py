@@ -149,3 +149,18 @@ def test_a_merge_that_cannot_write_a_feedback_file_logs_counts_it_and_ends_2(
     code, _, err = cli("merge", *shares, "--out", into)
     assert code == 0 and "feedback" not in err, err
     assert (into / "feedback" / "bob.html").is_file()
+
+
+def test_an_address_in_a_learners_name_links_nowhere(cli: Cli, tmp_path: Path) -> None:
+    """A file named `www.example.com.py`, a learner's folder holding `mail@example.org/`:
+    in feedback.md the address is escaped, as a viewer of GitHub's kind would link it."""
+    root = tmp_path / "class"
+    (root / "gus" / "mail@example.org").mkdir(parents=True)
+    (root / "gus" / "mail@example.org" / "sol.py").write_text(RIGHT)
+    root.joinpath("www.example.com.py").write_text(RIGHT)
+    out = tmp_path / "out"
+    code, _, err = cli("batch", root, "--out", out)
+    assert code == 0, err
+    text = "\n".join(p.read_text() for p in (out / "feedback").glob("*.md"))
+    assert "www\\.example" in text and "mail\\@example" in text
+    assert "www.example" not in text and "mail@example" not in text
