@@ -17,7 +17,7 @@ from grader.commands.args import (
     limits_of,
     problem_args,
 )
-from grader.errors import EXIT_FAILED, EXIT_PASSED
+from grader.errors import EXIT_FAILED, EXIT_PASSED, GraderError
 from grader.ship.visibility import VISIBILITIES
 from grader.states import Bundle, Format
 
@@ -159,7 +159,14 @@ def _add_case(args: argparse.Namespace, root: Path) -> int:
     from grader.problem.rules import load_rules
 
     inputs = given_inputs(load_rules(root).inputs, args.inputs, args.inputs_file)
+    refused_before = _kits_refusing(root)
     path = add_case(root, inputs=inputs, name=args.name, why=args.why)
+    # As `check` would, on every exercise beside the grader: a kit that shows the new case
+    # (an example holding its rows) refuses it. What a kit refused before is not its doing.
+    refused = {e: why for e, why in _kits_refusing(root).items() if e not in refused_before}
+    if refused:
+        path.unlink()
+        raise GraderError(f"{next(iter(refused.values()))}; no case written")
     if not args.no_audit:
         from grader.sandbox.walls import Unwalled, resolve_backend
 
@@ -194,6 +201,21 @@ def _add_case(args: argparse.Namespace, root: Path) -> int:
         print(f"wrote {path.relative_to(root)}")
     update_statement(root)
     return EXIT_PASSED
+
+
+def _kits_refusing(root: Path) -> dict[Path, str]:
+    """Return what `check` refuses of each exercise's public files, for every exercise
+    beside the grader, this one first (kitcheck.verify_public)."""
+    from grader.problem.cases import ProblemInvalid
+    from grader.ship.kitcheck import exercise_roots, verify_public
+
+    refused = {}
+    for exercise in exercise_roots(root):
+        try:
+            verify_public(exercise)
+        except (GraderError, ProblemInvalid) as refusal:
+            refused[exercise] = str(refusal)
+    return refused
 
 
 CHECK = Command(

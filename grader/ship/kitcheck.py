@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from grader.errors import GraderError
+from grader.files import PACKAGE
 from grader.problem.casefile import Case
 from grader.problem.cases import Checked, check_problem
 from grader.problem.exercise import EXERCISE_FILE, others
@@ -170,7 +171,7 @@ def verify_learner(root: Path, bundle: Path) -> list[str]:
         {path: {line.strip() for line in text.splitlines()} for path, text in plain.items()},
     )
     for (exercise, checked), (inputs, _) in zip(exercises, found, strict=True):
-        _check_secrets(exercise, checked, kit, inputs, seen)
+        _check_secrets_of(root, exercise, checked, kit, inputs, seen)
     formula = load_rules(root).formula
     for name, code in code_views(bundle, texts):
         if formula and re.search(formula, code):
@@ -197,6 +198,24 @@ def verify_public(root: Path) -> None:
         except GraderError as leak:
             # The kit check speaks of a bundle; here no bundle exists yet.
             raise GraderError(f"`bundle learner` would refuse this problem: {leak}") from None
+
+
+def _check_secrets_of(
+    root: Path,
+    exercise: Path,
+    checked: Checked,
+    kit: Kit,
+    inputs: Sequence[PublicInput],
+    seen: Seen,
+) -> None:
+    """Check the kit of ``root`` for the secrets of ``exercise``, another's or its own."""
+    try:
+        _check_secrets(exercise, checked, kit, inputs, seen)
+    except GraderError as leak:
+        if exercise == root:
+            raise
+        # Its cases' files are named within it: say which exercise's they are.
+        raise GraderError(f"{leak} (a case of the exercise in {_folder(exercise)})") from None
 
 
 def _check_secrets(
@@ -364,6 +383,10 @@ def _check_answer(rows: PublicRows, case: Case, expected: Array) -> None:
     data passes the case. Every table counts, the known mistakes' too, and all of them
     together: a learner can read them all.
     """
+    # Fewer numbers than a written list's fewest are in any text, scaled or in order among
+    # a row's columns (a running total's [4, 0, 4]): like the list, they tell no case.
+    if expected.size < SHORTEST_WRITTEN:
+        return
     # An answer of one axis is one row.
     places = rows.holding(expected.reshape(-1, expected.shape[-1]), case.tolerance)
     if places is not None:
@@ -371,6 +394,13 @@ def _check_answer(rows: PublicRows, case: Case, expected: Array) -> None:
             f"learner bundle holds the expected table of {case.source}: each of its "
             f"rows is in {_places(places)}; {ADVICE}"
         )
+
+
+def _folder(exercise: Path) -> str:
+    """Name an exercise's folder as its author knows it: from the grader's own folder."""
+    home = PACKAGE.parent
+    where = exercise.resolve()
+    return f"{where.relative_to(home) if where.is_relative_to(home) else where.name}/"
 
 
 def _places(places: Sequence[str]) -> str:

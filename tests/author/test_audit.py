@@ -141,7 +141,7 @@ def test_add_case_reports_redundancy(cli: Cli, tmp_path: Path) -> None:
         "--problem",
         root,
         "--input",
-        "positions=1",
+        "positions=7",  # no example's: an example's own rows are refused (check's rule)
         "--input",
         "d_model=2",
         "--why",

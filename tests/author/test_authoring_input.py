@@ -259,6 +259,27 @@ def test_add_case_takes_whole_numbers_with_an_exponent(cli: Cli, problem_copy: P
     assert added.inputs["positions"] == tuple(range(0, 300_000, 10_000))
 
 
+def test_add_case_refuses_a_case_a_public_example_shows(cli: Cli, problem_copy: Path) -> None:
+    """An example whose rows are the new case's (positions 1, 0 against the example's 0, 1):
+    `check` would refuse the problem, so add-case writes nothing, in one line."""
+    before = sorted(p.name for p in (problem_copy / "hidden_tests").iterdir())
+    code, _out, err = cli(
+        "add-case",
+        "--problem",
+        problem_copy,
+        "--input",
+        "positions=1,0",
+        "--input",
+        "d_model=4",
+        "--no-audit",
+        "--why",
+        "Two positions.",
+    )
+    assert code == 2
+    assert "holds every row of hidden_tests/11_case_11.yaml" in err and "no case written" in err
+    assert sorted(p.name for p in (problem_copy / "hidden_tests").iterdir()) == before
+
+
 def test_a_typo_names_the_key_and_the_one_meant(cli: Cli, problem_copy: Path) -> None:
     """A misspelt key is named, with the closest valid one; the missing key is not repeated."""
     _case(

@@ -3,6 +3,8 @@ rows reordered, widened, inside a larger table, transposed, flat; a row in commo
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 import pytest
 
@@ -147,3 +149,18 @@ def test_a_public_line_shorter_than_a_hidden_row_holds_none_of_it() -> None:
     wanted = np.zeros((1, 5))
     prose = PublicRows([PublicTable("examples.yaml", page, prose=True)])
     assert prose.holding(wanted, TOL) is None
+
+
+def test_an_answer_of_fewer_numbers_than_a_written_list_tells_no_case() -> None:
+    """A running total's [4, 0, 4] is in any kit, scaled among a row's columns: the kit
+    check leaves it, as it leaves a hidden list that short; four numbers it looks for."""
+    from types import SimpleNamespace
+
+    from grader.errors import GraderError
+    from grader.ship.kitcheck import _check_answer
+
+    rows = PublicRows([PublicTable("problem/widget.html", np.array([[1.0, 0.0, 1.0, 1.0]]))])
+    case: Any = SimpleNamespace(tolerance=TOL, source="hidden_tests/05_back_and_forth.yaml")
+    _check_answer(rows, case, np.array([4.0, 0.0, 4.0]))
+    with pytest.raises(GraderError, match="expected table of hidden_tests/05"):
+        _check_answer(rows, case, np.array([4.0, 0.0, 4.0, 4.0]))
