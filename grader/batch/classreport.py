@@ -122,7 +122,7 @@ class CaseLine:
     name: str
     why: str
     failed: int
-    graded: int  # the graded learners whose file ran: the whole of the case's share
+    graded: int  # the graded learners whose file ran this case: the whole of its share
     how: tuple[tuple[str, int], ...]  # failing outcome kinds, most frequent first
 
 
@@ -259,9 +259,11 @@ def build(out: Path, written: Mapping[str, Learner] | None = None) -> ClassRepor
     ran = [x for x in graded if not x.whole_file_failed]
     cases = []
     for case in manifest.cases:
+        # A case the budget left unrun caught nobody: its share is of the answers it ran.
+        reached = [x for x in ran if x.outcomes.get(case.name) is not Outcome.NOT_RUN]
         failing = Counter(
             code_of(x.outcomes.get(case.name, "missing"))
-            for x in ran
+            for x in reached
             if x.outcomes.get(case.name) is not Outcome.PASSED
         )
         cases.append(
@@ -269,7 +271,7 @@ def build(out: Path, written: Mapping[str, Learner] | None = None) -> ClassRepor
                 name=case.name,
                 why=case.why,
                 failed=sum(failing.values()),
-                graded=len(ran),
+                graded=len(reached),
                 how=tuple(sorted(failing.items(), key=lambda kv: (-kv[1], kv[0]))),
             )
         )

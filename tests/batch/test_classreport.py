@@ -163,6 +163,32 @@ def test_figures_from_results(tmp_path: Path) -> None:
     ]
 
 
+def test_a_case_the_budget_left_unrun_caught_nobody(tmp_path: Path) -> None:
+    """A learner whose budget ran out before case b: b's share is of those it ran."""
+    out = tmp_path / "out"
+    _learner(out, "ada", {"a": "passed", "b": "passed"})
+    _learner(out, "bob", {"a": "timeout", "b": "not_run"})
+    write_manifest(
+        out,
+        for_batch(
+            shard=Shard(1, 1),
+            suite="f" * 64,
+            tolerance="|got - want| <= 1e-06 + 1e-06 * |want|",
+            limits=Limits()._asdict(),
+            cases=[CaseInfo("a", "why a", 1.0), CaseInfo("b", "why b", 1.0)],
+            class_ids=["ada", "bob"],
+            ids=["ada", "bob"],
+            sandbox="bwrap",
+            seconds=1.5,
+            graded=2,
+            settings={},
+        ),
+    )
+    a, b = build(out).cases
+    assert (a.failed, a.graded) == (1, 2)
+    assert (b.failed, b.graded, b.how) == (0, 1, ())
+
+
 @pytest.fixture(scope="module")
 def batch_out(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A small class graded once: passes, mistakes, a timeout, a crash, not graded, markup."""
