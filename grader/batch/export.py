@@ -258,7 +258,8 @@ def _fill(
         if override is not None:
             was = f"{doc.score:g}" if doc.graded else "not graded"
             done.lines.append(
-                f"override: {entry_id}: {was} -> {override.score:g} ({display(override.reason)})"
+                f"override: {entry_id}: {was} -> {override.score:g} of {doc.max_score:g} "
+                f"({display(override.reason)})"
             )
             doc = feedback[entry_id] = doc.with_extra(**{STAFF_SCORE: override.score})
         _comment(book, row, doc, who, done)

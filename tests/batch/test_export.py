@@ -119,7 +119,7 @@ def test_overrides_replace_scores_in_the_export_only(cli: Cli, tmp_path: Path) -
         cli, out, "canvas", template, "--column", HW1, "--overrides", overrides
     )
     assert 'of notes",18.00,8.00' in dest.read_text()
-    assert "override: canvas-12345: 7 -> 9 (regrade: a typo in the case)" in stdout
+    assert "override: canvas-12345: 7 -> 9 of 10 (regrade: a typo in the case)" in stdout
     for bad in ("canvas-12345,-1,x\n", "canvas-00000,5,x\n", "canvas-12345,11,x\n"):
         overrides.write_text(bad)
         code, _, err = cli(

@@ -69,8 +69,8 @@ def test_an_override_of_a_row_not_graded_is_written_and_said_in_its_feedback(
         overrides,
     )
     assert code == 0, err + stdout
-    assert "override: moodle-1003: not graded -> 8 (graded the online text" in stdout
-    assert "override: moodle-1001: 7 -> 9" in stdout
+    assert "override: moodle-1003: not graded -> 8 of 10 (graded the online text" in stdout
+    assert "override: moodle-1001: 7 -> 9 of 10" in stdout
     assert "not written" not in stdout and "2 scores written" in stdout
     rows = dest.read_text(encoding="utf-8-sig").split("\n")
     assert ",80.00,100.00," in rows[3] and ",90.00,100.00," in rows[1]
