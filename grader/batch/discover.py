@@ -128,6 +128,11 @@ def discover(
     to ``layouts``.
     """
     found: list[Found] = []
+    # A path given twice (or a folder and a link to it) is one class: one row a learner.
+    named: dict[Path | tuple[int, int], Path] = {}
+    for given in paths:
+        named.setdefault(_where(given), given)
+    paths = list(named.values())
     several = len(paths) > 1
     passed_over = {p.resolve() for p in skip}
     for path in paths:
@@ -149,6 +154,15 @@ def discover(
         else:
             raise GraderError(f"no such file or folder: {shown(path)!r}")
     return _with_ids(_each_once(found))
+
+
+def _where(path: Path) -> Path | tuple[int, int]:
+    """What a path given names: its file or folder (a path that is not there, itself)."""
+    try:
+        info = path.stat()
+    except (OSError, ValueError):
+        return path
+    return info.st_dev, info.st_ino
 
 
 def _each_once(found: list[Found]) -> list[Found]:

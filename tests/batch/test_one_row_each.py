@@ -169,3 +169,16 @@ def test_out_as_the_class_folder_refuses_a_learners_folder_named_like_its_own(
         batch(cli, root, root)
         batch(cli, root, root)  # its own results/ and feedback/ are its own
         assert rows(root)["renamed"]["status"] in ("graded", "unchanged")
+
+
+def test_a_path_given_twice_is_one_class(cli: Cli, tmp_path: Path) -> None:
+    """`batch a.py a.py`, or a folder and a link to it: each learner one row, counted once."""
+    folder = tmp_path / "class"
+    folder.mkdir()
+    (folder / "ada.py").write_text(RIGHT)
+    (folder / "bob.py").write_text(WRONG)
+    (tmp_path / "link").symlink_to(folder)
+    batch(cli, folder / "ada.py", folder / "ada.py", tmp_path / "out1")
+    assert len(rows_by_submission(tmp_path / "out1")) == 1
+    batch(cli, folder, tmp_path / "link", folder, tmp_path / "out2")
+    assert sorted(r["submission"] for r in rows_by_submission(tmp_path / "out2")) == ["ada", "bob"]
