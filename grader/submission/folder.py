@@ -130,7 +130,7 @@ def pick(
         )
     if not code:
         files = [p for p in files if not p.is_symlink()]
-        return Pick(None, problem=_nothing(folder, files, protected))
+        return Pick(None, problem=_nothing(folder, files, protected, deep))
     answers, stubs, importers = _answers(code, function, read, starter)
     if len(answers) > 1:
         names = ", ".join(_name(p, folder) for paths in answers.values() for p in paths[:1])
@@ -290,8 +290,15 @@ NOT_UNPACKED = ".not-unpacked"
 STAND_IN_MARK = os.urandom(16).hex()
 
 
-def _nothing(folder: Path, files: list[Path], protected: Sequence[Path]) -> str:
+def _nothing(
+    folder: Path, files: list[Path], protected: Sequence[Path], deep: Sequence[Path] = ()
+) -> str:
     """Say, for a TA, why a folder holds nothing to grade."""
+    if not files and deep:
+        return (
+            f"no .py or .ipynb file within {MAX_DEPTH} folders of it; deeper ones are not "
+            f"looked into ({_name(deep[0], folder)}): hand in the code nearer the top"
+        )
     if not files:
         return "no .py or .ipynb file in it"
     for path in files[:MAX_LOOKED_INTO]:  # Python under another name: rename to .py

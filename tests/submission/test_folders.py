@@ -295,3 +295,16 @@ def test_a_package_past_the_depth_looked_into_is_named(cli: Cli, tmp_path: Path)
     code, out, _ = cli("submit", folder)
     assert code == 1
     assert "folders deeper than 4 are left out (a/b/c/d/e): their modules are not importable" in out
+
+
+def test_a_file_deeper_than_looked_into_is_said_so(tmp_path: Path) -> None:
+    """Code only past the depth looked into: the row says where the looking stopped, not
+    that the folder holds no code."""
+    from grader.submission.folder import MAX_DEPTH, pick
+
+    deep = tmp_path.joinpath("ada", *["x"] * (MAX_DEPTH + 2))
+    deep.mkdir(parents=True)
+    (deep / "sol.py").write_text("def sinusoidal_positions(p, d):\n    return 0\n")
+    chosen = pick(tmp_path / "ada", "sinusoidal_positions", read=lambda p: p.read_text())
+    assert chosen.file is None
+    assert f"within {MAX_DEPTH} folders of it" in chosen.problem
