@@ -163,11 +163,8 @@ def test_figures_from_results(tmp_path: Path) -> None:
     ]
 
 
-def test_a_case_the_budget_left_unrun_caught_nobody(tmp_path: Path) -> None:
-    """A learner whose budget ran out before case b: b's share is of those it ran."""
-    out = tmp_path / "out"
-    _learner(out, "ada", {"a": "passed", "b": "passed"})
-    _learner(out, "bob", {"a": "timeout", "b": "not_run"})
+def _manifest(out: Path, ids: list[str], graded: int | None = None) -> None:
+    """Write batch.json for a class of ``ids`` graded on two cases, a and b."""
     write_manifest(
         out,
         for_batch(
@@ -176,14 +173,22 @@ def test_a_case_the_budget_left_unrun_caught_nobody(tmp_path: Path) -> None:
             tolerance="|got - want| <= 1e-06 + 1e-06 * |want|",
             limits=Limits()._asdict(),
             cases=[CaseInfo("a", "why a", 1.0), CaseInfo("b", "why b", 1.0)],
-            class_ids=["ada", "bob"],
-            ids=["ada", "bob"],
+            class_ids=ids,
+            ids=ids,
             sandbox="bwrap",
             seconds=1.5,
-            graded=2,
+            graded=len(ids) if graded is None else graded,
             settings={},
         ),
     )
+
+
+def test_a_case_the_budget_left_unrun_caught_nobody(tmp_path: Path) -> None:
+    """A learner whose budget ran out before case b: b's share is of those it ran."""
+    out = tmp_path / "out"
+    _learner(out, "ada", {"a": "passed", "b": "passed"})
+    _learner(out, "bob", {"a": "timeout", "b": "not_run"})
+    _manifest(out, ["ada", "bob"])
     a, b = build(out).cases
     assert (a.failed, a.graded) == (1, 2)
     assert (b.failed, b.graded, b.how) == (0, 1, ())
@@ -445,22 +450,7 @@ def test_long_ids_and_accented_names_stay_readable(tmp_path: Path, width: int) -
         else:
             reason = f"Fran\u00e7ois_Ch\u00e2telet_{'y' * 50}.docx is not a Python file"
             _learner(out, entry_id, {"a": "not_graded", "b": "not_graded"}, error=reason)
-    write_manifest(
-        out,
-        for_batch(
-            shard=Shard(1, 1),
-            suite="f" * 64,
-            tolerance="|got - want| <= 1e-06 + 1e-06 * |want|",
-            limits=Limits()._asdict(),
-            cases=[CaseInfo("a", "why a", 1.0), CaseInfo("b", "why b", 1.0)],
-            class_ids=ids,
-            ids=ids,
-            sandbox="bwrap",
-            seconds=1.5,
-            graded=9,
-            settings={},
-        ),
-    )
+    _manifest(out, ids, graded=9)
     assert main(["report", str(out)]) == 0
     report = build(out)
     assert len(report.unnamed) == 3 and len(report.passed_all) == 3
