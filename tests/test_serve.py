@@ -105,6 +105,15 @@ def test_foreign_host_or_origin_refused(served: Server) -> None:
     assert status == 200
 
 
+def test_a_target_in_absolute_form_must_name_this_grader(raw: Server) -> None:
+    """`GET http://evil.test/?token=...`: its authority, which HTTP puts before Host, is
+    held to what Host is."""
+    foreign = b"GET http://evil.test/?token=<token> HTTP/1.1\r\nHost: <host>\r\n\r\n"
+    assert _status(_exchange(raw, foreign)) == 403
+    own = b"GET http://<host>/?token=<token> HTTP/1.1\r\nHost: <host>\r\n\r\n"
+    assert _status(_exchange(raw, own)) == 200
+
+
 def test_post_needs_the_token(served: Server) -> None:
     """Grading without the token header is refused."""
     status, _ = _request(served, "POST", "/api/run", body=b'{"source": ""}')

@@ -270,9 +270,16 @@ class Handler(BaseHTTPRequestHandler):
     def _url(self) -> SplitResult:
         """Return the request's URL, or raise a Refusal."""
         try:
-            return urlsplit(self.path)
+            url = urlsplit(self.path)
         except ValueError:  # a bracket that opens no IPv6 address, for one
             raise Refusal(HTTPStatus.BAD_REQUEST, "malformed request target") from None
+        # A target in absolute form names its own authority, which HTTP puts before Host:
+        # it must be this grader's, as Host must.
+        if (url.scheme or url.netloc) and (
+            url.scheme != "http" or url.netloc not in self.app.allowed_hosts()
+        ):
+            raise Refusal(HTTPStatus.FORBIDDEN, "requests must be addressed to 127.0.0.1")
+        return url
 
     def _route(self, url: SplitResult, missing: str) -> None:
         """Raise a Refusal unless the path exists and takes this method."""
