@@ -24,7 +24,7 @@ from yaml.constructor import SafeConstructor
 from yaml.resolver import Resolver
 
 from grader.errors import WHOLE_FILE, Refused
-from grader.files import read_bounded, too_large
+from grader.files import PROBLEM_FILES, read_bounded, too_large
 from grader.names import display
 
 # libyaml's parser where the machine has it: five times faster than the pure-Python one.
@@ -122,12 +122,17 @@ class Loaded:
 
 
 def load_file(
-    path: Path, *, limit: int = MAX_BYTES, nodes: int = MAX_NODES, what: str = PROBLEM_FILE
+    path: Path,
+    *,
+    limit: int = MAX_BYTES,
+    nodes: int = MAX_NODES,
+    what: str = PROBLEM_FILE,
+    rule: str = PROBLEM_FILES,
 ) -> Loaded:
     """Read and load one YAML file, refusing anything but a plain file of at most ``limit``
     bytes and ``nodes`` values (a problem file's bounds, unless a caller says others, and
-    names ``what`` the file is)."""
-    data = read_bounded(path, limit, what=what)
+    names ``what`` the file is and the ``rule`` a link or a device breaks)."""
+    data = read_bounded(path, limit, what=what, rule=rule)
     return load_bytes(data, limit=limit, nodes=nodes, what=what)
 
 

@@ -617,3 +617,14 @@ def test_a_flat_class_of_folders_shaped_like_two_platforms_stays_flat(
     stdout, table = batch(cli, klass, tmp_path / "out")
     assert stdout.splitlines()[0] == "layout: flat, 2 entries"
     assert set(table) == {"ann", "eve"}
+
+
+def test_a_linked_metadata_file_is_refused_in_gradescopes_words(cli: Cli, tmp_path: Path) -> None:
+    root = tmp_path / "export"
+    (root / "submission_1").mkdir(parents=True)
+    (root / "submission_1" / "sol.py").write_text(RIGHT)
+    (tmp_path / "meta.yml").write_text(":submission_1:\n  :submitters:\n  - :sid: 'S1'\n")
+    (root / "submission_metadata.yml").symlink_to(tmp_path / "meta.yml")
+    code, _, err = cli("batch", root, "--out", tmp_path / "out")
+    assert code == 2
+    assert "Gradescope's metadata must be a plain file" in err and "problem files" not in err

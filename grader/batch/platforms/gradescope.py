@@ -45,7 +45,11 @@ def _metadata(path: Path) -> dict[str, list[dict[str, str]]]:
     """Return each submission folder's submitters, from the export's metadata file."""
     try:
         doc = load_file(
-            path, limit=MAX_METADATA_BYTES, nodes=MAX_METADATA_VALUES, what="Gradescope's metadata"
+            path,
+            limit=MAX_METADATA_BYTES,
+            nodes=MAX_METADATA_VALUES,
+            what="Gradescope's metadata",
+            rule="Gradescope's metadata must be a plain file, as downloaded",
         ).data
     except Refused as exc:
         line = f":{exc.line}" if exc.line else ""
