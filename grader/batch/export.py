@@ -72,6 +72,9 @@ def export(
         raise GraderError(f"--feedback-zip is {extras()}")
     _check_places(template, dest, feedback_zip, overrides)
     docs, others = _class(out, to)
+    for doc in docs.values():
+        if why := to.ungradable(_identity(doc, to)):
+            raise GraderError(f"{shown(out)}: {why}; nothing written")
     changed = _overrides(overrides, docs) if overrides else {}
     raw = _read(template, MAX_BYTES, "--template", "a gradebook")
     assert to.gradebook is not None  # --to offers no other

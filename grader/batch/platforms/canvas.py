@@ -11,6 +11,7 @@ id stand for the user id. Older Canvas lowercased the whole name, `_late` too.""
 from __future__ import annotations
 
 import re
+import unicodedata
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -28,21 +29,38 @@ from grader.errors import GraderError
 from grader.names import display, shown
 
 # Ids of ASCII digits only: \d would take other scripts' digits too (the mathematical bold
-# digits, say), and an id of those would pass for another. The shortest key that fits: a
-# name cannot hold `_digits_`, which Canvas takes out of it. Combining marks are word
-# characters to Canvas (a name in NFD, as macOS writes it). ``(?s)``: a name holding a
-# newline is still one name.
+# digits, say), and an id of those would pass for another. The shortest key that fits (a
+# name with `_digits_` in it is rare: Canvas takes such runs out of it), of word
+# characters as Canvas reads them (_word_key). Without a key only where the students are
+# anonymous: a flat class of `2024_03_ada.py` files is no Canvas download. ``(?s)``: a
+# name holding a newline is still one name.
 CANVAS = re.compile(
-    r"(?s)^(?:(?P<key>[\w\u0300-\u036f]+?)_)??(?:(?P<late>LATE|late)_)?"
-    r"(?P<user>[0-9]+|anon_[A-Za-z0-9]+)_(?P<sub>[0-9]+)_(?P<name>.+)$"
+    r"(?s)^(?P<key>.+?)_(?:(?P<late>LATE|late)_)?"
+    r"(?P<user>[0-9]+)_(?P<sub>[0-9]+)_(?P<name>.+)$"
+)
+# Where an assignment anonymises its students: no name key, `anon_` and their anonymous id.
+ANONYMOUS = re.compile(
+    r"(?s)^(?P<key>)(?:(?P<late>LATE|late)_)?"
+    r"(?P<user>anon_[A-Za-z0-9]+)_(?P<sub>[0-9]+)_(?P<name>.+)$"
 )
 CANVAS_AGAIN = re.compile(r"(?s)^(?P<stem>.+?)-(?P<n>[0-9]+)(?P<suffix>\.[^.]+)?$")
 
 
 def entry_parts(name: str) -> re.Match[str] | None:
+    anonymous = ANONYMOUS.match(name)
+    if anonymous is not None:
+        return anonymous
     parts = CANVAS.match(name)
-    key = parts.group("key") if parts else None
-    return None if key and key != key.lower() else parts  # Canvas lowercases the name
+    return parts if parts is not None and _word_key(parts.group("key")) else None
+
+
+def _word_key(key: str) -> bool:
+    """Whether ``key`` is a name as Canvas writes it: lowercased, of word characters alone
+    (letters and marks of any script, digits, underscores)."""
+    return key == key.lower() and all(
+        c == "_" or unicodedata.category(c)[0] in "LMN" or unicodedata.category(c) == "Pc"
+        for c in key
+    )
 
 
 def _fits(folder: Path, items: Sequence[Path]) -> int:
@@ -200,4 +218,11 @@ PLATFORM = Platform(
     claim=_claim,
     gradebook=gradebook,
     gradebook_file="Canvas's Grades > Export",
+    ungradable=lambda key: (
+        "the download anonymised its students (anon_ ids), whom no gradebook row names: "
+        "enter their grades in SpeedGrader, or download again once the assignment's "
+        "grades are posted and its students shown"
+        if key.startswith("anon_")
+        else ""
+    ),
 )

@@ -136,6 +136,9 @@ class Platform:
     # What else `grader export` can write for it (--feedback-zip), and what it is for.
     extra: Extra | None = None
     extra_for: str = ""  # "its upload of feedback files"
+    # Why a student key of this platform is in no gradebook ("" where it may be): Canvas's
+    # anonymous ids. An export holding one writes nothing, rather than a zero for all.
+    ungradable: Callable[[str], str] = lambda key: ""
 
     def __str__(self) -> str:
         return self.name
