@@ -29,13 +29,15 @@ ID_PUNCTUATION = "_.-"
 
 
 # What a Markdown viewer of GitHub's kind links unasked: a web address, a bare `www.`, an
-# e-mail address. Each is broken with a backslash escape, which reads as the character.
+# e-mail address. A backslash escape, which reads as the character, breaks the first two;
+# an `@` must stand in a code span of its own, since viewers join escaped text back to its
+# neighbours before they look for addresses.
 _WWW = re.compile(r"(?i)(www)\.")
 
 
 def unlinked(markdown: str) -> str:
     """Return Markdown text (already escaped) whose addresses a viewer will not link."""
-    text = markdown.replace("://", ":\\/\\/").replace("@", "\\@")
+    text = markdown.replace("://", ":\\/\\/").replace("@", "`@`")
     return _WWW.sub(r"\1\\.", text)
 
 

@@ -134,6 +134,9 @@ def _wrap(text: str, indent: str = "", first: str | None = None) -> list[str]:
         initial_indent=indent if first is None else first,
         subsequent_indent=indent,
         break_on_hyphens=False,
+        # A word cut after its escape's backslash would leave it at a line's end, a line
+        # break there, and the character after it markup again: a long name runs long.
+        break_long_words=False,
     ) or [first or indent]
 
 

@@ -162,5 +162,5 @@ def test_an_address_in_a_learners_name_links_nowhere(cli: Cli, tmp_path: Path) -
     code, _, err = cli("batch", root, "--out", out)
     assert code == 0, err
     text = "\n".join(p.read_text() for p in (out / "feedback").glob("*.md"))
-    assert "www\\.example" in text and "mail\\@example" in text
+    assert "www\\.example" in text and "mail`@`example" in text
     assert "www.example" not in text and "mail@example" not in text
