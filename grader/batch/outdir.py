@@ -73,12 +73,16 @@ OUTPUT_NAMES = frozenset(
 # What the batch writes under each of its folders' names: nothing else is ever in them.
 OWN_SUFFIXES = {RESULTS_DIR: (".json",), FEEDBACK_DIR: (".md", ".html")}
 LOOKED_AT = 10_000  # entries of one such folder looked at: past them, it is the batch's
+# Written with batch.json, at a batch's end: without it, they are no batch's.
+CLOSING_FILES = (SUMMARY_FILE, REPORT_MD, REPORT_HTML)
 
 
 def not_ours(out: Path) -> str:
-    """Say what in ``out``, under a name the batch writes, no batch wrote, or return "":
-    a folder named report.md, a results/ holding a .py. Where --out is the class folder,
-    it is a learner's, which the batch would write into or over, and never grade."""
+    """Say what in ``out``, the class folder given as --out, lies under a name the batch
+    writes and is a learner's, or return "": a folder named report.md, a results/ holding
+    code, a report.md and no batch.json. The batch would write into or over it, and never
+    grade it."""
+    earlier = (out / MANIFEST_FILE).is_file()
     for name in sorted(OUTPUT_NAMES):
         path = out / name
         folder = name in OWN_SUFFIXES
@@ -86,18 +90,27 @@ def not_ours(out: Path) -> str:
             continue  # a link is refused where it would be written through
         if path.is_dir() != folder:
             return f"{name} is a {'file' if folder else 'folder'}"
+        if name in CLOSING_FILES and not earlier:
+            return f"{name} is there and {MANIFEST_FILE} is not"
         if folder:
-            try:
-                held = [e for _, e in zip(range(LOOKED_AT), os.scandir(path), strict=False)]
-            except OSError:
-                return f"{name}/ cannot be listed"
-            kind = OWN_SUFFIXES[name]
-            for entry in held:
-                if entry.name.startswith("."):
-                    continue  # a write's own temporary file, left by a batch stopped
-                # A folder where a file of its goes is the machine's to say (grader.log).
-                if not entry.is_dir(follow_symlinks=False) and not entry.name.endswith(kind):
-                    return f"{name}/ holds {shown(entry.name)!r}"
+            foreign = _foreign_entry(path, OWN_SUFFIXES[name])
+            if foreign:
+                return f"{name}/ holds {shown(foreign)!r}"
+    return ""
+
+
+def _foreign_entry(folder: Path, kind: tuple[str, ...]) -> str:
+    """Return the name of an entry of the batch's ``folder`` that no batch writes, or ""."""
+    try:
+        held = [e for _, e in zip(range(LOOKED_AT), os.scandir(folder), strict=False)]
+    except OSError:
+        return "an entry it cannot list"
+    for entry in held:
+        if entry.name.startswith("."):
+            continue  # a write's own temporary file, left by a batch stopped
+        # A folder where a file of the batch goes is the machine's to say (grader.log).
+        if not entry.name.endswith(kind):
+            return entry.name
     return ""
 
 

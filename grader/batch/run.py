@@ -79,16 +79,18 @@ def _shown_paths(paths: Sequence[Path]) -> str:
     return ", ".join(shown(p) for p in paths[:3]) + (" and more" if len(paths) > 3 else "")
 
 
-def _prepare_out(out: Path) -> None:
-    """Make ``out`` and its results folder, refusing a file or a folder the child reads."""
+def _prepare_out(out: Path, paths: Sequence[Path]) -> None:
+    """Make ``out`` and its results folder, refusing a file or a folder the child reads,
+    and, where --out is a class folder given, a learner's entry under the batch's names."""
     if out.exists() and not out.is_dir():
         raise GraderError(f"--out {shown(out)!r} is a file; give a folder for the results")
     check_private(out, "--out")
-    foreign = not_ours(out)
+    given = out.is_dir() and any(_same(out, path) for path in paths)
+    foreign = not_ours(out) if given else ""
     if foreign:
         raise GraderError(
-            f"--out {shown(out)!r}: {foreign}, which no batch wrote (a learner's, where --out "
-            "is the class folder?): give --out a folder of its own"
+            f"--out {shown(out)!r}, the class folder: {foreign}, which no batch wrote (a "
+            "learner's, where the batch writes its own): give --out a folder of its own"
         )
     found = out / RESULTS_DIR
     try:
@@ -100,6 +102,13 @@ def _prepare_out(out: Path) -> None:
         raise GraderError(
             f"{shown(found)!r} is a link, not a folder: remove it, or use another --out"
         )
+
+
+def _same(out: Path, path: Path) -> bool:
+    try:
+        return out.samefile(path)
+    except OSError:
+        return False
 
 
 def run_batch(
@@ -196,7 +205,7 @@ def _run_batch(
     klass = _discover(paths, out, problem_root, shard=shard, layout=layout, scratch=scratch)
     check_layout(out, klass.layouts.names())
     departed = _departed(out, {e.id for e in klass.everyone})
-    _prepare_out(out)
+    _prepare_out(out, paths)
     # The walls asked for, as a single grading guards with: bwrap's, even where the
     # template later falls back.
     guard(protected_paths(problem_root), pool.choice.backend)
