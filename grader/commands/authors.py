@@ -163,7 +163,11 @@ def _add_case(args: argparse.Namespace, root: Path) -> int:
     path = add_case(root, inputs=inputs, name=args.name, why=args.why)
     # As `check` would, on every exercise beside the grader: a kit that shows the new case
     # (an example holding its rows) refuses it. What a kit refused before is not its doing.
-    refused = {e: why for e, why in _kits_refusing(root).items() if e not in refused_before}
+    try:
+        refused = {e: why for e, why in _kits_refusing(root).items() if e not in refused_before}
+    except BaseException:
+        path.unlink()  # Ctrl-C included: no case is left that was not checked
+        raise
     if refused:
         path.unlink()
         raise GraderError(f"{next(iter(refused.values()))}; no case written")

@@ -7,6 +7,7 @@ the file, its line and the field.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
 import resource
@@ -16,6 +17,7 @@ from pathlib import Path
 
 import pytest
 
+from grader.cli import main
 from grader.problem import casefile, cases
 from grader.problem.cases import load_problem
 from tests.conftest import CORPUS, ROOT, ROPE, Cli
@@ -611,3 +613,27 @@ def test_check_lists_a_wrong_stored_value_with_the_other_files_issues(
     issues = _check(cli, problem_copy)
     assert [i.split(":")[0] for i in issues] == ["examples.yaml", *["hidden_tests/11_bad.yaml"] * 2]
     assert issues[0].startswith("examples.yaml:13: examples[0].expected: disagrees with the ")
+
+
+def test_add_case_stopped_while_it_checks_the_kits_leaves_no_case(
+    problem_copy: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Ctrl-C once the case is written, while every exercise's kit is checked: no case is
+    left that was not checked."""
+    from grader.commands import authors
+
+    calls: list[Path] = []
+
+    def refusing(root: Path) -> dict[Path, str]:
+        calls.append(root)
+        if len(calls) > 1:  # after the case is written
+            raise KeyboardInterrupt
+        return {}
+
+    monkeypatch.setattr(authors, "_kits_refusing", refusing)
+    before = sorted(p.name for p in (problem_copy / "hidden_tests").iterdir())
+    args = ["add-case", "--problem", str(problem_copy), "--input", "positions=7,3"]
+    with contextlib.suppress(KeyboardInterrupt, SystemExit):
+        main([*args, "--input", "d_model=6", "--no-audit", "--why", "Stopped."])
+    assert len(calls) == 2
+    assert sorted(p.name for p in (problem_copy / "hidden_tests").iterdir()) == before

@@ -151,9 +151,10 @@ def test_a_public_line_shorter_than_a_hidden_row_holds_none_of_it() -> None:
     assert prose.holding(wanted, TOL) is None
 
 
-def test_an_answer_of_fewer_numbers_than_a_written_list_tells_no_case() -> None:
+def test_an_answer_of_a_few_small_whole_numbers_tells_no_case() -> None:
     """A running total's [4, 0, 4] is in any kit, scaled among a row's columns: the kit
-    check leaves it, as it leaves a hidden list that short; four numbers it looks for."""
+    check leaves it, as it leaves a hidden list that short; four numbers, or two that are
+    no small whole numbers, it looks for."""
     from types import SimpleNamespace
 
     from grader.errors import GraderError
@@ -164,3 +165,8 @@ def test_an_answer_of_fewer_numbers_than_a_written_list_tells_no_case() -> None:
     _check_answer(rows, case, np.array([4.0, 0.0, 4.0]))
     with pytest.raises(GraderError, match="expected table of hidden_tests/05"):
         _check_answer(rows, case, np.array([4.0, 0.0, 4.0, 4.0]))
+    # Two numbers no text holds by chance are still looked for: sin 6 and cos 6.
+    answer = np.array([np.sin(6.0), np.cos(6.0)])
+    written = PublicRows([PublicTable("problem/statement.md", answer.reshape(1, 2))])
+    with pytest.raises(GraderError, match="expected table of hidden_tests/05"):
+        _check_answer(written, case, answer)
