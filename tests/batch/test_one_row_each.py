@@ -125,14 +125,23 @@ def test_canvas_names_as_canvas_writes_them() -> None:
         ("núñezjosé_16_161_sol.py", "núñezjosé", None, "16"),
         ("o_brien_LATE_12_34_x.py", "o_brien", "LATE", "12"),
         ("smith_late_12_34_x.py", "smith", "late", "12"),
-        ("anon_xY7q2_555_sol.py", None, None, "anon_xY7q2"),
-        ("LATE_anon_ab1_5_s.py", None, "LATE", "anon_ab1"),
+        ("anon_xY7q2_555_sol.py", "", None, "anon_xY7q2"),
+        ("LATE_anon_ab1_5_s.py", "", "LATE", "anon_ab1"),
         ("ann_12_34_56_x.py", "ann", None, "12"),
+        ("राम_5_6_s.py", "राम", None, "5"),  # a vowel sign is a mark, kept by Canvas
+        ("2_7_71_sol.py", "2", None, "7"),  # a name of digits alone: still a name
     ):
         parts = entry_parts(name)
         assert parts is not None, name
         assert (parts["key"], parts["late"], parts["user"]) == (key, late, user), name
-    for name in ("Ada_1_2_x.py", "lab_1_2.py", "my-lab_1_2_x.py", "ada_\U0001d7cf_1_sol.py"):
+    for name in (
+        "Ada_1_2_x.py",
+        "lab_1_2.py",
+        "my-lab_1_2_x.py",
+        "ada_\U0001d7cf_1_sol.py",
+        "2024_03_ada.py",  # a flat class's dated files: no key, and no anonymous id
+        "20231234_1_ada.py",
+    ):
         assert entry_parts(name) is None, name
 
 
@@ -147,6 +156,32 @@ def test_an_accented_canvas_class_is_read_as_canvas(cli: Cli, tmp_path: Path) ->
         "graded"
     }
     assert table["canvas-19"]["late"] == "yes"
+
+
+def test_an_anonymous_class_is_exported_nowhere(cli: Cli, tmp_path: Path) -> None:
+    """No gradebook row names an anonymous id: export writes nothing, not a zero for all."""
+    root = tmp_path / "canvas"
+    root.mkdir()
+    for name in ("anon_Xy12Q_71_sol.py", "anon_k3x9q_72_sol.py"):
+        (root / name).write_text(RIGHT)
+    batch(cli, root, tmp_path / "out")
+    template = tmp_path / "grades.csv"
+    template.write_text(GRADEBOOK)
+    dest = tmp_path / "filled.csv"
+    code, _, err = cli(
+        "export",
+        tmp_path / "out",
+        "--to",
+        "canvas",
+        "--template",
+        template,
+        "-o",
+        dest,
+        "--missing",
+        "zero",
+    )
+    assert code == 2 and "anonymised its students" in err and "nothing written" in err
+    assert not dest.exists()
 
 
 def test_out_as_the_class_folder_refuses_a_learners_folder_named_like_its_own(
@@ -169,6 +204,30 @@ def test_out_as_the_class_folder_refuses_a_learners_folder_named_like_its_own(
         batch(cli, root, root)
         batch(cli, root, root)  # its own results/ and feedback/ are its own
         assert rows(root)["renamed"]["status"] in ("graded", "unchanged")
+
+
+def test_out_as_the_class_folder_refuses_a_learners_file_or_package_there(
+    cli: Cli, tmp_path: Path
+) -> None:
+    """A learner's report.md handed in before any batch ran there, a results/ holding a
+    package: refused; the same in an --out of its own is the batch's business alone."""
+    first = tmp_path / "first"
+    first.mkdir()
+    (first / "ada.py").write_text(RIGHT)
+    (first / "report.md").write_text("# my report\n")
+    code, _, err = cli("batch", first, "--out", first)
+    assert code == 2 and "report.md is there and batch.json is not" in err
+    assert (first / "report.md").read_text() == "# my report\n"
+    package = tmp_path / "package"
+    (package / "results" / "pkg").mkdir(parents=True)
+    (package / "results" / "pkg" / "sol.py").write_text(RIGHT)
+    (package / "ada.py").write_text(RIGHT)
+    code, _, err = cli("batch", package, "--out", package)
+    assert code == 2 and "results/ holds 'pkg'" in err
+    own = tmp_path / "own"
+    (own / "feedback").mkdir(parents=True)
+    (own / "feedback" / "ada.md~").write_text("an editor's copy")
+    batch(cli, package / "ada.py", own)
 
 
 def test_a_path_given_twice_is_one_class(cli: Cli, tmp_path: Path) -> None:
