@@ -86,6 +86,10 @@ def turns(table: Array) -> Iterator[Array]:
                 yield np.hstack([turned[:, 0:pairs:2], turned[:, 1:pairs:2], turned[:, pairs:]])
 
 
+# The fewest values other than zero a table needs for a copy of it scaled to be told.
+SCALE_TOLD = 4
+
+
 class PublicRows:
     """Every row, column and flat layout of the kit's tables, as they are and as scaled."""
 
@@ -126,8 +130,10 @@ class PublicRows:
 
         bounds = _bounds(wanted, tol)
         found = self.exact.holding(wanted, bounds) or self.exact.by_columns(wanted, bounds)
-        if np.count_nonzero(wanted) < 2:
-            # One value scaled is any value: a scale needs two values to be told.
+        if np.count_nonzero(wanted) < SCALE_TOLD:
+            # One value scaled is any value, and three are any three proportional numbers
+            # (an example's [1.5, 2, 4] and a hidden case's [0.75, 1, 2]): a scale needs
+            # as many values as a written list to be told.
             return found
         anchor = _anchor(wanted)
         # Either sign: a table's first value of largest magnitude may be another row's

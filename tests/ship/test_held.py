@@ -153,18 +153,20 @@ def test_a_public_line_shorter_than_a_hidden_row_holds_none_of_it() -> None:
 
 def test_an_answer_of_a_few_small_whole_numbers_tells_no_case() -> None:
     """A running total's [4, 0, 4] is in any kit, scaled among a row's columns: the kit
-    check leaves it, as it leaves a hidden list that short; four numbers, or two that are
-    no small whole numbers, it looks for."""
+    check leaves it, as it leaves a hidden list that short, and a copy scaled of fewer than
+    four values; four values, or two exact ones that are no small whole numbers, it finds."""
     from types import SimpleNamespace
 
     from grader.errors import GraderError
     from grader.ship.kitcheck import _check_answer
 
-    rows = PublicRows([PublicTable("problem/widget.html", np.array([[1.0, 0.0, 1.0, 1.0]]))])
+    rows = PublicRows([PublicTable("problem/widget.html", np.array([[1.0, 0.0, 1.0, 2.0, 1.0]]))])
     case: Any = SimpleNamespace(tolerance=TOL, source="hidden_tests/05_back_and_forth.yaml")
     _check_answer(rows, case, np.array([4.0, 0.0, 4.0]))
+    # Three proportional values are any three: a scaled copy needs four to be told.
+    _check_answer(rows, case, np.array([2.0, 2.0, 4.0]) / 8)
     with pytest.raises(GraderError, match="expected table of hidden_tests/05"):
-        _check_answer(rows, case, np.array([4.0, 0.0, 4.0, 4.0]))
+        _check_answer(rows, case, np.array([4.0, 4.0, 8.0, 4.0]))
     # Two numbers no text holds by chance are still looked for: sin 6 and cos 6.
     answer = np.array([np.sin(6.0), np.cos(6.0)])
     written = PublicRows([PublicTable("problem/statement.md", answer.reshape(1, 2))])
