@@ -5,6 +5,7 @@ holding a learner's folder named like the batch's own files."""
 
 from __future__ import annotations
 
+import os
 import zipfile
 from pathlib import Path
 
@@ -216,7 +217,7 @@ def test_out_as_the_class_folder_refuses_a_learners_file_or_package_there(
     (first / "ada.py").write_text(RIGHT)
     (first / "report.md").write_text("# my report\n")
     code, _, err = cli("batch", first, "--out", first)
-    assert code == 2 and "report.md is there and batch.json is not" in err
+    assert code == 2 and "report.md is there, and no batch's batch.json or results/" in err
     assert (first / "report.md").read_text() == "# my report\n"
     package = tmp_path / "package"
     (package / "results" / "pkg").mkdir(parents=True)
@@ -224,6 +225,13 @@ def test_out_as_the_class_folder_refuses_a_learners_file_or_package_there(
     (package / "ada.py").write_text(RIGHT)
     code, _, err = cli("batch", package, "--out", package)
     assert code == 2 and "results/ holds 'pkg'" in err
+    (package / "results" / "pkg").rename(package / "results" / "pkg.json")  # named as ours
+    code, _, err = cli("batch", package, "--out", package)
+    assert code == 2 and "results/ holds 'pkg.json'" in err
+    (package / "ada" / "report.md").parent.mkdir()
+    (package / "ada" / "sol.py").write_text(RIGHT)
+    code, _, err = cli("batch", package, "--out", package / "ada")  # a learner's folder
+    assert code == 2 and "lies in a class folder and holds 'sol.py'" in err
     own = tmp_path / "own"
     (own / "feedback").mkdir(parents=True)
     (own / "feedback" / "ada.md~").write_text("an editor's copy")
@@ -241,3 +249,48 @@ def test_a_path_given_twice_is_one_class(cli: Cli, tmp_path: Path) -> None:
     assert len(rows_by_submission(tmp_path / "out1")) == 1
     batch(cli, folder, tmp_path / "link", folder, tmp_path / "out2")
     assert sorted(r["submission"] for r in rows_by_submission(tmp_path / "out2")) == ["ada", "bob"]
+
+
+def test_a_batch_stopped_before_its_manifest_runs_again_into_the_class_folder(
+    cli: Cli, tmp_path: Path
+) -> None:
+    root = tmp_path / "class"
+    root.mkdir()
+    (root / "ada.py").write_text(RIGHT)
+    batch(cli, root, root)
+    (root / "batch.json").unlink()  # stopped between summary.csv and batch.json
+    batch(cli, root, root)
+    assert rows(root)["ada"]["status"] in ("graded", "unchanged")
+
+
+def test_a_flat_class_of_dated_files_stays_flat(cli: Cli, tmp_path: Path) -> None:
+    """`ada_2024_12_15.py` fits Canvas's naming (user 2024) alone; three learners under one
+    "user" with three names are no download. A name of no word character (an emoji) gives
+    Canvas's empty key; a student named Anon is no anonymous id."""
+    root = tmp_path / "flat"
+    root.mkdir()
+    for name, text in (("ada", RIGHT), ("bob", WRONG), ("cat", RIGHT)):
+        (root / f"{name}_2024_12_15.py").write_text(text)
+    stdout, table = batch(cli, root, tmp_path / "out")
+    assert "layout: flat, 3 entries" in stdout
+    assert table["bob_2024_12_15"]["status"] == "graded"
+    assert entry_parts("_5_51_sol.py")["user"] == "5"  # type: ignore[index]
+    assert entry_parts("anon_5_51_sol.py")["key"] == "anon"  # type: ignore[index]
+    assert entry_parts("ada_0123_1_sol.py") is None  # no id begins with a zero
+
+
+def test_paths_given_are_told_apart_and_each_place_is_one(cli: Cli, tmp_path: Path) -> None:
+    """Two learners' `sol.py` given by path keep their folders in the path column; a hard
+    link is another name (another learner's, maybe); a file inside a folder given is one
+    row with the folder's."""
+    for who, text in (("x", RIGHT), ("y", WRONG)):
+        (tmp_path / who).mkdir()
+        (tmp_path / who / "sol.py").write_text(text)
+    batch(cli, tmp_path / "x" / "sol.py", tmp_path / "y" / "sol.py", tmp_path / "out1")
+    paths = sorted(r["path"] for r in rows_by_submission(tmp_path / "out1"))
+    assert len(paths) == 2 and paths[0].endswith("x/sol.py") and paths[1].endswith("y/sol.py")
+    os.link(tmp_path / "x" / "sol.py", tmp_path / "x" / "twin.py")
+    batch(cli, tmp_path / "x" / "sol.py", tmp_path / "x" / "twin.py", tmp_path / "out2")
+    assert len(rows_by_submission(tmp_path / "out2")) == 2
+    batch(cli, tmp_path / "y", tmp_path / "y" / "sol.py", tmp_path / "out3")
+    assert len(rows_by_submission(tmp_path / "out3")) == 1

@@ -28,20 +28,20 @@ from grader.batch.platforms.sheet import (
 from grader.errors import GraderError
 from grader.names import display, shown
 
-# Ids of ASCII digits only: \d would take other scripts' digits too (the mathematical bold
-# digits, say), and an id of those would pass for another. The shortest key that fits (a
-# name with `_digits_` in it is rare: Canvas takes such runs out of it), of word
-# characters as Canvas reads them (_word_key). Without a key only where the students are
-# anonymous: a flat class of `2024_03_ada.py` files is no Canvas download. ``(?s)``: a
-# name holding a newline is still one name.
+# Ids of ASCII digits only, never led by a zero as no database id is: \d would take other
+# scripts' digits too (the mathematical bold digits, say), and an id of those would pass
+# for another. The shortest key that fits (a name with `_digits_` in it is rare: Canvas
+# takes such runs out of it), of word characters as Canvas reads them (_word_key), empty
+# for a name with none. Without a key only where the students are anonymous, whose ids
+# hold a letter. ``(?s)``: a name holding a newline is still one name.
 CANVAS = re.compile(
-    r"(?s)^(?P<key>.+?)_(?:(?P<late>LATE|late)_)?"
-    r"(?P<user>[0-9]+)_(?P<sub>[0-9]+)_(?P<name>.+)$"
+    r"(?s)^(?P<key>.*?)_(?:(?P<late>LATE|late)_)?"
+    r"(?P<user>[1-9][0-9]*)_(?P<sub>[1-9][0-9]*)_(?P<name>.+)$"
 )
 # Where an assignment anonymises its students: no name key, `anon_` and their anonymous id.
 ANONYMOUS = re.compile(
     r"(?s)^(?P<key>)(?:(?P<late>LATE|late)_)?"
-    r"(?P<user>anon_[A-Za-z0-9]+)_(?P<sub>[0-9]+)_(?P<name>.+)$"
+    r"(?P<user>anon_(?=[A-Za-z0-9]*[A-Za-z])[A-Za-z0-9]+)_(?P<sub>[1-9][0-9]*)_(?P<name>.+)$"
 )
 CANVAS_AGAIN = re.compile(r"(?s)^(?P<stem>.+?)-(?P<n>[0-9]+)(?P<suffix>\.[^.]+)?$")
 
@@ -63,8 +63,31 @@ def _word_key(key: str) -> bool:
     )
 
 
+Entries = dict[str, list[tuple[re.Match[str], Path]]]
+
+
+def _students(items: Sequence[Path]) -> tuple[Entries, list[Path]]:
+    """Return the files of a folder that are Canvas's, by user id, and the rest.
+
+    A user's files all carry one name key: a flat class of `ada_2024_12_15.py`,
+    `bob_2024_12_15.py` (one "user" under two names) is no download, and each of its
+    files stays its learner's."""
+    by_user: Entries = {}
+    rest: list[Path] = []
+    for item in items:
+        parts = entry_parts(item.name) if item.is_file() and not item.is_symlink() else None
+        if parts is None:
+            rest.append(item)
+        else:
+            by_user.setdefault(parts.group("user"), []).append((parts, item))
+    for user, files in list(by_user.items()):
+        if len({parts.group("key") for parts, _ in files}) > 1:
+            rest += [item for _, item in by_user.pop(user)]
+    return by_user, sorted(rest)
+
+
 def _fits(folder: Path, items: Sequence[Path]) -> int:
-    return sum(1 for p in items if p.is_file() and entry_parts(p.name))
+    return sum(len(files) for files in _students(items)[0].values())
 
 
 def _claim(name: str) -> Claim | None:
@@ -83,13 +106,8 @@ def _restored(name: str) -> tuple[str, int]:
 
 
 def read(folder: Path, items: list[Path], scratch: Path, copy: Copy, export: Export) -> None:
-    by_user: dict[str, list[tuple[re.Match[str], Path]]] = {}
-    for item in items:
-        parts = entry_parts(item.name) if item.is_file() and not item.is_symlink() else None
-        if parts is None:
-            export.unmatched.append(item)
-            continue
-        by_user.setdefault(parts.group("user"), []).append((parts, item))
+    by_user, rest = _students(items)
+    export.unmatched += rest
     for user, files in sorted(by_user.items()):
         export.matched += len(files)
         # Numbered, not named by the id: an id of 250 digits is no folder name.
