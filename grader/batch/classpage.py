@@ -121,9 +121,10 @@ HEADLINE = [
 
 
 # Learners' text (ids, names from an export, reasons naming their files) may hold what a
-# Markdown viewer would take for HTML, a link, code, emphasis or a table's cell: escaped, it
-# reads as written. A bare address is kept from becoming a link too.
-_MD_ESCAPES = str.maketrans({c: "\\" + c for c in "\\<>[]`*|#"})
+# Markdown viewer would take for HTML, an entity (`&commat;`), a link, code, a fence,
+# emphasis or a table's cell: escaped, it reads as written. A bare address is kept from
+# becoming a link too.
+_MD_ESCAPES = str.maketrans({c: "\\" + c for c in "\\<>[]`*|#&~"})
 
 
 def _wrap(text: str, indent: str = "", first: str | None = None) -> list[str]:

@@ -164,3 +164,24 @@ def test_an_address_in_a_learners_name_links_nowhere(cli: Cli, tmp_path: Path) -
     text = "\n".join(p.read_text() for p in (out / "feedback").glob("*.md"))
     assert "www\\.example" in text and "mail`@`example" in text
     assert "www.example" not in text and "mail@example" not in text
+
+
+def test_an_entity_or_a_fence_in_a_learners_name_is_text_in_report_md(
+    cli: Cli, tmp_path: Path
+) -> None:
+    """`ann&commat;evil.example.py` would read as an address once the viewer decodes it;
+    `~~~x.py` would open a fence: report.md escapes both characters."""
+    root = tmp_path / "class"
+    (root / "gus").mkdir(parents=True)
+    # Two files defining it differently: the row's reason names both.
+    (root / "gus" / "~~~x.py").write_text(RIGHT)
+    (root / "gus" / "ann&commat;evil.example.py").write_text(
+        RIGHT.replace("10000", "500000", 1)
+    )
+    out = tmp_path / "out"
+    (root / "ada.py").write_text(RIGHT)
+    code, _, err = cli("batch", root, "--out", out)
+    assert code == 0, err
+    text = (out / "report.md").read_text()
+    assert "\\&commat;" in text and "\\~\\~\\~x" in text
+    assert "&commat;" not in text.replace("\\&commat;", "")
