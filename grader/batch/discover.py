@@ -128,11 +128,7 @@ def discover(
     to ``layouts``.
     """
     found: list[Found] = []
-    # A path given twice (or a folder and a link to it) is one class: one row a learner.
-    named: dict[Path | tuple[int, int], Path] = {}
-    for given in paths:
-        named.setdefault(_where(given), given)
-    paths = list(named.values())
+    paths = _once(paths)
     several = len(paths) > 1
     passed_over = {p.resolve() for p in skip}
     for path in paths:
@@ -145,7 +141,9 @@ def discover(
                 export, "", protected, passed_over, strays, layout, scratch, layouts
             )
         elif path.is_file():
-            found.append(Found(path.stem, path, shown(path.name), link_problem(path, protected)))
+            # Among several, as given: two learners' `sol.py` are told apart by their folders.
+            rel = shown(path) if several else shown(path.name)
+            found.append(Found(path.stem, path, rel, link_problem(path, protected)))
         elif path.is_dir():
             prefix = f"{shown(path.resolve().name)}/" if several else ""
             found += _class_folder(
@@ -156,13 +154,19 @@ def discover(
     return _with_ids(_each_once(found))
 
 
-def _where(path: Path) -> Path | tuple[int, int]:
-    """What a path given names: its file or folder (a path that is not there, itself)."""
-    try:
-        info = path.stat()
-    except (OSError, ValueError):
-        return path
-    return info.st_dev, info.st_ino
+def _once(paths: Sequence[Path]) -> list[Path]:
+    """Return the paths given, each place once: a path given twice, a folder and a link to
+    it, a file inside a folder given too, are one class, one row a learner. (A hard link
+    is another name, and may be another learner's: two rows.)"""
+    named: dict[str, Path] = {}
+    for given in paths:
+        named.setdefault(os.path.realpath(given), given)
+    folders = [place for place in named if os.path.isdir(place)]
+    return [
+        given
+        for place, given in named.items()
+        if not any(place.startswith(folder.rstrip("/") + "/") for folder in folders)
+    ]
 
 
 def _each_once(found: list[Found]) -> list[Found]:

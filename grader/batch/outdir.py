@@ -90,8 +90,8 @@ def not_ours(out: Path) -> str:
             continue  # a link is refused where it would be written through
         if path.is_dir() != folder:
             return f"{name} is a {'file' if folder else 'folder'}"
-        if name in CLOSING_FILES and not earlier:
-            return f"{name} is there and {MANIFEST_FILE} is not"
+        if name in CLOSING_FILES and not earlier and not (out / RESULTS_DIR).is_dir():
+            return f"{name} is there, and no batch's {MANIFEST_FILE} or {RESULTS_DIR}/"
         if folder:
             foreign = _foreign_entry(path, OWN_SUFFIXES[name])
             if foreign:
@@ -108,9 +108,33 @@ def _foreign_entry(folder: Path, kind: tuple[str, ...]) -> str:
     for entry in held:
         if entry.name.startswith("."):
             continue  # a write's own temporary file, left by a batch stopped
-        # A folder where a file of the batch goes is the machine's to say (grader.log).
-        if not entry.name.endswith(kind):
+        if not entry.name.endswith(kind) or _holds_any(entry):
             return entry.name
+        # An empty folder where a file of the batch goes: the machine's to say (grader.log).
+    return ""
+
+
+def _holds_any(entry: os.DirEntry[str]) -> bool:
+    """Whether ``entry`` is a folder with anything in it (a learner's `pkg.json/`)."""
+    if not entry.is_dir(follow_symlinks=False):
+        return False
+    try:
+        with os.scandir(entry.path) as inside:
+            return next(inside, None) is not None
+    except OSError:
+        return True
+
+
+def strays_in(out: Path) -> str:
+    """Return the first entry of ``out``, a folder inside a class folder given, that the
+    batch does not write (a learner's `sol.py`: --out is a learner's folder), or ""."""
+    try:
+        with os.scandir(out) as entries:
+            for _, entry in zip(range(LOOKED_AT), entries, strict=False):
+                if entry.name not in OUTPUT_NAMES and not entry.name.startswith("."):
+                    return entry.name
+    except OSError:
+        return ""
     return ""
 
 

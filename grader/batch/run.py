@@ -32,6 +32,7 @@ from grader.batch.outdir import (
     feedback_or_log,
     locked,
     not_ours,
+    strays_in,
     write_feedback,
     write_summary,
 )
@@ -87,6 +88,13 @@ def _prepare_out(out: Path, paths: Sequence[Path]) -> None:
     check_private(out, "--out")
     given = out.is_dir() and any(_same(out, path) for path in paths)
     foreign = not_ours(out) if given else ""
+    inside = out.is_dir() and not given and any(_below(out, path) for path in paths)
+    stray = strays_in(out) if inside else ""
+    if stray:
+        raise GraderError(
+            f"--out {shown(out)!r} lies in a class folder and holds {shown(stray)!r}, which no "
+            "batch writes (a learner's folder?): give --out a folder of its own"
+        )
     if foreign:
         raise GraderError(
             f"--out {shown(out)!r}, the class folder: {foreign}, which no batch wrote (a "
@@ -109,6 +117,11 @@ def _same(out: Path, path: Path) -> bool:
         return out.samefile(path)
     except OSError:
         return False
+
+
+def _below(out: Path, path: Path) -> bool:
+    """Whether ``out`` lies inside the folder ``path``, however deep."""
+    return path.is_dir() and out.resolve().is_relative_to(path.resolve())
 
 
 def run_batch(
