@@ -175,9 +175,7 @@ def test_an_entity_or_a_fence_in_a_learners_name_is_text_in_report_md(
     (root / "gus").mkdir(parents=True)
     # Two files defining it differently: the row's reason names both.
     (root / "gus" / "~~~x.py").write_text(RIGHT)
-    (root / "gus" / "ann&commat;evil.example.py").write_text(
-        RIGHT.replace("10000", "500000", 1)
-    )
+    (root / "gus" / "ann&commat;evil.example.py").write_text(RIGHT.replace("10000", "500000", 1))
     out = tmp_path / "out"
     (root / "ada.py").write_text(RIGHT)
     code, _, err = cli("batch", root, "--out", out)
