@@ -13,6 +13,7 @@ from __future__ import annotations
 import re
 import unicodedata
 from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
 
 from grader.batch.platforms.records import Claim, Copy, Export, Platform, Student, usable
@@ -30,14 +31,9 @@ from grader.names import display, shown
 
 # Ids of ASCII digits only, never led by a zero as no database id is: \d would take other
 # scripts' digits too (the mathematical bold digits, say), and an id of those would pass
-# for another. The shortest key that fits (a name with `_digits_` in it is rare: Canvas
-# takes such runs out of it), of word characters as Canvas reads them (_word_key), empty
-# for a name with none. Without a key only where the students are anonymous, whose ids
-# hold a letter. ``(?s)``: a name holding a newline is still one name.
-CANVAS = re.compile(
-    r"(?s)^(?P<key>.*?)_(?:(?P<late>LATE|late)_)?"
-    r"(?P<user>[1-9][0-9]*)_(?P<sub>[1-9][0-9]*)_(?P<name>.+)$"
-)
+# for another. A name key is of word characters as Canvas reads them (_word_key), empty
+# for a name of none; without a key only where the students are anonymous, whose ids hold
+# a letter. ``(?s)``: a name holding a newline is still one name.
 # Where an assignment anonymises its students: no name key, `anon_` and their anonymous id.
 ANONYMOUS = re.compile(
     r"(?s)^(?P<key>)(?:(?P<late>LATE|late)_)?"
@@ -46,12 +42,51 @@ ANONYMOUS = re.compile(
 CANVAS_AGAIN = re.compile(r"(?s)^(?P<stem>.+?)-(?P<n>[0-9]+)(?P<suffix>\.[^.]+)?$")
 
 
-def entry_parts(name: str) -> re.Match[str] | None:
+# What follows a name key: Canvas's word for lateness, and the ids.
+TAIL = re.compile(
+    r"(?s)(?:(?P<late>LATE|late)_)?(?P<user>[1-9][0-9]*)_(?P<sub>[1-9][0-9]*)_(?P<name>.+)"
+)
+# The readings of one name looked at, the shortest key first: a name with more (a key
+# holding `_digits_digits_`) is crafted, or an uploaded name begins with ids.
+MOST_READINGS = 8
+
+
+@dataclass(frozen=True)
+class Reading:
+    """One way to read a file's name as Canvas writes it."""
+
+    key: str  # the student's name key; "" where students are anonymous or it has none
+    late: bool
+    user: str
+    sub: str
+    name: str  # as uploaded
+    start: int  # where the uploaded name begins
+
+
+def readings(name: str) -> list[Reading]:
+    """Return every way ``name`` reads as a Canvas entry, the shortest name key first."""
     anonymous = ANONYMOUS.match(name)
     if anonymous is not None:
-        return anonymous
-    parts = CANVAS.match(name)
-    return parts if parts is not None and _word_key(parts.group("key")) else None
+        late, user, sub = anonymous["late"], anonymous["user"], anonymous["sub"]
+        return [Reading("", bool(late), user, sub, anonymous["name"], anonymous.start("name"))]
+    found: list[Reading] = []
+    at = name.find("_")
+    while at != -1 and len(found) < MOST_READINGS and at < MAX_KEY:
+        tail = TAIL.fullmatch(name, at + 1)
+        if tail is not None and _word_key(name[:at]):
+            late, user, sub = bool(tail["late"]), tail["user"], tail["sub"]
+            found.append(Reading(name[:at], late, user, sub, tail["name"], tail.start("name")))
+        at = name.find("_", at + 1)
+    return found
+
+
+MAX_KEY = 200  # characters: no sortable name is longer
+
+
+def entry_parts(name: str) -> Reading | None:
+    """Return the first reading of ``name`` as a Canvas entry (see readings), or None."""
+    found = readings(name)
+    return found[0] if found else None
 
 
 def _word_key(key: str) -> bool:
@@ -63,25 +98,30 @@ def _word_key(key: str) -> bool:
     )
 
 
-Entries = dict[str, list[tuple[re.Match[str], Path]]]
+Entries = dict[str, list[tuple[Reading, Path]]]
 
 
 def _students(items: Sequence[Path]) -> tuple[Entries, list[Path]]:
     """Return the files of a folder that are Canvas's, by user id, and the rest.
 
-    A user's files all carry one name key: a flat class of `ada_2024_12_15.py`,
-    `bob_2024_12_15.py` (one "user" under two names) is no download, and each of its
-    files stays its learner's."""
+    A user's files all carry one name key. A name read in one way alone settles its
+    user's key; a name read in several (a key crafted to hold `_2_9_`) takes the first
+    reading no other key's file has settled, so no student's name can take another's id.
+    A user under two keys still (a flat class of `ada_2024_12_15.py`, `bob_2024_12_15.py`)
+    is no download's, and each of its files stays its learner's."""
+    read = {p: readings(p.name) for p in items if p.is_file() and not p.is_symlink()}
+    settled: dict[str, set[str]] = {}
+    for found in read.values():
+        if len(found) == 1:
+            settled.setdefault(found[0].user, set()).add(found[0].key)
     by_user: Entries = {}
-    rest: list[Path] = []
-    for item in items:
-        parts = entry_parts(item.name) if item.is_file() and not item.is_symlink() else None
-        if parts is None:
-            rest.append(item)
-        else:
-            by_user.setdefault(parts.group("user"), []).append((parts, item))
+    rest = [p for p in items if not read.get(p)]
+    for item, found in read.items():
+        if found:
+            chosen = next((r for r in found if settled.get(r.user, {r.key}) == {r.key}), found[0])
+            by_user.setdefault(chosen.user, []).append((chosen, item))
     for user, files in list(by_user.items()):
-        if len({parts.group("key") for parts, _ in files}) > 1:
+        if len({reading.key for reading, _ in files}) > 1:
             rest += [item for _, item in by_user.pop(user)]
     return by_user, sorted(rest)
 
@@ -93,7 +133,7 @@ def _fits(folder: Path, items: Sequence[Path]) -> int:
 def _claim(name: str) -> Claim | None:
     """A file is its user id's; Canvas wrote everything before the uploaded name."""
     parts = entry_parts(name)
-    return Claim(f"canvas {parts.group('user')}", 0, parts.start("name")) if parts else None
+    return Claim(f"canvas {parts.user}", 0, parts.start) if parts else None
 
 
 def _restored(name: str) -> tuple[str, int]:
@@ -116,7 +156,7 @@ def read(folder: Path, items: list[Path], scratch: Path, copy: Copy, export: Exp
         chosen: dict[str, tuple[int, Path]] = {}
         earlier: list[str] = []
         for parts, item in files:
-            name, count = _restored(parts.group("name"))
+            name, count = _restored(parts.name)
             kept = chosen.get(name)
             if kept is None or count > kept[0]:
                 if kept is not None:
@@ -126,14 +166,14 @@ def read(folder: Path, items: list[Path], scratch: Path, copy: Copy, export: Exp
                 earlier.append(shown(item.name))
         for name, (_, item) in chosen.items():
             copy(item, own / name)
-        key = files[0][0].group("key") or ""  # none where students are anonymous
+        key = files[0][0].key  # none where students are anonymous
         export.students.append(
             Student(
                 id=export.layout.id_of(user),
                 name=key,
                 path=own,
                 relpath=f"{shown(key)}_{user}/" if key else f"{user}/",
-                late=any(parts.group("late") for parts, _ in files),
+                late=any(parts.late for parts, _ in files),
                 attempts=tuple(sorted(earlier)),
             )
         )
