@@ -141,8 +141,10 @@ def discover(
                 export, "", protected, passed_over, strays, layout, scratch, layouts
             )
         elif path.is_file():
-            # Among several, as given: two learners' `sol.py` are told apart by their folders.
-            rel = shown(path) if several else shown(path.name)
+            # Among several, with its folder's name: two learners' `sol.py` are told apart,
+            # the same however the path was typed.
+            own = Path(path.absolute().parent.name, path.name) if several else Path(path.name)
+            rel = shown(own)
             found.append(Found(path.stem, path, rel, link_problem(path, protected)))
         elif path.is_dir():
             prefix = f"{shown(path.resolve().name)}/" if several else ""
@@ -155,18 +157,14 @@ def discover(
 
 
 def _once(paths: Sequence[Path]) -> list[Path]:
-    """Return the paths given, each place once: a path given twice, a folder and a link to
-    it, a file inside a folder given too, are one class, one row a learner. (A hard link
-    is another name, and may be another learner's: two rows.)"""
+    """Return the paths given, each place once: a path given twice, or a folder and a link
+    to it, is one class, one row a learner. (A hard link is another name, and may be
+    another learner's: two rows. A folder inside another given is a class folder of its
+    own, as its learners' rows say.)"""
     named: dict[str, Path] = {}
     for given in paths:
         named.setdefault(os.path.realpath(given), given)
-    folders = [place for place in named if os.path.isdir(place)]
-    return [
-        given
-        for place, given in named.items()
-        if not any(place.startswith(folder.rstrip("/") + "/") for folder in folders)
-    ]
+    return list(named.values())
 
 
 def _each_once(found: list[Found]) -> list[Found]:

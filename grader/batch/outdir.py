@@ -32,6 +32,7 @@ from grader.names import cell, results_name, shown
 from grader.records import Cause, Outcome
 from grader.results import Results, code_of
 from grader.states import Word
+from grader.submission.source import SUBMISSION_SUFFIXES, ZIP_SUFFIX
 
 log = logging.getLogger(__name__)
 
@@ -126,16 +127,23 @@ def _holds_any(entry: os.DirEntry[str]) -> bool:
 
 
 def strays_in(out: Path) -> str:
-    """Return the first entry of ``out``, a folder inside a class folder given, that the
-    batch does not write (a learner's `sol.py`: --out is a learner's folder), or ""."""
+    """Return the first entry of ``out``, a folder inside a class folder given, that a
+    learner hands in and the batch does not write (a `sol.py`, a folder: --out is then a
+    learner's folder), or "". A staff file put there (an exported gradebook) is none."""
     try:
         with os.scandir(out) as entries:
             for _, entry in zip(range(LOOKED_AT), entries, strict=False):
-                if entry.name not in OUTPUT_NAMES and not entry.name.startswith("."):
+                if entry.name in OUTPUT_NAMES or entry.name.startswith("."):
+                    continue
+                if entry.is_dir() or entry.name.lower().endswith(HANDED_IN):
                     return entry.name
     except OSError:
         return ""
     return ""
+
+
+# What a learner hands in: code, a notebook, a zip of them.
+HANDED_IN = (*SUBMISSION_SUFFIXES, ZIP_SUFFIX)
 
 
 def result_path(out: Path, entry_id: str) -> Path:

@@ -87,8 +87,8 @@ def _prepare_out(out: Path, paths: Sequence[Path]) -> None:
         raise GraderError(f"--out {shown(out)!r} is a file; give a folder for the results")
     check_private(out, "--out")
     given = out.is_dir() and any(_same(out, path) for path in paths)
-    foreign = not_ours(out) if given else ""
     inside = out.is_dir() and not given and any(_below(out, path) for path in paths)
+    foreign = not_ours(out) if given or inside else ""
     stray = strays_in(out) if inside else ""
     if stray:
         raise GraderError(
@@ -97,8 +97,8 @@ def _prepare_out(out: Path, paths: Sequence[Path]) -> None:
         )
     if foreign:
         raise GraderError(
-            f"--out {shown(out)!r}, the class folder: {foreign}, which no batch wrote (a "
-            "learner's, where the batch writes its own): give --out a folder of its own"
+            f"--out {shown(out)!r}, in a class folder given: {foreign}, which no batch wrote "
+            "(a learner's, where the batch writes its own): give --out a folder of its own"
         )
     found = out / RESULTS_DIR
     try:
