@@ -163,7 +163,7 @@ def _drawn(wanted: Array, tol: Tolerance, drawn: list[tuple[str, int, int]]) -> 
 
     flat = wanted.reshape(-1)
     for where, seed, size in drawn:
-        if size < flat.size or flat.size < 2:
+        if size < flat.size or flat.size < 3:  # two values fit any low and scale
             continue
         stream = np.random.RandomState(seed).random_sample(flat.size)
         # The bounds that would give these values, from the stream's two ends, then

@@ -134,7 +134,7 @@ def test_canvas_names_as_canvas_writes_them() -> None:
     ):
         parts = entry_parts(name)
         assert parts is not None, name
-        assert (parts["key"], parts["late"], parts["user"]) == (key, late, user), name
+        assert (parts.key, parts.late, parts.user) == (key, bool(late), user), name
     for name in (
         "Ada_1_2_x.py",
         "lab_1_2.py",
@@ -274,23 +274,59 @@ def test_a_flat_class_of_dated_files_stays_flat(cli: Cli, tmp_path: Path) -> Non
     stdout, table = batch(cli, root, tmp_path / "out")
     assert "layout: flat, 3 entries" in stdout
     assert table["bob_2024_12_15"]["status"] == "graded"
-    assert entry_parts("_5_51_sol.py")["user"] == "5"  # type: ignore[index]
-    assert entry_parts("anon_5_51_sol.py")["key"] == "anon"  # type: ignore[index]
+    assert getattr(entry_parts("_5_51_sol.py"), "user", None) == "5"
+    assert getattr(entry_parts("anon_5_51_sol.py"), "key", None) == "anon"
     assert entry_parts("ada_0123_1_sol.py") is None  # no id begins with a zero
 
 
 def test_paths_given_are_told_apart_and_each_place_is_one(cli: Cli, tmp_path: Path) -> None:
     """Two learners' `sol.py` given by path keep their folders in the path column; a hard
-    link is another name (another learner's, maybe); a file inside a folder given is one
-    row with the folder's."""
+    link is another name (another learner's, maybe)."""
     for who, text in (("x", RIGHT), ("y", WRONG)):
         (tmp_path / who).mkdir()
         (tmp_path / who / "sol.py").write_text(text)
     batch(cli, tmp_path / "x" / "sol.py", tmp_path / "y" / "sol.py", tmp_path / "out1")
     paths = sorted(r["path"] for r in rows_by_submission(tmp_path / "out1"))
-    assert len(paths) == 2 and paths[0].endswith("x/sol.py") and paths[1].endswith("y/sol.py")
+    assert paths == ["x/sol.py", "y/sol.py"]
     os.link(tmp_path / "x" / "sol.py", tmp_path / "x" / "twin.py")
     batch(cli, tmp_path / "x" / "sol.py", tmp_path / "x" / "twin.py", tmp_path / "out2")
     assert len(rows_by_submission(tmp_path / "out2")) == 2
-    batch(cli, tmp_path / "y", tmp_path / "y" / "sol.py", tmp_path / "out3")
-    assert len(rows_by_submission(tmp_path / "out3")) == 1
+    # A folder inside another given is a class folder of its own: its learners keep rows.
+    (tmp_path / "hw1" / "late").mkdir(parents=True)
+    (tmp_path / "hw1" / "ada.py").write_text(RIGHT)
+    for who in ("cat", "dan"):
+        (tmp_path / "hw1" / "late" / f"{who}.py").write_text(RIGHT)
+    batch(cli, tmp_path / "hw1", tmp_path / "hw1" / "late", tmp_path / "out3")
+    graded = [r["submission"] for r in rows_by_submission(tmp_path / "out3")]
+    assert {"cat", "dan"} <= {g.split("~")[0] for g in graded}
+
+
+def test_a_crafted_name_takes_no_other_students_id(cli: Cli, tmp_path: Path) -> None:
+    """Mallory (user 7) whose key Canvas writes `x_2_9` reads `x_2_9_7_71_sol.py` three
+    ways, one as user 2, whose own file says his key is bob: she never takes his id, and
+    the class stays a Canvas download. (Which of the others she is, the name cannot say.)"""
+    root = tmp_path / "canvas"
+    root.mkdir()
+    (root / "bob_2_21_sol.py").write_text(RIGHT)
+    (root / "x_2_9_7_71_sol.py").write_text(WRONG)
+    (root / "cy_3_31_sol.py").write_text(RIGHT)
+    stdout, table = batch(cli, root, tmp_path / "out")
+    assert "layout: canvas, 3 of 3 entries" in stdout
+    assert table["canvas-2"]["score"] == "10" and len(table) == 3
+    (mallory,) = [k for k in table if k not in ("canvas-2", "canvas-3")]
+    assert table[mallory]["score"] == "0"
+
+
+def test_out_inside_the_class_folder_takes_staff_files_and_refuses_a_learners(
+    cli: Cli, tmp_path: Path
+) -> None:
+    root = tmp_path / "c"
+    root.mkdir()
+    (root / "ada.py").write_text(RIGHT)
+    batch(cli, root, root / "out")
+    (root / "out" / "grades.csv").write_text("an export written beside the results\n")
+    batch(cli, root, root / "out")  # a staff file there refuses nothing
+    (root / "bob" / "results").mkdir(parents=True)
+    (root / "bob" / "results" / "sol.py").write_text(RIGHT)
+    code, _, err = cli("batch", root, "--out", root / "bob")
+    assert code == 2 and "results/ holds 'sol.py'" in err

@@ -172,3 +172,11 @@ def test_an_answer_of_a_few_small_whole_numbers_tells_no_case() -> None:
     written = PublicRows([PublicTable("problem/statement.md", answer.reshape(1, 2))])
     with pytest.raises(GraderError, match="expected table of hidden_tests/05"):
         _check_answer(written, case, answer)
+
+
+def test_two_values_are_no_draw_of_any_seed() -> None:
+    """A low and a scale fit any two values: a hidden input of two is no seed's stream."""
+    table = np.random.RandomState(7).random_sample((4, 3))
+    rows = PublicRows([PublicTable("t", table, seed=7)])
+    assert rows.streaming(np.array([[0.3, 0.7]]), TOL) is None
+    assert rows.streaming(table[:1] * 2 + 1, TOL) == "t"  # three values of it are
