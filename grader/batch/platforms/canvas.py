@@ -16,7 +16,15 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from grader.batch.platforms.records import Claim, Copy, Export, Platform, Student, usable
+from grader.batch.platforms.records import (
+    Claim,
+    Copy,
+    Export,
+    Platform,
+    Student,
+    claimed_twice,
+    usable,
+)
 from grader.batch.platforms.sheet import (
     Book,
     Sheet,
@@ -47,8 +55,9 @@ TAIL = re.compile(
     r"(?s)(?:(?P<late>LATE|late)_)?(?P<user>[1-9][0-9]*)_(?P<sub>[1-9][0-9]*)_(?P<name>.+)"
 )
 # The readings of one name looked at, the shortest key first: a name with more (a key
-# holding `_digits_digits_`) is crafted, or an uploaded name begins with ids.
-MOST_READINGS = 8
+# holding `_digits_digits_`) is crafted, or an uploaded name begins with ids. A name is
+# at most 255 bytes: every way it reads is looked at.
+MOST_READINGS = 128
 
 
 @dataclass(frozen=True)
@@ -71,16 +80,13 @@ def readings(name: str) -> list[Reading]:
         return [Reading("", bool(late), user, sub, anonymous["name"], anonymous.start("name"))]
     found: list[Reading] = []
     at = name.find("_")
-    while at != -1 and len(found) < MOST_READINGS and at < MAX_KEY:
+    while at != -1 and len(found) < MOST_READINGS:
         tail = TAIL.fullmatch(name, at + 1)
         if tail is not None and _word_key(name[:at]):
             late, user, sub = bool(tail["late"]), tail["user"], tail["sub"]
             found.append(Reading(name[:at], late, user, sub, tail["name"], tail.start("name")))
         at = name.find("_", at + 1)
     return found
-
-
-MAX_KEY = 200  # characters: no sortable name is longer
 
 
 def entry_parts(name: str) -> Reading | None:
@@ -101,39 +107,53 @@ def _word_key(key: str) -> bool:
 Entries = dict[str, list[tuple[Reading, Path]]]
 
 
-def _students(items: Sequence[Path]) -> tuple[Entries, list[Path]]:
-    """Return the files of a folder that are Canvas's, by user id, and the rest.
+def _students(items: Sequence[Path]) -> tuple[Entries, Entries, list[Path]]:
+    """Return the files of a folder that are Canvas's, by user id; the users two name keys
+    claim; and the rest.
 
     A user's files all carry one name key. A name read in one way alone settles its
     user's key; a name read in several (a key crafted to hold `_2_9_`) takes the first
-    reading no other key's file has settled, so no student's name can take another's id.
-    A user under two keys still (a flat class of `ada_2024_12_15.py`, `bob_2024_12_15.py`)
-    is no download's, and each of its files stays its learner's."""
+    reading no other key's file has settled. A user two keys still claim is given twice,
+    for staff to settle (Export's rule): a crafted name against a classmate's, or a flat
+    class of `ada_2024_12_15.py`, `bob_2024_12_15.py` (said so, never merged)."""
     read = {p: readings(p.name) for p in items if p.is_file() and not p.is_symlink()}
     settled: dict[str, set[str]] = {}
     for found in read.values():
         if len(found) == 1:
             settled.setdefault(found[0].user, set()).add(found[0].key)
     by_user: Entries = {}
-    rest = [p for p in items if not read.get(p)]
     for item, found in read.items():
         if found:
             chosen = next((r for r in found if settled.get(r.user, {r.key}) == {r.key}), found[0])
             by_user.setdefault(chosen.user, []).append((chosen, item))
-    for user, files in list(by_user.items()):
-        if len({reading.key for reading, _ in files}) > 1:
-            rest += [item for _, item in by_user.pop(user)]
-    return by_user, sorted(rest)
+    twice = {
+        user: by_user.pop(user)
+        for user, files in list(by_user.items())
+        if len({reading.key for reading, _ in files}) > 1
+    }
+    return by_user, twice, [p for p in items if not read.get(p)]
 
 
 def _fits(folder: Path, items: Sequence[Path]) -> int:
-    return sum(len(files) for files in _students(items)[0].values())
+    """Count the files Canvas's naming reads, a user's two keys' included where they are
+    few: one crafted name must not turn a small class's download flat."""
+    by_user, twice, _ = _students(items)
+    read = sum(len(files) for files in by_user.values())
+    # A download where most files read one way each: the few claimed twice are its too. A
+    # folder most of whose files claim one "user" under several names is no download.
+    claimed = sum(len(files) for files in twice.values())
+    return read + (claimed if claimed <= read else 0)
 
 
 def _claim(name: str) -> Claim | None:
-    """A file is its user id's; Canvas wrote everything before the uploaded name."""
-    parts = entry_parts(name)
-    return Claim(f"canvas {parts.user}", 0, parts.start) if parts else None
+    """A file is its student's: by its last reading (the longest key), which a crafted key
+    cannot make another's, whose own names end in their own id. Canvas wrote everything
+    before the uploaded name."""
+    found = readings(name)
+    if not found:
+        return None
+    last = found[-1]
+    return Claim(f"canvas {last.key} {last.user}", 0, last.start)
 
 
 def _restored(name: str) -> tuple[str, int]:
@@ -146,8 +166,18 @@ def _restored(name: str) -> tuple[str, int]:
 
 
 def read(folder: Path, items: list[Path], scratch: Path, copy: Copy, export: Export) -> None:
-    by_user, rest = _students(items)
+    by_user, twice, rest = _students(items)
     export.unmatched += rest
+    for user, files in sorted(twice.items()):
+        export.matched += len(files)
+        places = sorted({f"{shown(reading.key)}_{user}" for reading, _ in files})
+        export.students.append(
+            Student(
+                id=export.layout.id_of(user),
+                relpath=f"{places[0]}/",
+                problem=claimed_twice(f"canvas user {user}", places),
+            )
+        )
     for user, files in sorted(by_user.items()):
         export.matched += len(files)
         # Numbered, not named by the id: an id of 250 digits is no folder name.
