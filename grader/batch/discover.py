@@ -130,7 +130,10 @@ def discover(
     found: list[Found] = []
     paths = _once(paths)
     several = len(paths) > 1
-    passed_over = {p.resolve() for p in skip}
+    # A path given is graded as given, and passed over in any folder given around it: a
+    # learner's file or a folder of late ones, given beside their class, counts once.
+    passed_over = {p.resolve() for p in (*skip, *(paths if several else ()))}
+    files = [p for p in paths if p.is_file()]
     for path in paths:
         # Only a zip given alone is taken for a platform's download: among several paths, a
         # zip is a learner's, whose contents (named like another platform's entries, say)
@@ -141,10 +144,7 @@ def discover(
                 export, "", protected, passed_over, strays, layout, scratch, layouts
             )
         elif path.is_file():
-            # Among several, with its folder's name: two learners' `sol.py` are told apart,
-            # the same however the path was typed.
-            own = Path(path.absolute().parent.name, path.name) if several else Path(path.name)
-            rel = shown(own)
+            rel = _given_as(path, files) if several else shown(path.name)
             found.append(Found(path.stem, path, rel, link_problem(path, protected)))
         elif path.is_dir():
             prefix = f"{shown(path.resolve().name)}/" if several else ""
@@ -154,6 +154,14 @@ def discover(
         else:
             raise GraderError(f"no such file or folder: {shown(path)!r}")
     return _with_ids(_each_once(found))
+
+
+def _given_as(path: Path, files: Sequence[Path]) -> str:
+    """Name a file given among several from the folder all the files given share (its own
+    folder's name at least): `a/x/sol.py`, `b/x/sol.py`, however their paths were typed."""
+    base = os.path.commonpath([os.path.dirname(os.path.realpath(f)) for f in files])
+    rel = os.path.relpath(os.path.realpath(path), base)
+    return shown(rel if os.sep in rel else os.path.join(os.path.basename(base), rel))
 
 
 def _once(paths: Sequence[Path]) -> list[Path]:

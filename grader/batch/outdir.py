@@ -32,7 +32,7 @@ from grader.names import cell, results_name, shown
 from grader.records import Cause, Outcome
 from grader.results import Results, code_of
 from grader.states import Word
-from grader.submission.source import SUBMISSION_SUFFIXES, ZIP_SUFFIX
+from grader.submission.source import SUBMISSION_SUFFIXES
 
 log = logging.getLogger(__name__)
 
@@ -142,8 +142,20 @@ def strays_in(out: Path) -> str:
     return ""
 
 
-# What a learner hands in: code, a notebook, a zip of them.
-HANDED_IN = (*SUBMISSION_SUFFIXES, ZIP_SUFFIX)
+def holds_code(folder: Path) -> bool:
+    """Whether ``folder`` holds a learner's code or notebook itself (a learner's folder)."""
+    try:
+        with os.scandir(folder) as entries:
+            return any(
+                entry.name.lower().endswith(HANDED_IN) and entry.is_file(follow_symlinks=False)
+                for _, entry in zip(range(LOOKED_AT), entries, strict=False)
+            )
+    except OSError:
+        return False
+
+
+# What a learner hands in and staff never write: code, a notebook.
+HANDED_IN = SUBMISSION_SUFFIXES
 
 
 def result_path(out: Path, entry_id: str) -> Path:

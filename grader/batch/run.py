@@ -30,6 +30,7 @@ from grader.batch.outdir import (
     Row,
     RowStatus,
     feedback_or_log,
+    holds_code,
     locked,
     not_ours,
     strays_in,
@@ -88,6 +89,12 @@ def _prepare_out(out: Path, paths: Sequence[Path]) -> None:
     check_private(out, "--out")
     given = out.is_dir() and any(_same(out, path) for path in paths)
     inside = out.is_dir() and not given and any(_below(out, path) for path in paths)
+    learner = next((top for path in paths if (top := _entry_holding(out, path))), None)
+    if learner is not None:
+        raise GraderError(
+            f"--out {shown(out)!r} lies in {shown(learner)!r}, which holds a learner's code: "
+            "give --out a folder of its own"
+        )
     foreign = not_ours(out) if given or inside else ""
     stray = strays_in(out) if inside else ""
     if stray:
@@ -117,6 +124,16 @@ def _same(out: Path, path: Path) -> bool:
         return out.samefile(path)
     except OSError:
         return False
+
+
+def _entry_holding(out: Path, path: Path) -> Path | None:
+    """Return the entry of the class folder ``path`` that ``out`` lies deeper in, where it
+    is a learner's folder (it holds code): the batch would write into it. Else None."""
+    if not path.is_dir() or not _below(out, path) or _same(out, path):
+        return None
+    parts = out.resolve().relative_to(path.resolve()).parts
+    top = path / parts[0]
+    return top if len(parts) > 1 and top.is_dir() and holds_code(top) else None
 
 
 def _below(out: Path, path: Path) -> bool:
