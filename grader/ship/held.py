@@ -165,6 +165,8 @@ def _drawn(wanted: Array, tol: Tolerance, drawn: list[tuple[str, int, int]]) -> 
     for where, seed, size in drawn:
         if size < flat.size or flat.size < 3:  # two values fit any low and scale
             continue
+        if np.ptp(flat) <= 2 * _bounds(flat, tol).max():
+            continue  # values alike within the tolerance fit any stream, at a tiny scale
         stream = np.random.RandomState(seed).random_sample(flat.size)
         # The bounds that would give these values, from the stream's two ends, then
         # every value checked with them.

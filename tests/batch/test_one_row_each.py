@@ -297,8 +297,18 @@ def test_paths_given_are_told_apart_and_each_place_is_one(cli: Cli, tmp_path: Pa
     for who in ("cat", "dan"):
         (tmp_path / "hw1" / "late" / f"{who}.py").write_text(RIGHT)
     batch(cli, tmp_path / "hw1", tmp_path / "hw1" / "late", tmp_path / "out3")
-    graded = [r["submission"] for r in rows_by_submission(tmp_path / "out3")]
-    assert {"cat", "dan"} <= {g.split("~")[0] for g in graded}
+    graded = sorted(r["submission"].split("~")[0] for r in rows_by_submission(tmp_path / "out3"))
+    assert graded == ["ada", "cat", "dan"]  # late/ counted once, as the class it was given as
+    batch(cli, tmp_path / "hw1", tmp_path / "hw1" / "ada.py", tmp_path / "out4")
+    graded = sorted(r["submission"].split("~")[0] for r in rows_by_submission(tmp_path / "out4"))
+    assert graded == ["ada", "late"]  # ada once; late/ is here hw1's learner folder
+    # Two learners' x/sol.py: told apart by the folders below the one they share.
+    for who in ("a", "b"):
+        (tmp_path / who / "x").mkdir(parents=True)
+        (tmp_path / who / "x" / "sol.py").write_text(RIGHT)
+    batch(cli, tmp_path / "a" / "x" / "sol.py", tmp_path / "b" / "x" / "sol.py", tmp_path / "o5")
+    paths = sorted(r["path"] for r in rows_by_submission(tmp_path / "o5"))
+    assert paths == ["a/x/sol.py", "b/x/sol.py"]
 
 
 def test_a_crafted_name_takes_no_other_students_id(cli: Cli, tmp_path: Path) -> None:
@@ -317,6 +327,41 @@ def test_a_crafted_name_takes_no_other_students_id(cli: Cli, tmp_path: Path) -> 
     assert table[mallory]["score"] == "0"
 
 
+def test_a_crafted_name_against_an_ambiguous_one_leaves_the_row_to_staff(
+    cli: Cli, tmp_path: Path
+) -> None:
+    """Bob's own upload `lab_3_1_sol.py` makes his name read two ways, so nothing settles
+    user 2 before Mallory's crafted key claims it: user 2 is given twice, not graded, and
+    export writes no zero over Bob's row."""
+    root = tmp_path / "canvas"
+    root.mkdir()
+    (root / "bobson_2_21_lab_3_1_sol.py").write_text(RIGHT)
+    (root / "x_2_9_7_71_sol.py").write_text(WRONG)
+    (root / "cy_3_31_sol.py").write_text(RIGHT)
+    (root / "dee_4_41_sol.py").write_text(RIGHT)
+    out = tmp_path / "out"
+    stdout, table = batch(cli, root, out)
+    assert "layout: canvas" in stdout
+    assert table["canvas-2"]["status"] == "not_graded"
+    assert "more than once" in table["canvas-2"]["reason"]
+    _, _said, lines = _export(cli, out, tmp_path, "--missing", "zero")
+    assert '"Babbage, Bob",2,,,S1,' in lines
+
+
+def test_a_students_files_are_counted_against_their_own_share(cli: Cli, tmp_path: Path) -> None:
+    """Mallory's 1,001 files under a key crafted to read as user 2 first spend her own
+    share of the download's bounds, never Bob's: his file is unpacked and graded."""
+    download = tmp_path / "submissions.zip"
+    with zipfile.ZipFile(download, "w") as archive:
+        archive.writestr("cy_3_31_sol.py", RIGHT)
+        for n in range(1001):
+            archive.writestr(f"a_2_9_7_{100 + n}_f{n}.txt", "x")
+        archive.writestr("bob_2_21_sol.py", RIGHT)  # last: after Mallory's files
+    out = tmp_path / "out"
+    cli("batch", download, "--out", out)
+    assert rows(out)["canvas-2"]["score"] == "10"
+
+
 def test_out_inside_the_class_folder_takes_staff_files_and_refuses_a_learners(
     cli: Cli, tmp_path: Path
 ) -> None:
@@ -330,3 +375,10 @@ def test_out_inside_the_class_folder_takes_staff_files_and_refuses_a_learners(
     (root / "bob" / "results" / "sol.py").write_text(RIGHT)
     code, _, err = cli("batch", root, "--out", root / "bob")
     assert code == 2 and "results/ holds 'sol.py'" in err
+    (root / "out" / "feedback.zip").write_bytes(b"PK\x05\x06" + bytes(18))  # an export's
+    batch(cli, root, root / "out")
+    (root / "ada").mkdir()
+    (root / "ada" / "sol.py").write_text(RIGHT)
+    code, _, err = cli("batch", root, "--out", root / "ada" / "out")  # not made yet
+    assert code == 2 and "which holds a learner's code" in err
+    assert not (root / "ada" / "out").exists()

@@ -180,3 +180,5 @@ def test_two_values_are_no_draw_of_any_seed() -> None:
     rows = PublicRows([PublicTable("t", table, seed=7)])
     assert rows.streaming(np.array([[0.3, 0.7]]), TOL) is None
     assert rows.streaming(table[:1] * 2 + 1, TOL) == "t"  # three values of it are
+    # Values alike within the tolerance fit any stream at a tiny scale: no seed's draw.
+    assert rows.streaming(np.array([[0.5000003, 0.5000001, 0.5, 0.5000002]]), TOL) is None
