@@ -133,7 +133,9 @@ def discover(
     # A path given is graded as given, and passed over in any folder given around it: a
     # learner's file or a folder of late ones, given beside their class, counts once.
     passed_over = {p.resolve() for p in (*skip, *(paths if several else ()))}
-    files = [p for p in paths if p.is_file()]
+    base = os.path.commonpath(  # the folder the files given share, however typed
+        [os.path.dirname(os.path.realpath(p)) for p in paths if p.is_file()] or ["."]
+    )
     for path in paths:
         # Only a zip given alone is taken for a platform's download: among several paths, a
         # zip is a learner's, whose contents (named like another platform's entries, say)
@@ -144,7 +146,7 @@ def discover(
                 export, "", protected, passed_over, strays, layout, scratch, layouts
             )
         elif path.is_file():
-            rel = _given_as(path, files) if several else shown(path.name)
+            rel = _given_as(path, base) if several else shown(path.name)
             found.append(Found(path.stem, path, rel, link_problem(path, protected)))
         elif path.is_dir():
             prefix = f"{shown(path.resolve().name)}/" if several else ""
@@ -156,19 +158,17 @@ def discover(
     return _with_ids(_each_once(found))
 
 
-def _given_as(path: Path, files: Sequence[Path]) -> str:
-    """Name a file given among several from the folder all the files given share (its own
-    folder's name at least): `a/x/sol.py`, `b/x/sol.py`, however their paths were typed."""
-    base = os.path.commonpath([os.path.dirname(os.path.realpath(f)) for f in files])
+def _given_as(path: Path, base: str) -> str:
+    """Name a file given among several from ``base``, the folder all the files given share
+    (its own folder's name at least): `a/x/sol.py`, `b/x/sol.py`."""
     rel = os.path.relpath(os.path.realpath(path), base)
     return shown(rel if os.sep in rel else os.path.join(os.path.basename(base), rel))
 
 
 def _once(paths: Sequence[Path]) -> list[Path]:
     """Return the paths given, each place once: a path given twice, or a folder and a link
-    to it, is one class, one row a learner. (A hard link is another name, and may be
-    another learner's: two rows. A folder inside another given is a class folder of its
-    own, as its learners' rows say.)"""
+    to it, is one class. (A hard link is another name, and may be another learner's: two
+    rows. A folder inside another given is a class folder of its own.)"""
     named: dict[str, Path] = {}
     for given in paths:
         named.setdefault(os.path.realpath(given), given)
