@@ -11,6 +11,7 @@ from __future__ import annotations
 import csv
 import errno
 import io
+import itertools
 import logging
 import os
 import socket
@@ -100,10 +101,17 @@ def not_ours(out: Path) -> str:
     return ""
 
 
+def _listed(folder: Path) -> list[os.DirEntry[str]]:
+    """Return the first LOOKED_AT entries of ``folder``; raise OSError where it cannot be
+    listed."""
+    with os.scandir(folder) as entries:
+        return list(itertools.islice(entries, LOOKED_AT))
+
+
 def _foreign_entry(folder: Path, kind: tuple[str, ...]) -> str:
     """Return the name of an entry of the batch's ``folder`` that no batch writes, or ""."""
     try:
-        held = [e for _, e in zip(range(LOOKED_AT), os.scandir(folder), strict=False)]
+        held = _listed(folder)
     except OSError:
         return "an entry it cannot list"
     for entry in held:
@@ -131,31 +139,27 @@ def strays_in(out: Path) -> str:
     learner hands in and the batch does not write (a `sol.py`, a folder: --out is then a
     learner's folder), or "". A staff file put there (an exported gradebook) is none."""
     try:
-        with os.scandir(out) as entries:
-            for _, entry in zip(range(LOOKED_AT), entries, strict=False):
-                if entry.name in OUTPUT_NAMES or entry.name.startswith("."):
-                    continue
-                if entry.is_dir() or entry.name.lower().endswith(HANDED_IN):
-                    return entry.name
+        held = _listed(out)
     except OSError:
         return ""
+    for entry in held:
+        if entry.name in OUTPUT_NAMES or entry.name.startswith("."):
+            continue
+        if entry.is_dir() or entry.name.lower().endswith(SUBMISSION_SUFFIXES):
+            return entry.name
     return ""
 
 
 def holds_code(folder: Path) -> bool:
     """Whether ``folder`` holds a learner's code or notebook itself (a learner's folder)."""
     try:
-        with os.scandir(folder) as entries:
-            return any(
-                entry.name.lower().endswith(HANDED_IN) and entry.is_file(follow_symlinks=False)
-                for _, entry in zip(range(LOOKED_AT), entries, strict=False)
-            )
+        held = _listed(folder)
     except OSError:
         return False
-
-
-# What a learner hands in and staff never write: code, a notebook.
-HANDED_IN = SUBMISSION_SUFFIXES
+    return any(
+        entry.name.lower().endswith(SUBMISSION_SUFFIXES) and entry.is_file(follow_symlinks=False)
+        for entry in held
+    )
 
 
 def result_path(out: Path, entry_id: str) -> Path:
