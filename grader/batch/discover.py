@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import os
 import shutil
-import unicodedata
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -23,6 +22,7 @@ from grader.batch.platforms import (
     Student,
     claimed_twice,
     detect,
+    identity,
     is_entry,
     items_of,
     owner_of,
@@ -183,18 +183,13 @@ def _each_once(found: list[Found]) -> list[Found]:
     places: dict[str, list[str]] = {}
     for f in found:
         if f.student is not None:
-            places.setdefault(_identity(f.student), []).append(f.relpath.rstrip("/"))
+            places.setdefault(identity(f.student.id), []).append(f.relpath.rstrip("/"))
     return [
         f._replace(file=None, problem=claimed_twice(shown(f.student.id), where))
-        if f.student is not None and len(where := places[_identity(f.student)]) > 1
+        if f.student is not None and len(where := places[identity(f.student.id)]) > 1
         else f
         for f in found
     ]
-
-
-def _identity(student: Student) -> str:
-    """A student's platform identity as a gradebook's row is found by (export._nfc)."""
-    return unicodedata.normalize("NFC", student.id)
 
 
 def _class_folder(

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import csv
 import io
-import unicodedata
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from decimal import Decimal
@@ -23,7 +22,7 @@ from grader import results
 from grader.batch import platforms
 from grader.batch.manifest import read_manifest
 from grader.batch.outdir import SUMMARY_COLUMNS, result_path
-from grader.batch.platforms import Platform
+from grader.batch.platforms import Platform, identity
 from grader.batch.platforms.sheet import MAX_BYTES, Book, number, points, read_sheet
 from grader.errors import EXIT_FAILED, EXIT_PASSED, GraderError, Refused
 from grader.feedback import STAFF_SCORE, to_html
@@ -80,8 +79,8 @@ def export(
     assert to.gradebook is not None  # --to offers no other
     book = to.gradebook(read_sheet(raw, shown(template)), column, shown(template))
     _check_points(book, shown(template))
-    book.rows = {_nfc(key): row for key, row in book.rows.items()}
-    book.kept = {_nfc(key): why for key, why in book.kept.items()}
+    book.rows = {identity(key): row for key, row in book.rows.items()}
+    book.kept = {identity(key): why for key, why in book.kept.items()}
     done = Exported()
     feedback = dict(docs)
     written = _fill(book, to, feedback, changed, done)
@@ -115,11 +114,6 @@ def export(
 def _count(n: int, what: str) -> str:
     """Say a number of things: `1 score`, `2 scores`."""
     return f"{n} {what}" + ("" if n == 1 else "s")
-
-
-def _nfc(key: str) -> str:
-    """A platform's identity as compared: a name in NFD (as macOS writes it) equals its NFC."""
-    return unicodedata.normalize("NFC", key)
 
 
 def _check_places(template: Path, dest: Path, zip_to: Path | None, overrides: Path | None) -> None:
@@ -189,7 +183,7 @@ def _identity(doc: Results, to: Platform) -> str:
     Blackboard username holding `@`, not its file-safe id)."""
     key = _said(doc, to)
     assert key is not None  # _class keeps the results of ``to``'s students alone
-    return _nfc(key)
+    return identity(key)
 
 
 def _class(out: Path, to: Platform) -> tuple[dict[str, Results], list[str]]:

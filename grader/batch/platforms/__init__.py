@@ -28,6 +28,7 @@ from grader.batch.platforms.records import (
     Platform,
     Student,
     claimed_twice,
+    identity,
     items_of,
     present,
 )
@@ -44,6 +45,7 @@ __all__ = [
     "claimed_twice",
     "detect",
     "gradebooks",
+    "identity",
     "is_entry",
     "items_of",
     "layout_of",

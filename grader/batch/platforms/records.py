@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 import stat
+import unicodedata
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -49,6 +50,11 @@ def items_of(folder: Path) -> list[Path]:
 def usable(name: str) -> bool:
     """Return True for a name a file can have in a student's folder ('..-1' restores to '..')."""
     return name not in ("", ".", "..") and "/" not in name and "\0" not in name
+
+
+def identity(key: str) -> str:
+    """A platform's identity as compared: a name in NFD (as macOS writes it) equals its NFC."""
+    return unicodedata.normalize("NFC", key)
 
 
 def claimed_twice(who: str, places: Sequence[str]) -> str:
