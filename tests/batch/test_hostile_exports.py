@@ -250,8 +250,8 @@ def test_report_md_escapes_what_a_markdown_viewer_would_run() -> None:
 
 
 def test_canvas_ids_are_ascii_digits() -> None:
-    assert platforms.canvas.entry_parts("ada_123_1_sol.py")
-    assert not platforms.canvas.entry_parts("ada_\U0001d7cf\U0001d7d0_1_sol.py")
+    assert platforms.canvas.readings("ada_123_1_sol.py")
+    assert not platforms.canvas.readings("ada_\U0001d7cf\U0001d7d0_1_sol.py")
 
 
 def _zip(path: Path, entries: dict[str, str | bytes], links: tuple[str, ...] = ()) -> Path:

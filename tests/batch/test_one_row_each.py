@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from grader.batch.platforms.canvas import entry_parts
+from grader.batch.platforms.canvas import Reading, readings
 from tests.batch.test_platforms import RIGHT, WRONG, batch, rows
 from tests.conftest import Cli
 
@@ -117,6 +117,11 @@ def test_an_entry_that_climbs_out_leaves_its_owner_a_row(cli: Cli, tmp_path: Pat
     assert table["canvas-6"]["status"] == "graded"
     feedback = (out / "feedback" / "canvas-6.md").read_text()
     assert "sol.py was in the download but not unpacked" in feedback
+
+
+def entry_parts(name: str) -> Reading | None:
+    """The first way a name reads as a Canvas entry (the shortest key), or None."""
+    return next(iter(readings(name)), None)
 
 
 def test_canvas_names_as_canvas_writes_them() -> None:

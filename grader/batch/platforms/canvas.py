@@ -37,12 +37,8 @@ from grader.batch.platforms.sheet import (
 from grader.errors import GraderError
 from grader.names import display, shown
 
-# Ids of ASCII digits only, never led by a zero as no database id is: \d would take other
-# scripts' digits too (the mathematical bold digits, say), and an id of those would pass
-# for another. A name key is of word characters as Canvas reads them (_word_key), empty
-# for a name of none; without a key only where the students are anonymous, whose ids hold
-# a letter. ``(?s)``: a name holding a newline is still one name.
-# Where an assignment anonymises its students: no name key, `anon_` and their anonymous id.
+# Where an assignment anonymises its students: no name key, `anon_` and their anonymous id,
+# which holds a letter.
 ANONYMOUS = re.compile(
     r"(?s)^(?P<key>)(?:(?P<late>LATE|late)_)?"
     r"(?P<user>anon_(?=[A-Za-z0-9]*[A-Za-z])[A-Za-z0-9]+)_(?P<sub>[1-9][0-9]*)_(?P<name>.+)$"
@@ -50,7 +46,11 @@ ANONYMOUS = re.compile(
 CANVAS_AGAIN = re.compile(r"(?s)^(?P<stem>.+?)-(?P<n>[0-9]+)(?P<suffix>\.[^.]+)?$")
 
 
-# What follows a name key: Canvas's word for lateness, and the ids.
+# What follows a name key: Canvas's word for lateness, and the ids. Ids of ASCII digits
+# only, never led by a zero as no database id is: \d would take other scripts' digits too
+# (the mathematical bold digits, say), and an id of those would pass for another. A name
+# key is of word characters as Canvas reads them (_word_key), empty for a name of none.
+# ``(?s)``: a name holding a newline is still one name.
 TAIL = re.compile(
     r"(?s)(?:(?P<late>LATE|late)_)?(?P<user>[1-9][0-9]*)_(?P<sub>[1-9][0-9]*)_(?P<name>.+)"
 )
@@ -87,12 +87,6 @@ def readings(name: str) -> list[Reading]:
             found.append(Reading(name[:at], late, user, sub, tail["name"], tail.start("name")))
         at = name.find("_", at + 1)
     return found
-
-
-def entry_parts(name: str) -> Reading | None:
-    """Return the first reading of ``name`` as a Canvas entry (see readings), or None."""
-    found = readings(name)
-    return found[0] if found else None
 
 
 def _word_key(key: str) -> bool:
